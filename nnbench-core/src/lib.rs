@@ -1,0 +1,41 @@
+//! The library behind [nnbench](https://docs.rs/nnbench): memo cache,
+//! parameter grids, registry, runner, measurement and run records.
+//!
+//! Use it through the `nnbench` crate, which re-exports this crate and adds
+//! the `#[benchmark]`, `#[parametrize]` and `#[product]` attributes.
+
+mod cli;
+mod context;
+mod error;
+pub mod measure;
+pub mod memo;
+pub mod npy;
+mod param;
+pub mod record;
+mod registry;
+pub mod report;
+mod runner;
+mod state;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use error::{Context, Error, Result};
+pub use memo::Memo;
+pub use param::{Param, Params};
+pub use record::{CaseRecord, RecordError, RunRecord};
+pub use runner::Runner;
+pub use state::State;
+
+/// The message of a panic payload (`&str` or `String`; anything else is
+/// named as such).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic payload that is not a string".to_owned()
+    }
+}

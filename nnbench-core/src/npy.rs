@@ -1,0 +1,471 @@
+//! Validated `.npy` loading and atomic `.npy` writing.
+//!
+//! `ndarray_npy::read_npy` trusts the header: a 136-byte file whose header
+//! declares 2^40 elements makes it allocate terabytes, and the allocation
+//! failure aborts the process. [`read`] checks the header's shape and item
+//! size against the file's length first, so a hostile or damaged file is an
+//! error that names the file, never an abort.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write as _};
+use std::path::{Path, PathBuf};
+
+use ndarray::{Array, ArrayBase, Data, Dimension};
+use ndarray_npy::{ReadNpyError, ReadNpyExt, ReadableElement, WritableElement, WriteNpyExt};
+use py_literal::Value as PyValue;
+
+const MAGIC: &[u8; 6] = b"\x93NUMPY";
+/// numpy writes headers of a few hundred bytes; anything near this is not one.
+const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// The header of an `.npy` file.
+///
+/// # Example
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("a.npy");
+/// nnbench::npy::write(&path, &ndarray::Array2::<f64>::zeros((2, 3))).unwrap();
+/// let header = nnbench::npy::read_header(&path).unwrap();
+/// assert_eq!(header.shape, [2, 3]);
+/// assert_eq!(header.descr, "<f8");
+/// assert_eq!(header.data_bytes(), 48);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// The numpy type descriptor, such as `<f8`.
+    pub descr: String,
+    /// Whether the data is stored in column-major order.
+    pub fortran_order: bool,
+    /// The array's shape.
+    pub shape: Vec<usize>,
+    /// Bytes of one element.
+    pub item_size: usize,
+    /// Where the data starts in the file.
+    pub data_offset: u64,
+}
+
+impl Header {
+    /// Bytes the data takes: elements times item size.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let h = nnbench::npy::Header { descr: "<f4".into(), fortran_order: false, shape: vec![4, 4], item_size: 4, data_offset: 128 };
+    /// assert_eq!(h.data_bytes(), 64);
+    /// ```
+    pub fn data_bytes(&self) -> u64 {
+        // read_header has checked that this product fits.
+        self.shape.iter().product::<usize>() as u64 * self.item_size as u64
+    }
+}
+
+/// Why an `.npy` file could not be read or written. Every variant names the file.
+///
+/// # Example
+///
+/// ```
+/// let err = nnbench::npy::read::<f64, ndarray::Ix2>("/no/such/model.npy").unwrap_err();
+/// assert!(err.to_string().starts_with("/no/such/model.npy: "));
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum NpyError {
+    /// The file could not be opened or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The file does not start with the `.npy` magic string.
+    #[error("{}: not an .npy file (no \\x93NUMPY magic string)", path.display())]
+    NotNpy {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The format version is not 1.0, 2.0 or 3.0.
+    #[error("{}: unsupported .npy format version {major}.{minor}", path.display())]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// Major version byte.
+        major: u8,
+        /// Minor version byte.
+        minor: u8,
+    },
+    /// The header is damaged.
+    #[error("{}: corrupt header: {reason}", path.display())]
+    Header {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The array holds Python objects, which only pickle can load.
+    #[error("{}: holds Python objects (dtype {descr:?}); loading them would run pickled code, so it is refused", path.display())]
+    ObjectDtype {
+        /// The file.
+        path: PathBuf,
+        /// The type descriptor.
+        descr: String,
+    },
+    /// The element type is not a fixed-size number or bool.
+    #[error("{}: unsupported dtype {descr}", path.display())]
+    UnsupportedDtype {
+        /// The file.
+        path: PathBuf,
+        /// The type descriptor as written in the header.
+        descr: String,
+    },
+    /// The shape's element or byte count overflows.
+    #[error("{}: shape {shape:?} of {item_size}-byte items overflows", path.display())]
+    Overflow {
+        /// The file.
+        path: PathBuf,
+        /// The declared shape.
+        shape: Vec<usize>,
+        /// Bytes of one element.
+        item_size: usize,
+    },
+    /// The file is shorter or longer than its header says.
+    #[error(
+        "{}: header declares shape {shape:?} of {descr} ({expected} bytes of data) but the file holds {actual} bytes of data{}",
+        path.display(),
+        if actual < expected { " (truncated)" } else { " (trailing bytes)" }
+    )]
+    SizeMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The declared shape.
+        shape: Vec<usize>,
+        /// The type descriptor.
+        descr: String,
+        /// Bytes the header promises.
+        expected: u64,
+        /// Bytes the file has after the header.
+        actual: u64,
+    },
+    /// The array has another number of dimensions than asked for.
+    #[error("{}: array has {found} dimensions, expected {expected}", path.display())]
+    WrongNdim {
+        /// The file.
+        path: PathBuf,
+        /// The dimensions asked for.
+        expected: usize,
+        /// The dimensions in the file.
+        found: usize,
+    },
+    /// The elements are of another type than asked for.
+    #[error("{}: elements are {descr}, which cannot be read as {expected}", path.display())]
+    WrongType {
+        /// The file.
+        path: PathBuf,
+        /// The Rust type asked for.
+        expected: &'static str,
+        /// The type descriptor in the file.
+        descr: String,
+    },
+    /// The data could not be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What ndarray-npy said.
+        source: ReadNpyError,
+    },
+    /// The array could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What ndarray-npy said.
+        source: ndarray_npy::WriteNpyError,
+    },
+}
+
+/// Reads and validates the header of the `.npy` file at `path`.
+///
+/// # Errors
+///
+/// An [`NpyError`] naming the file when it is missing, not `.npy`, has a
+/// damaged header, holds objects, or is shorter or longer than declared.
+///
+/// # Example
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("short.npy");
+/// nnbench::npy::write(&path, &ndarray::arr1(&[1.0f32, 2.0, 3.0])).unwrap();
+/// let bytes = std::fs::read(&path).unwrap();
+/// std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
+/// let err = nnbench::npy::read_header(&path).unwrap_err();
+/// assert!(err.to_string().contains("truncated"));
+/// ```
+pub fn read_header(path: impl AsRef<Path>) -> Result<Header, NpyError> {
+    let path = path.as_ref();
+    let mut file = open(path)?;
+    header_of(path, &mut file)
+}
+
+/// Reads the array in the `.npy` file at `path`, after checking that the
+/// file holds exactly the data its header declares.
+///
+/// Memory is allocated only for data the file really has, and read straight
+/// into the array (no second copy of the file in memory).
+///
+/// # Errors
+///
+/// An [`NpyError`] naming the file: missing, truncated, corrupt, holding
+/// objects, of another element type or number of dimensions.
+///
+/// # Example
+///
+/// ```
+/// use ndarray::{array, Array2, Ix2};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("w.npy");
+/// nnbench::npy::write(&path, &array![[1.0, 2.0], [3.0, 4.0]]).unwrap();
+/// let w: Array2<f64> = nnbench::npy::read(&path).unwrap();
+/// assert_eq!(w.sum(), 10.0);
+///
+/// let err = nnbench::npy::read::<f32, Ix2>(&path).unwrap_err();
+/// assert!(err.to_string().contains("cannot be read as f32"));
+/// ```
+pub fn read<A, D>(path: impl AsRef<Path>) -> Result<Array<A, D>, NpyError>
+where
+    A: ReadableElement,
+    D: Dimension,
+{
+    let path = path.as_ref();
+    let mut file = open(path)?;
+    let header = header_of(path, &mut file)?;
+    if let Some(expected) = D::NDIM.filter(|&n| n != header.shape.len()) {
+        return Err(NpyError::WrongNdim {
+            path: path.to_owned(),
+            expected,
+            found: header.shape.len(),
+        });
+    }
+    file.seek(SeekFrom::Start(0))
+        .map_err(|source| NpyError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+    Array::<A, D>::read_npy(BufReader::new(file)).map_err(|source| match source {
+        ReadNpyError::WrongDescriptor(_) => NpyError::WrongType {
+            path: path.to_owned(),
+            expected: std::any::type_name::<A>(),
+            descr: header.descr.clone(),
+        },
+        source => NpyError::Read {
+            path: path.to_owned(),
+            source,
+        },
+    })
+}
+
+/// Writes `array` to `path` as `.npy`, atomically: readers see the old file
+/// or the whole new one, never a torn one.
+///
+/// # Errors
+///
+/// An [`NpyError`] naming the file when it cannot be written.
+///
+/// # Example
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("ones.npy");
+/// nnbench::npy::write(&path, &ndarray::Array1::<f64>::ones(5)).unwrap();
+/// assert_eq!(nnbench::npy::read_header(&path).unwrap().shape, [5]);
+/// ```
+pub fn write<A, S, D>(path: impl AsRef<Path>, array: &ArrayBase<S, D>) -> Result<(), NpyError>
+where
+    A: WritableElement,
+    S: Data<Elem = A>,
+    D: Dimension,
+{
+    let path = path.as_ref();
+    let io = |source| NpyError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let temp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    let mut writer = BufWriter::new(temp);
+    array
+        .write_npy(&mut writer)
+        .map_err(|source| NpyError::Write {
+            path: path.to_owned(),
+            source,
+        })?;
+    writer.flush().map_err(io)?;
+    let temp = writer.into_inner().map_err(|e| io(e.into_error()))?;
+    temp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+fn open(path: &Path) -> Result<File, NpyError> {
+    File::open(path).map_err(|source| NpyError::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn header_of(path: &Path, file: &mut File) -> Result<Header, NpyError> {
+    let corrupt = |reason: String| NpyError::Header {
+        path: path.to_owned(),
+        reason,
+    };
+    let file_len = file
+        .metadata()
+        .map_err(|source| NpyError::Io {
+            path: path.to_owned(),
+            source,
+        })?
+        .len();
+    let mut prefix = [0u8; 8];
+    read_exact(path, file, &mut prefix)?;
+    if &prefix[..6] != MAGIC {
+        return Err(NpyError::NotNpy {
+            path: path.to_owned(),
+        });
+    }
+    let (major, minor) = (prefix[6], prefix[7]);
+    let (header_len, utf8) = match major {
+        1 => {
+            let mut len = [0u8; 2];
+            read_exact(path, file, &mut len)?;
+            (u16::from_le_bytes(len) as usize, false)
+        }
+        2 | 3 => {
+            let mut len = [0u8; 4];
+            read_exact(path, file, &mut len)?;
+            (u32::from_le_bytes(len) as usize, major == 3)
+        }
+        _ => {
+            return Err(NpyError::Version {
+                path: path.to_owned(),
+                major,
+                minor,
+            });
+        }
+    };
+    let data_offset = if major == 1 { 10 } else { 12 } + header_len as u64;
+    if header_len > MAX_HEADER_BYTES || data_offset > file_len {
+        return Err(corrupt(format!(
+            "header length {header_len} runs past the end of the {file_len}-byte file"
+        )));
+    }
+    let mut text = vec![0u8; header_len];
+    read_exact(path, file, &mut text)?;
+    if !utf8 && !text.is_ascii() {
+        return Err(corrupt("header is not ASCII".into()));
+    }
+    let text = String::from_utf8(text).map_err(|_| corrupt("header is not UTF-8".into()))?;
+    let dict: PyValue = text
+        .trim_end()
+        .parse()
+        .map_err(|e| corrupt(format!("header is not a Python literal: {e}")))?;
+    let PyValue::Dict(entries) = dict else {
+        return Err(corrupt("header is not a dict".into()));
+    };
+    let (mut descr, mut fortran_order, mut shape) = (None, None, None);
+    for (key, value) in entries {
+        match key.as_string().map(String::as_str) {
+            Some("descr") => descr = Some(value),
+            Some("fortran_order") => fortran_order = value.as_boolean(),
+            Some("shape") => {
+                shape = value.as_tuple().and_then(|dims| {
+                    dims.iter()
+                        .map(|d| usize::try_from(d.as_integer()?).ok())
+                        .collect()
+                });
+                if shape.is_none() {
+                    return Err(corrupt(format!("shape {value} is not a tuple of sizes")));
+                }
+            }
+            _ => return Err(corrupt(format!("unknown key {key}"))),
+        }
+    }
+    let descr = descr.ok_or_else(|| corrupt("no 'descr' key".into()))?;
+    let fortran_order =
+        fortran_order.ok_or_else(|| corrupt("no boolean 'fortran_order' key".into()))?;
+    let shape: Vec<usize> = shape.ok_or_else(|| corrupt("no 'shape' key".into()))?;
+    let descr = match descr {
+        PyValue::String(s) => s,
+        other => {
+            return Err(NpyError::UnsupportedDtype {
+                path: path.to_owned(),
+                descr: format!("{other} (structured arrays are not supported)"),
+            });
+        }
+    };
+    let item_size = item_size(path, &descr)?;
+    let expected = shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .and_then(|n| n.checked_mul(item_size))
+        .ok_or_else(|| NpyError::Overflow {
+            path: path.to_owned(),
+            shape: shape.clone(),
+            item_size,
+        })? as u64;
+    let actual = file_len - data_offset;
+    if expected != actual {
+        return Err(NpyError::SizeMismatch {
+            path: path.to_owned(),
+            shape,
+            descr,
+            expected,
+            actual,
+        });
+    }
+    Ok(Header {
+        descr,
+        fortran_order,
+        shape,
+        item_size,
+        data_offset,
+    })
+}
+
+/// Bytes of one element of a simple descriptor such as `<f8` or `|b1`.
+fn item_size(path: &Path, descr: &str) -> Result<usize, NpyError> {
+    let body = descr.trim_start_matches(['<', '>', '|', '=']);
+    let kind = body.chars().next();
+    if kind == Some('O') {
+        return Err(NpyError::ObjectDtype {
+            path: path.to_owned(),
+            descr: descr.to_owned(),
+        });
+    }
+    let size = match kind {
+        Some('b' | 'i' | 'u' | 'f' | 'c') => body[1..].parse::<usize>().ok(),
+        _ => None,
+    };
+    size.filter(|&s| s > 0)
+        .ok_or_else(|| NpyError::UnsupportedDtype {
+            path: path.to_owned(),
+            descr: descr.to_owned(),
+        })
+}
+
+fn read_exact(path: &Path, file: &mut File, buf: &mut [u8]) -> Result<(), NpyError> {
+    file.read_exact(buf).map_err(|source| match source.kind() {
+        io::ErrorKind::UnexpectedEof => NpyError::Header {
+            path: path.to_owned(),
+            reason: "file ends inside the header".into(),
+        },
+        _ => NpyError::Io {
+            path: path.to_owned(),
+            source,
+        },
+    })
+}

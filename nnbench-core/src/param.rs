@@ -1,0 +1,261 @@
+//! The parameters of one case, as hooks and records see them.
+
+use std::any::Any;
+use std::fmt;
+
+use serde_json::Value as Json;
+
+use crate::memo::ErasedMemo;
+
+/// One parameter of a case: its name and what the grid gave it.
+pub struct Param {
+    name: &'static str,
+    kind: ParamKind,
+}
+
+enum ParamKind {
+    /// Resolved through the memo cache when the case starts.
+    Memo(Box<dyn ErasedMemo>),
+    /// Passed as written.
+    Plain {
+        value: Box<dyn Any + Send + Sync>,
+        description: Json,
+    },
+}
+
+impl Param {
+    #[doc(hidden)]
+    pub fn memo<M: crate::Memo>(name: &'static str, memo: M) -> Self {
+        Self {
+            name,
+            kind: ParamKind::Memo(Box::new(memo)),
+        }
+    }
+
+    #[doc(hidden)]
+    pub fn plain<T: Send + Sync + 'static>(
+        name: &'static str,
+        value: T,
+        description: Json,
+    ) -> Self {
+        Self {
+            name,
+            kind: ParamKind::Plain {
+                value: Box::new(value),
+                description,
+            },
+        }
+    }
+
+    /// The parameter's name, as in the function's signature.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// fn names(params: &nnbench::Params) -> Vec<&'static str> {
+    ///     params.iter().map(|p| p.name()).collect()
+    /// }
+    /// ```
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Whether the value is a memo, resolved when the case starts.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// fn memo_names(params: &nnbench::Params) -> Vec<&'static str> {
+    ///     params.iter().filter(|p| p.is_memo()).map(|p| p.name()).collect()
+    /// }
+    /// ```
+    pub fn is_memo(&self) -> bool {
+        matches!(self.kind, ParamKind::Memo(_))
+    }
+
+    /// How the record shows the value: a memo by its `Debug` form, any other
+    /// value serialized (or by its `Debug` form when it is not `Serialize`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// fn described(params: &nnbench::Params) -> Vec<String> {
+    ///     params.iter().map(|p| p.description().to_string()).collect()
+    /// }
+    /// ```
+    pub fn description(&self) -> Json {
+        match &self.kind {
+            ParamKind::Memo(memo) => Json::String(memo.describe()),
+            ParamKind::Plain { description, .. } => description.clone(),
+        }
+    }
+
+    /// The form used in case ids: strings bare, everything else as JSON.
+    pub(crate) fn label(&self) -> String {
+        match self.description() {
+            Json::String(s) => s,
+            other => other.to_string(),
+        }
+    }
+}
+
+impl fmt::Debug for Param {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.name, self.label())
+    }
+}
+
+/// The parameters of one case, in the order of the function's signature.
+///
+/// Hooks receive it to find out what the case runs with.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::{Memo, Params, State};
+///
+/// #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+/// struct ModelMemo(u32);
+/// impl Memo for ModelMemo {
+///     type Value = Vec<f32>;
+///     fn compute(&self) -> nnbench::Result<Vec<f32>> { Ok(vec![0.0; 4]) }
+/// }
+///
+/// fn evict_model(_state: &State, params: &Params) {
+///     if let Some(model) = params.memo::<ModelMemo>("model") {
+///         nnbench::memo::evict(model);
+///     }
+///     let batch: Option<&usize> = params.get("batch");
+///     let _ = batch;
+/// }
+/// ```
+#[derive(Debug, Default)]
+pub struct Params {
+    params: Vec<Param>,
+}
+
+impl Params {
+    #[doc(hidden)]
+    pub fn new(params: Vec<Param>) -> Self {
+        Self { params }
+    }
+
+    /// The memo description given to parameter `name`, if that parameter is a
+    /// memo of type `M`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use nnbench::Memo;
+    /// # #[derive(Clone, Debug, Hash, PartialEq, Eq)] struct DataMemo;
+    /// # impl Memo for DataMemo { type Value = (); fn compute(&self) -> nnbench::Result<()> { Ok(()) } }
+    /// fn teardown(_: &nnbench::State, params: &nnbench::Params) {
+    ///     if let Some(data) = params.memo::<DataMemo>("data") {
+    ///         nnbench::memo::evict(data);
+    ///     }
+    /// }
+    /// ```
+    pub fn memo<M: crate::Memo>(&self, name: &str) -> Option<&M> {
+        match &self.find(name)?.kind {
+            ParamKind::Memo(memo) => memo.as_any().downcast_ref(),
+            ParamKind::Plain { .. } => None,
+        }
+    }
+
+    /// The value given to parameter `name`, if it is a plain value of type `T`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// fn setup(_: &nnbench::State, params: &nnbench::Params) {
+    ///     if let Some(batch) = params.get::<usize>("batch") {
+    ///         println!("batch size {batch}");
+    ///     }
+    /// }
+    /// ```
+    pub fn get<T: 'static>(&self, name: &str) -> Option<&T> {
+        match &self.find(name)?.kind {
+            ParamKind::Plain { value, .. } => value.downcast_ref(),
+            ParamKind::Memo(_) => None,
+        }
+    }
+
+    /// The parameter called `name`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// fn is_memo(params: &nnbench::Params, name: &str) -> bool {
+    ///     params.param(name).is_some_and(|p| p.is_memo())
+    /// }
+    /// ```
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.find(name)
+    }
+
+    /// The parameters in signature order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// fn count(params: &nnbench::Params) -> usize {
+    ///     params.iter().count()
+    /// }
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = &Param> {
+        self.params.iter()
+    }
+
+    /// How many parameters the case has.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(nnbench::Params::default().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.params.len()
+    }
+
+    /// Whether the case has no parameter.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert!(nnbench::Params::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.params.is_empty()
+    }
+
+    /// The record's `params` object: each name with its description.
+    pub(crate) fn to_json(&self) -> serde_json::Map<String, Json> {
+        self.params
+            .iter()
+            .map(|p| (p.name.to_owned(), p.description()))
+            .collect()
+    }
+
+    /// `name=label,name=label`, the part of a case id after the family.
+    pub(crate) fn label(&self) -> String {
+        self.params
+            .iter()
+            .map(|p| format!("{}={}", p.name, p.label()))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    pub(crate) fn memos(&self) -> impl Iterator<Item = (usize, &dyn ErasedMemo)> {
+        self.params
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match &p.kind {
+                ParamKind::Memo(memo) => Some((i, &**memo)),
+                ParamKind::Plain { .. } => None,
+            })
+    }
+
+    fn find(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+}

@@ -1,0 +1,268 @@
+//! What the attribute macros expand to. Not a public API: generated code
+//! reaches the harness only through here, so a user crate needs no direct
+//! dependency on `inventory` or on the harness's internals.
+
+use std::any::Any;
+use std::cell::Cell;
+use std::error::Error as StdError;
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+pub use inventory;
+
+use crate::{Error, Memo, Param, Params, Result, State};
+
+/// One annotated function: its name, options and parameter grid.
+pub struct Family {
+    pub name: &'static str,
+    pub module_path: &'static str,
+    pub file: &'static str,
+    pub line: u32,
+    pub tags: &'static [&'static str],
+    pub setup: Option<Hook>,
+    pub teardown: Option<Hook>,
+    /// Builds the family's cases in declared order.
+    pub cases: fn() -> Vec<CaseSpec>,
+}
+
+inventory::collect!(Family);
+
+/// A setup or teardown hook, wrapped so that `()` and `Result` returns look alike.
+pub type Hook = fn(&State, &Params) -> Result<()>;
+
+/// The call of one case: fetches its arguments from `Args`, times the user's
+/// function with `Timer`, and turns its return value into the metric.
+pub type Call = dyn Fn(&Args, &mut Timer) -> Result<Json> + Send + Sync;
+
+/// One case of a family before selection: its parameters and its call.
+pub struct CaseSpec {
+    pub(crate) params: Params,
+    pub(crate) call: Box<Call>,
+}
+
+impl CaseSpec {
+    pub fn new(
+        params: Vec<Param>,
+        call: impl Fn(&Args, &mut Timer) -> Result<Json> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            params: Params::new(params),
+            call: Box::new(call),
+        }
+    }
+}
+
+/// The memo values the runner resolved for a case, by parameter position.
+#[derive(Default)]
+pub struct Args {
+    values: Vec<Option<Arc<dyn Any + Send + Sync>>>,
+}
+
+impl Args {
+    pub(crate) fn with_len(len: usize) -> Self {
+        Self {
+            values: vec![None; len],
+        }
+    }
+
+    pub(crate) fn set(&mut self, index: usize, value: Arc<dyn Any + Send + Sync>) {
+        self.values[index] = Some(value);
+    }
+
+    fn memo<V: Send + Sync + 'static>(&self, index: usize, name: &str) -> Result<Arc<V>> {
+        let value = self
+            .values
+            .get(index)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| Error::msg(format!("memo parameter `{name}` was not resolved")))?;
+        Arc::clone(value).downcast().map_err(|_| {
+            Error::msg(format!(
+                "memo parameter `{name}` does not hold a {}",
+                std::any::type_name::<V>()
+            ))
+        })
+    }
+}
+
+/// Times the user's function alone: argument fetching and metric
+/// serialization stay outside.
+#[derive(Default)]
+pub struct Timer {
+    elapsed: Option<Duration>,
+}
+
+impl Timer {
+    pub fn time<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let start = Instant::now();
+        let out = std::hint::black_box(f());
+        self.elapsed = Some(start.elapsed());
+        out
+    }
+
+    pub(crate) fn elapsed(&self) -> Option<Duration> {
+        self.elapsed
+    }
+}
+
+/// Classifies a grid value by autoref specialization, at the expansion site
+/// where its type is concrete: `(&&&Probe(&v)).param(..)` picks the memo
+/// impl if the type implements `Memo`, else the `Serialize` one, else the
+/// `Debug` one.
+pub struct Probe<'a, T>(pub &'a T);
+
+/// A memo argument: the resolved, shared value.
+pub struct MemoArg<V>(Arc<V>);
+
+impl<V> MemoArg<V> {
+    pub fn by_ref(&self) -> &V {
+        &self.0
+    }
+    pub fn by_arc(&self) -> Arc<V> {
+        Arc::clone(&self.0)
+    }
+}
+
+/// A plain argument: the grid's value, as written.
+pub struct PlainArg<'a, T>(&'a T);
+
+impl<T: Clone> PlainArg<'_, T> {
+    pub fn by_ref(&self) -> &T {
+        self.0
+    }
+    pub fn by_arc(&self) -> T {
+        self.0.clone()
+    }
+    pub fn by_value(&self) -> T {
+        self.0.clone()
+    }
+}
+
+pub trait MemoValue {
+    type Value;
+    fn param(&self, name: &'static str) -> Param;
+    fn fetch(&self, args: &Args, index: usize, name: &str) -> Result<MemoArg<Self::Value>>;
+}
+
+impl<M: Memo> MemoValue for &&Probe<'_, M> {
+    type Value = M::Value;
+    fn param(&self, name: &'static str) -> Param {
+        Param::memo(name, self.0.clone())
+    }
+    fn fetch(&self, args: &Args, index: usize, name: &str) -> Result<MemoArg<M::Value>> {
+        args.memo(index, name).map(MemoArg)
+    }
+}
+
+pub trait SerializeValue<'a> {
+    type Value;
+    fn param(&self, name: &'static str) -> Param;
+    fn fetch(&self, args: &Args, index: usize, name: &str) -> Result<PlainArg<'a, Self::Value>>;
+}
+
+impl<'a, T> SerializeValue<'a> for &Probe<'a, T>
+where
+    T: Serialize + Debug + Clone + Send + Sync + 'static,
+{
+    type Value = T;
+    fn param(&self, name: &'static str) -> Param {
+        let description =
+            serde_json::to_value(self.0).unwrap_or_else(|_| Json::String(format!("{:?}", self.0)));
+        Param::plain(name, self.0.clone(), description)
+    }
+    fn fetch(&self, _: &Args, _: usize, _: &str) -> Result<PlainArg<'a, T>> {
+        Ok(PlainArg(self.0))
+    }
+}
+
+pub trait DebugValue<'a> {
+    type Value;
+    fn param(&self, name: &'static str) -> Param;
+    fn fetch(&self, args: &Args, index: usize, name: &str) -> Result<PlainArg<'a, Self::Value>>;
+}
+
+impl<'a, T> DebugValue<'a> for Probe<'a, T>
+where
+    T: Debug + Clone + Send + Sync + 'static,
+{
+    type Value = T;
+    fn param(&self, name: &'static str) -> Param {
+        Param::plain(name, self.0.clone(), Json::String(format!("{:?}", self.0)))
+    }
+    fn fetch(&self, _: &Args, _: usize, _: &str) -> Result<PlainArg<'a, T>> {
+        Ok(PlainArg(self.0))
+    }
+}
+
+/// A function's or hook's return value, classified like [`Probe`]: a
+/// `Result` is split into its value and its error, anything else is the value.
+pub struct Ret<T>(Cell<Option<T>>);
+
+impl<T> Ret<T> {
+    pub fn new(value: T) -> Self {
+        Self(Cell::new(Some(value)))
+    }
+
+    fn take(&self) -> Result<T> {
+        self.0
+            .take()
+            .ok_or_else(|| Error::msg("a return value was read twice"))
+    }
+}
+
+fn boxed_error(error: impl Into<Box<dyn StdError + Send + Sync + 'static>>) -> Error {
+    Error::from_boxed(error.into())
+}
+
+fn metric_json(value: &impl Serialize) -> Result<Json> {
+    serde_json::to_value(value)
+        .map_err(|e| Error::from(e).context("the metric could not be serialized"))
+}
+
+pub trait ResultReturn {
+    fn metric(&self) -> Result<Json>;
+    fn hook(&self) -> Result<()>;
+}
+
+impl<T, E> ResultReturn for &Ret<std::result::Result<T, E>>
+where
+    T: Serialize,
+    E: Into<Box<dyn StdError + Send + Sync + 'static>>,
+{
+    fn metric(&self) -> Result<Json> {
+        self.take()?
+            .map_err(boxed_error)
+            .and_then(|v| metric_json(&v))
+    }
+    fn hook(&self) -> Result<()> {
+        self.take()?.map(drop).map_err(boxed_error)
+    }
+}
+
+pub trait ValueReturn {
+    fn metric(&self) -> Result<Json>;
+}
+
+impl<T: Serialize> ValueReturn for Ret<T> {
+    fn metric(&self) -> Result<Json> {
+        metric_json(&self.take()?)
+    }
+}
+
+pub trait UnitReturn {
+    fn hook(&self) -> Result<()>;
+}
+
+impl UnitReturn for Ret<()> {
+    fn hook(&self) -> Result<()> {
+        self.take()
+    }
+}
+
+/// The body of `nnbench::main!()`.
+pub fn main(bench: &str, manifest_dir: &str) -> ! {
+    crate::cli::main(bench, manifest_dir)
+}

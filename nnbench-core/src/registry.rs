@@ -1,0 +1,108 @@
+//! The registered families and their cases, in declared order.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use crate::__private::{Call, Family, Hook};
+use crate::panic_message;
+use crate::param::Params;
+
+/// What a family contributes to each of its cases.
+pub(crate) struct FamilyInfo {
+    /// The name in ids: the function's (or the `name` option), qualified by
+    /// its module when two families share it.
+    pub name: String,
+    pub tags: Vec<String>,
+    pub setup: Option<Hook>,
+    pub teardown: Option<Hook>,
+}
+
+/// One case of the registry.
+pub(crate) struct Case {
+    pub id: String,
+    pub family: Arc<FamilyInfo>,
+    pub params: Params,
+    pub body: Body,
+}
+
+pub(crate) enum Body {
+    Call(Box<Call>),
+    /// The family's grid could not be built (an expression in it panicked):
+    /// the family shows up as one failed case instead of vanishing.
+    BrokenGrid(String),
+}
+
+/// Every registered case, families in source order (file, then line).
+pub(crate) fn cases() -> Vec<Case> {
+    let mut families: Vec<&'static Family> = inventory::iter::<Family>().collect();
+    families.sort_by_key(|f| (f.file, f.line, f.name));
+    let mut uses: HashMap<&str, usize> = HashMap::new();
+    for family in &families {
+        *uses.entry(family.name).or_default() += 1;
+    }
+    let mut cases = Vec::new();
+    for family in families {
+        let name = if uses[family.name] > 1 {
+            qualified(family)
+        } else {
+            family.name.to_owned()
+        };
+        let info = Arc::new(FamilyInfo {
+            name,
+            tags: family.tags.iter().map(|t| (*t).to_owned()).collect(),
+            setup: family.setup,
+            teardown: family.teardown,
+        });
+        match catch_unwind(AssertUnwindSafe(family.cases)) {
+            Ok(specs) => cases.extend(specs.into_iter().map(|spec| Case {
+                id: case_id(&info.name, &spec.params),
+                family: Arc::clone(&info),
+                params: spec.params,
+                body: Body::Call(spec.call),
+            })),
+            Err(payload) => cases.push(Case {
+                id: info.name.clone(),
+                family: Arc::clone(&info),
+                params: Params::default(),
+                body: Body::BrokenGrid(format!(
+                    "building the parameter grid of `{}` panicked: {}",
+                    info.name,
+                    panic_message(&*payload)
+                )),
+            }),
+        }
+    }
+    make_ids_unique(&mut cases);
+    cases
+}
+
+/// `module::name`, the module path without its crate.
+fn qualified(family: &Family) -> String {
+    match family.module_path.split_once("::") {
+        Some((_, module)) => format!("{module}::{}", family.name),
+        None => family.name.to_owned(),
+    }
+}
+
+fn case_id(family: &str, params: &Params) -> String {
+    if params.is_empty() {
+        family.to_owned()
+    } else {
+        format!("{family}/{}", params.label())
+    }
+}
+
+/// Equal parameter descriptions (an axis listing one value twice) would give
+/// equal ids; later ones get `#2`, `#3`, ... so every id stays unique and
+/// stable from run to run.
+fn make_ids_unique(cases: &mut [Case]) {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for case in cases.iter_mut() {
+        let count = seen.entry(case.id.clone()).or_default();
+        *count += 1;
+        if *count > 1 {
+            case.id = format!("{}#{}", case.id, count);
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! Numbers in human units.
+
+/// A duration in nanoseconds, in the unit that keeps 3 significant digits.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::report::format_ns;
+/// assert_eq!(format_ns(850.0), "850 ns");
+/// assert_eq!(format_ns(12_345.0), "12.3 µs");
+/// assert_eq!(format_ns(1_500_000_000.0), "1.50 s");
+/// ```
+pub fn format_ns(ns: f64) -> String {
+    const UNITS: [(f64, &str); 4] = [(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")];
+    let (scale, unit) = UNITS
+        .iter()
+        .copied()
+        .find(|&(scale, _)| ns.abs() >= scale)
+        .unwrap_or((1.0, "ns"));
+    if unit == "ns" {
+        format!("{ns:.0} ns")
+    } else {
+        format!("{} {unit}", three_digits(ns / scale))
+    }
+}
+
+/// A size in bytes, in binary units (KiB, MiB, GiB, TiB).
+///
+/// # Example
+///
+/// ```
+/// use nnbench::report::format_bytes;
+/// assert_eq!(format_bytes(512), "512 B");
+/// assert_eq!(format_bytes(3 << 20), "3.00 MiB");
+/// assert_eq!(format_bytes(1536 << 20), "1.50 GiB");
+/// ```
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64;
+    let mut unit = "B";
+    for next in UNITS {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = next;
+    }
+    format!("{} {unit}", three_digits(value))
+}
+
+fn three_digits(value: f64) -> String {
+    match value.abs() {
+        v if v >= 100.0 => format!("{value:.0}"),
+        v if v >= 10.0 => format!("{value:.1}"),
+        _ => format!("{value:.2}"),
+    }
+}

@@ -1,0 +1,339 @@
+//! Runs the registered cases: select, order, run each through its
+//! lifecycle, evict memos past their last use, record, report.
+
+mod case;
+mod schedule;
+pub(crate) mod select;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::cli::Cli;
+use crate::memo;
+use crate::record::{OutputFormat, RunRecord, SCHEMA};
+use crate::registry::{self, Case};
+use crate::report::Console;
+use crate::{Result, State, context};
+
+use schedule::Schedule;
+use select::Selection;
+
+/// Runs the cases registered by `#[benchmark]`, `#[parametrize]` and
+/// `#[product]` in this binary, and returns the run record.
+///
+/// The bench binary made by `nnbench::main!()` is a `Runner` configured from
+/// the command line; tests and examples build one directly.
+///
+/// # Example
+///
+/// ```
+/// #[nnbench::benchmark]
+/// fn two_plus_two() -> u32 {
+///     2 + 2
+/// }
+///
+/// let record = nnbench::Runner::new().filter("two_plus_two").quiet(true).run().unwrap();
+/// assert_eq!(record.cases.len(), 1);
+/// assert_eq!(record.cases[0].value, 4);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Runner {
+    selection: Selection,
+    keep_memos: bool,
+    quiet: bool,
+    out: Option<PathBuf>,
+    name: Option<String>,
+    latest_dir: Option<PathBuf>,
+    repo_dir: Option<PathBuf>,
+}
+
+impl Runner {
+    /// A runner that runs every registered case, quietly nothing left out.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new();
+    /// # let _ = runner;
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A runner configured by the same flags a bench binary takes
+    /// (`args` without the program name).
+    ///
+    /// # Errors
+    ///
+    /// The flag parser's message when `args` are not valid.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::from_args(["accuracy", "--tag", "cpu", "--quiet"]).unwrap();
+    /// # let _ = runner;
+    /// assert!(nnbench::Runner::from_args(["--no-such-flag"]).is_err());
+    /// ```
+    pub fn from_args<I, T>(args: I) -> Result<Self>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let program = std::iter::once(std::ffi::OsString::from("nnbench"));
+        let cli = Cli::try_parse_args(program.chain(args.into_iter().map(Into::into)))?;
+        Ok(cli.runner())
+    }
+
+    /// Runs only cases whose id contains `pattern` (any of several filters).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().filter("accuracy").filter("latency");
+    /// # let _ = runner;
+    /// ```
+    pub fn filter(mut self, pattern: impl Into<String>) -> Self {
+        self.selection.filters.push(pattern.into());
+        self
+    }
+
+    /// Leaves out cases whose id contains `pattern`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().skip("batch=1024");
+    /// # let _ = runner;
+    /// ```
+    pub fn skip(mut self, pattern: impl Into<String>) -> Self {
+        self.selection.skip.push(pattern.into());
+        self
+    }
+
+    /// Runs only cases tagged `tag` (any of several tags).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().tag("cpu");
+    /// # let _ = runner;
+    /// ```
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.selection.tags.push(tag.into());
+        self
+    }
+
+    /// Makes filters and skips match whole ids.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().filter("startup").exact(true);
+    /// # let _ = runner;
+    /// ```
+    pub fn exact(mut self, exact: bool) -> Self {
+        self.selection.exact = exact;
+        self
+    }
+
+    /// Keeps memos in the cache after their last use (by default each memo is
+    /// evicted as soon as no remaining case needs it).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().keep_memos(true);
+    /// # let _ = runner;
+    /// ```
+    pub fn keep_memos(mut self, keep: bool) -> Self {
+        self.keep_memos = keep;
+        self
+    }
+
+    /// Prints nothing: no progress lines, no table.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().quiet(true);
+    /// # let _ = runner;
+    /// ```
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+
+    /// Also writes the record to `path` (`.json`, or `.ndjson` for one case
+    /// per line).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().out("results/run.json");
+    /// # let _ = runner;
+    /// ```
+    pub fn out(mut self, path: impl Into<PathBuf>) -> Self {
+        self.out = Some(path.into());
+        self
+    }
+
+    /// Names the run (the record's `run`; the bench target's name under
+    /// `cargo bench`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().name("nightly");
+    /// # let _ = runner;
+    /// ```
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Writes the record to `dir/latest.json` after each run, as bench
+    /// binaries do under `target/nnbench/<bench>/`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().latest_dir("target/nnbench/mine");
+    /// # let _ = runner;
+    /// ```
+    pub fn latest_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.latest_dir = Some(dir.into());
+        self
+    }
+
+    /// The folder whose git state the record's context describes (default:
+    /// the current folder).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().repo_dir(env!("CARGO_MANIFEST_DIR"));
+    /// # let _ = runner;
+    /// ```
+    pub fn repo_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.repo_dir = Some(dir.into());
+        self
+    }
+
+    /// The ids of the selected cases, in the order a run would start them
+    /// (a run may reorder further once it knows which memos are large).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// #[nnbench::parametrize([(n = 1), (n = 2)])]
+    /// fn listed(n: u32) -> u32 { n }
+    ///
+    /// let ids = nnbench::Runner::new().filter("listed/").list();
+    /// assert_eq!(ids, ["listed/n=1", "listed/n=2"]);
+    /// ```
+    pub fn list(&self) -> Vec<String> {
+        let cases = registry::cases();
+        let selected = self.select(&cases);
+        Schedule::static_order(&selected)
+            .into_iter()
+            .map(|at| selected[at].id.clone())
+            .collect()
+    }
+
+    /// Runs the selected cases and writes the record where configured.
+    ///
+    /// A failing case does not stop the run: its error is in its record, and
+    /// [`RunRecord::failed`] counts them.
+    ///
+    /// # Errors
+    ///
+    /// When an output file has neither a `.json` nor an `.ndjson` extension
+    /// (checked before any case runs), or a record cannot be written.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// #[nnbench::benchmark(tags = ["doc"])]
+    /// fn answer() -> u8 { 42 }
+    ///
+    /// let record = nnbench::Runner::new().tag("doc").quiet(true).run().unwrap();
+    /// assert_eq!(record.failed(), 0);
+    /// ```
+    pub fn run(&self) -> Result<RunRecord> {
+        if let Some(out) = &self.out {
+            OutputFormat::of(out)?;
+        }
+        let cases = registry::cases();
+        let selected = self.select(&cases);
+        let started_at = context::now_rfc3339();
+        let repo_dir = self.repo_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        let context = context::collect(&repo_dir, std::env::args().collect());
+
+        let mut family_sizes: HashMap<&str, usize> = HashMap::new();
+        for case in &selected {
+            *family_sizes.entry(&case.family.name).or_default() += 1;
+        }
+        let mut family_seen: HashMap<&str, usize> = HashMap::new();
+        let mut console = Console::new(self.quiet, selected.len());
+        let mut schedule = Schedule::new(&selected);
+        let mut records = Vec::with_capacity(selected.len());
+        let cache = memo::global_cache();
+        while let Some(at) = schedule.next(|m| cache.resident_bytes(m)) {
+            let case = selected[at];
+            let unused = schedule.finish(at);
+            let family = case.family.name.as_str();
+            let index = family_seen.entry(family).or_default();
+            let state = State {
+                name: case.id.clone(),
+                family: family.to_owned(),
+                family_size: family_sizes[family],
+                family_index: *index,
+            };
+            *index += 1;
+            let record = case::run(case, &state, &unused, self.keep_memos);
+            console.case(&record);
+            records.push(record);
+        }
+
+        let record = RunRecord {
+            schema: SCHEMA,
+            run: self.name.clone().unwrap_or_else(default_run_name),
+            started_at,
+            context,
+            cases: records,
+        };
+        console.summary(&record);
+        if let Some(dir) = &self.latest_dir {
+            record.write(dir.join("latest.json"))?;
+        }
+        if let Some(out) = &self.out {
+            record.write(out)?;
+        }
+        Ok(record)
+    }
+
+    fn select<'a>(&self, cases: &'a [Case]) -> Vec<&'a Case> {
+        cases.iter().filter(|c| self.selection.selects(c)).collect()
+    }
+
+    pub(crate) fn set_selection(mut self, selection: Selection) -> Self {
+        self.selection = selection;
+        self
+    }
+}
+
+/// The executable's name without cargo's hash suffix.
+fn default_run_name() -> String {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .map(|stem| match stem.rsplit_once('-') {
+            Some((name, hash))
+                if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) =>
+            {
+                name.to_owned()
+            }
+            _ => stem,
+        })
+        .unwrap_or_else(|| "nnbench".into())
+}

@@ -1,0 +1,267 @@
+//! Checks an attribute against the function it annotates and works out how
+//! each parameter is passed.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{Expr, FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, Type};
+
+use crate::parse::{Attr, Errors, Kind, Options, Values};
+
+/// What the expansion needs to know, checked.
+pub(crate) struct Plan {
+    pub function: Ident,
+    pub family: String,
+    pub params: Vec<ParamPlan>,
+    pub grid: Grid,
+    pub options: Options,
+}
+
+pub(crate) struct ParamPlan {
+    pub ident: Ident,
+    /// The name in ids and records (`r#type` is `type`).
+    pub name: String,
+    pub passing: Passing,
+}
+
+/// How the function takes a parameter, read off its type.
+pub(crate) enum Passing {
+    /// `&T`: a memo's value or the grid value, by reference.
+    Ref(Type),
+    /// `Arc<T>`: a memo's shared value, or a clone of the grid value.
+    Arc,
+    /// `T`: a clone of the grid value.
+    Value(Type),
+}
+
+/// Where the values of each parameter (in signature order) come from.
+pub(crate) enum Grid {
+    /// `#[benchmark]`: one case, no parameters.
+    Single,
+    /// Every combination of the axes.
+    Product(Vec<Values>),
+    /// One case per set; `columns[p][s]` is parameter `p`'s value in set `s`.
+    Sets(Vec<Vec<Expr>>),
+}
+
+pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
+    let Attr {
+        kind,
+        options,
+        axes,
+        sets: parameter_sets,
+    } = attr;
+    let mut errors = Errors::default();
+    let sig = &function.sig;
+    let what = kind.attribute();
+    if let Some(asyncness) = &sig.asyncness {
+        errors.push(syn::Error::new(
+            asyncness.span(),
+            format!("{what} functions cannot be async"),
+        ));
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        errors.push(syn::Error::new(
+            unsafety.span(),
+            format!("{what} functions cannot be unsafe"),
+        ));
+    }
+    if let Some(param) = sig.generics.type_params().next() {
+        errors.push(syn::Error::new(
+            param.span(),
+            format!("{what} functions cannot be generic"),
+        ));
+    }
+    if let Some(param) = sig.generics.const_params().next() {
+        errors.push(syn::Error::new(
+            param.span(),
+            format!("{what} functions cannot be generic"),
+        ));
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.push(syn::Error::new(
+            variadic.span(),
+            format!("{what} functions cannot be variadic"),
+        ));
+    }
+
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        match param(input) {
+            Ok(p) => params.push(p),
+            Err(e) => errors.push(e),
+        }
+    }
+
+    let grid = match kind {
+        Kind::Benchmark => {
+            if let Some(first) = sig.inputs.first() {
+                errors.push(syn::Error::new(
+                    first.span(),
+                    "#[benchmark] functions take no parameters: give them values with #[parametrize] or #[product]",
+                ));
+            }
+            Grid::Single
+        }
+        Kind::Product => product(axes, &params, &sig.ident, &mut errors),
+        Kind::Parametrize => sets(
+            parameter_sets.unwrap_or_default(),
+            &params,
+            &sig.ident,
+            &mut errors,
+        ),
+    };
+    errors.finish()?;
+    let family = match &options.name {
+        Some(name) => name.value(),
+        None => unraw(&sig.ident),
+    };
+    Ok(Plan {
+        function: sig.ident.clone(),
+        family,
+        params,
+        grid,
+        options,
+    })
+}
+
+fn param(input: &FnArg) -> syn::Result<ParamPlan> {
+    let typed = match input {
+        FnArg::Typed(typed) => typed,
+        FnArg::Receiver(receiver) => {
+            return Err(syn::Error::new(
+                receiver.span(),
+                "benchmarks are free functions: `self` is not allowed",
+            ));
+        }
+    };
+    let ident = match &*typed.pat {
+        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
+        other => {
+            return Err(syn::Error::new(
+                other.span(),
+                "benchmark parameters must be plain names, such as `batch: usize`",
+            ));
+        }
+    };
+    let passing = match &*typed.ty {
+        Type::Reference(r) if r.mutability.is_some() => {
+            return Err(syn::Error::new(
+                r.span(),
+                format!(
+                    "`{ident}`: take parameters by value, by `&` or as `Arc<_>`, not by `&mut`"
+                ),
+            ));
+        }
+        Type::Reference(r) => Passing::Ref((*r.elem).clone()),
+        Type::ImplTrait(t) => {
+            return Err(syn::Error::new(
+                t.span(),
+                format!("`{ident}`: `impl Trait` parameters are not supported; name the type"),
+            ));
+        }
+        ty if is_arc(ty) => Passing::Arc,
+        ty => Passing::Value(ty.clone()),
+    };
+    Ok(ParamPlan {
+        name: unraw(&ident),
+        ident,
+        passing,
+    })
+}
+
+/// `Arc<T>` or `std::sync::Arc<T>`.
+fn is_arc(ty: &Type) -> bool {
+    let Type::Path(path) = ty else { return false };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    last.ident == "Arc"
+        && matches!(&last.arguments, PathArguments::AngleBracketed(args)
+            if args.args.len() == 1 && matches!(args.args[0], GenericArgument::Type(_)))
+}
+
+fn product(
+    axes: Vec<crate::parse::Axis>,
+    params: &[ParamPlan],
+    function: &Ident,
+    errors: &mut Errors,
+) -> Grid {
+    let mut by_param: Vec<Option<Values>> = params.iter().map(|_| None).collect();
+    for axis in axes {
+        match params.iter().position(|p| p.ident == axis.name) {
+            Some(at) => by_param[at] = Some(axis.values),
+            None => errors.push(syn::Error::new(
+                axis.name.span(),
+                format!("`{}` is not a parameter of `{function}`", axis.name),
+            )),
+        }
+    }
+    let mut columns = Vec::new();
+    for (param, values) in params.iter().zip(by_param) {
+        match values {
+            Some(Values::List(list)) if list.is_empty() => errors.push(syn::Error::new(
+                param.ident.span(),
+                format!("axis `{}` has no values", param.ident),
+            )),
+            Some(values) => columns.push(values),
+            None => errors.push(syn::Error::new(
+                param.ident.span(),
+                format!(
+                    "parameter `{0}` has no axis: add `{0} = [...]` to #[product]",
+                    param.ident
+                ),
+            )),
+        }
+    }
+    Grid::Product(columns)
+}
+
+fn sets(
+    sets: Vec<crate::parse::ParamSet>,
+    params: &[ParamPlan],
+    function: &Ident,
+    errors: &mut Errors,
+) -> Grid {
+    if sets.is_empty() {
+        errors.push(syn::Error::new(
+            Span::call_site(),
+            "#[parametrize] needs at least one parameter set",
+        ));
+    }
+    let mut columns: Vec<Vec<Expr>> = params.iter().map(|_| Vec::new()).collect();
+    for (number, set) in sets.into_iter().enumerate() {
+        let mut row: Vec<Option<Expr>> = params.iter().map(|_| None).collect();
+        for (name, value) in set.values {
+            match params.iter().position(|p| p.ident == name) {
+                Some(at) if row[at].is_some() => errors.push(syn::Error::new(
+                    name.span(),
+                    format!("`{name}` is given twice in this set"),
+                )),
+                Some(at) => row[at] = Some(value),
+                None => errors.push(syn::Error::new(
+                    name.span(),
+                    format!("`{name}` is not a parameter of `{function}`"),
+                )),
+            }
+        }
+        for (at, value) in row.into_iter().enumerate() {
+            match value {
+                Some(value) => columns[at].push(value),
+                None => errors.push(syn::Error::new(
+                    set.span,
+                    format!(
+                        "parameter set {} gives no value for `{}`",
+                        number + 1,
+                        params[at].ident
+                    ),
+                )),
+            }
+        }
+    }
+    Grid::Sets(columns)
+}
+
+fn unraw(ident: &Ident) -> String {
+    let name = ident.to_string();
+    name.strip_prefix("r#").map_or(name.clone(), str::to_owned)
+}

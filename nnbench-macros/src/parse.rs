@@ -1,0 +1,241 @@
+//! Parsing of the attributes' arguments.
+
+use proc_macro2::Span;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, Ident, LitStr, Token, bracketed, parenthesized};
+
+/// Which attribute is being expanded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Benchmark,
+    Parametrize,
+    Product,
+}
+
+impl Kind {
+    pub(crate) fn attribute(self) -> &'static str {
+        match self {
+            Kind::Benchmark => "#[benchmark]",
+            Kind::Parametrize => "#[parametrize]",
+            Kind::Product => "#[product]",
+        }
+    }
+}
+
+/// Options every attribute takes.
+#[derive(Default)]
+pub(crate) struct Options {
+    pub name: Option<LitStr>,
+    pub tags: Vec<LitStr>,
+    pub setup: Option<Expr>,
+    pub teardown: Option<Expr>,
+}
+
+/// One axis of a product: a parameter and its values.
+pub(crate) struct Axis {
+    pub name: Ident,
+    pub values: Values,
+}
+
+/// The values of an axis or of a parametrize column.
+pub(crate) enum Values {
+    /// `[a, b, c]`, as written.
+    List(Vec<Expr>),
+    /// Any other expression: iterated when the grid is built.
+    Iter(Expr),
+}
+
+/// One explicit parameter set of `#[parametrize]`: `(n = 64, k = 8)`.
+pub(crate) struct ParamSet {
+    pub span: Span,
+    pub values: Vec<(Ident, Expr)>,
+}
+
+/// Everything an attribute says.
+pub(crate) struct Attr {
+    pub kind: Kind,
+    pub options: Options,
+    pub axes: Vec<Axis>,
+    pub sets: Option<Vec<ParamSet>>,
+}
+
+enum Item {
+    Sets(Vec<ParamSet>),
+    Named(Ident, Expr),
+}
+
+impl Parse for Item {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.peek(syn::token::Bracket) {
+            let content;
+            bracketed!(content in input);
+            let sets = Punctuated::<ParamSet, Token![,]>::parse_terminated(&content)?;
+            return Ok(Item::Sets(sets.into_iter().collect()));
+        }
+        let name: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let value: Expr = input.parse()?;
+        Ok(Item::Named(name, value))
+    }
+}
+
+impl Parse for ParamSet {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let content;
+        let paren = parenthesized!(content in input);
+        let pairs = Punctuated::<NamedValue, Token![,]>::parse_terminated(&content)?;
+        Ok(ParamSet {
+            span: paren.span.join(),
+            values: pairs.into_iter().map(|p| (p.name, p.value)).collect(),
+        })
+    }
+}
+
+struct NamedValue {
+    name: Ident,
+    value: Expr,
+}
+
+impl Parse for NamedValue {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let name = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let value = input.parse()?;
+        Ok(NamedValue { name, value })
+    }
+}
+
+/// Parses the arguments of `kind`, collecting every error with its span.
+pub(crate) fn attr(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<Attr> {
+    let items = syn::parse::Parser::parse2(Punctuated::<Item, Token![,]>::parse_terminated, args)?;
+    let mut attr = Attr {
+        kind,
+        options: Options::default(),
+        axes: Vec::new(),
+        sets: None,
+    };
+    let mut errors = Errors::default();
+    for item in items {
+        match item {
+            Item::Sets(sets) if kind == Kind::Parametrize && attr.sets.is_none() => {
+                attr.sets = Some(sets);
+            }
+            Item::Sets(sets) => errors.push(syn::Error::new(
+                sets.first().map_or_else(Span::call_site, |s| s.span),
+                match kind {
+                    Kind::Parametrize => "#[parametrize] takes one list of parameter sets",
+                    _ => "a list of parameter sets belongs to #[parametrize]",
+                },
+            )),
+            Item::Named(name, value) => {
+                if let Err(e) = attr.named(name, value) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    if kind == Kind::Parametrize && attr.sets.is_none() {
+        errors.push(syn::Error::new(
+            Span::call_site(),
+            "#[parametrize] needs a list of parameter sets: #[parametrize([(n = 1), (n = 2)])]",
+        ));
+    }
+    errors.finish()?;
+    Ok(attr)
+}
+
+impl Attr {
+    fn named(&mut self, name: Ident, value: Expr) -> syn::Result<()> {
+        let duplicate = || syn::Error::new(name.span(), format!("`{name}` is given twice"));
+        match name.to_string().as_str() {
+            "name" => {
+                if self.options.name.is_some() {
+                    return Err(duplicate());
+                }
+                self.options.name = Some(string_literal(&value, "name")?);
+            }
+            "tags" => {
+                if !self.options.tags.is_empty() {
+                    return Err(duplicate());
+                }
+                let Expr::Array(array) = &value else {
+                    return Err(syn::Error::new(
+                        value.span(),
+                        "tags are a list of strings: tags = [\"cpu\"]",
+                    ));
+                };
+                self.options.tags = array
+                    .elems
+                    .iter()
+                    .map(|e| string_literal(e, "a tag"))
+                    .collect::<syn::Result<_>>()?;
+            }
+            "setup" | "teardown" => {
+                let slot = if name == "setup" {
+                    &mut self.options.setup
+                } else {
+                    &mut self.options.teardown
+                };
+                if slot.is_some() {
+                    return Err(duplicate());
+                }
+                *slot = Some(value);
+            }
+            _ if self.kind == Kind::Product => {
+                if self.axes.iter().any(|a| a.name == name) {
+                    return Err(syn::Error::new(
+                        name.span(),
+                        format!("axis `{name}` is given twice"),
+                    ));
+                }
+                let values = match value {
+                    Expr::Array(array) => Values::List(array.elems.into_iter().collect()),
+                    other => Values::Iter(other),
+                };
+                self.axes.push(Axis { name, values });
+            }
+            _ => {
+                return Err(syn::Error::new(
+                    name.span(),
+                    format!(
+                        "unknown option `{name}`: {} takes name, tags, setup and teardown",
+                        self.kind.attribute()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn string_literal(expr: &Expr, what: &str) -> syn::Result<LitStr> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Ok(s.clone()),
+        other => Err(syn::Error::new(
+            other.span(),
+            format!("{what} must be a string literal"),
+        )),
+    }
+}
+
+/// Errors gathered so that one expansion reports all of them.
+#[derive(Default)]
+pub(crate) struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub(crate) fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    pub(crate) fn finish(self) -> syn::Result<()> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
