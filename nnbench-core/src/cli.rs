@@ -1,7 +1,7 @@
 //! The command line of bench binaries made by `nnbench::main!()`.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Parser;
 
@@ -81,9 +81,7 @@ pub(crate) fn main(bench: &str, manifest_dir: &str) -> ! {
         }
         std::process::exit(0);
     }
-    let latest = target_dir(Path::new(manifest_dir))
-        .join("nnbench")
-        .join(bench);
+    let latest = crate::target_dir().join("nnbench").join(bench);
     let outcome = runner
         .name(bench)
         .repo_dir(manifest_dir)
@@ -104,22 +102,4 @@ pub(crate) fn main(bench: &str, manifest_dir: &str) -> ! {
             std::process::exit(1)
         }
     }
-}
-
-/// Cargo's target folder: `CARGO_TARGET_DIR` if set, else the folder above
-/// this executable that cargo marked with `CACHEDIR.TAG`, else
-/// `<manifest_dir>/target`.
-fn target_dir(manifest_dir: &Path) -> PathBuf {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(dir);
-    }
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| {
-            exe.ancestors()
-                .skip(1)
-                .find(|dir| dir.join("CACHEDIR.TAG").is_file())
-                .map(Path::to_owned)
-        })
-        .unwrap_or_else(|| manifest_dir.join("target"))
 }

@@ -28,6 +28,32 @@ pub use record::{CaseRecord, RecordError, RunRecord};
 pub use runner::Runner;
 pub use state::State;
 
+/// Cargo's target folder, where bench binaries keep their records and
+/// benches can keep the data they generate: `CARGO_TARGET_DIR` if set, else
+/// the folder above the running executable that cargo marked with
+/// `CACHEDIR.TAG`, else `target` in the current folder.
+///
+/// # Example
+///
+/// ```
+/// let data = nnbench::target_dir().join("nnbench").join("data");
+/// assert!(data.ends_with("nnbench/data"));
+/// ```
+pub fn target_dir() -> std::path::PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return dir.into();
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            exe.ancestors()
+                .skip(1)
+                .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+                .map(std::path::Path::to_owned)
+        })
+        .unwrap_or_else(|| "target".into())
+}
+
 /// The message of a panic payload (`&str` or `String`; anything else is
 /// named as such).
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

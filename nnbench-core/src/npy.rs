@@ -469,3 +469,217 @@ fn read_exact(path: &Path, file: &mut File, buf: &mut [u8]) -> Result<(), NpyErr
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use ndarray::{Array2, Ix1, Ix2, array};
+
+    use super::*;
+
+    /// A version-1 file with `header` (padded as numpy pads it) and `data_len` zero bytes.
+    fn craft(header: &str, data_len: usize) -> Vec<u8> {
+        let mut text = header.to_owned();
+        while !(10 + text.len() + 1).is_multiple_of(64) {
+            text.push(' ');
+        }
+        text.push('\n');
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend([1, 0]);
+        bytes.extend((text.len() as u16).to_le_bytes());
+        bytes.extend(text.as_bytes());
+        bytes.extend(std::iter::repeat_n(0u8, data_len));
+        bytes
+    }
+
+    fn file(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn read_f64(path: &Path) -> Result<Array2<f64>, NpyError> {
+        read::<f64, Ix2>(path)
+    }
+
+    #[test]
+    fn round_trips_c_and_fortran_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let path = dir.path().join("c.npy");
+        write(&path, &c).unwrap();
+        assert_eq!(read_f64(&path).unwrap(), c);
+        let f = c.t().to_owned();
+        let path = dir.path().join("f.npy");
+        write(&path, &f.t()).unwrap();
+        assert_eq!(read_f64(&path).unwrap(), c);
+    }
+
+    #[test]
+    fn a_header_declaring_2_pow_40_elements_is_an_error_not_an_abort() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = craft(
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (1099511627776,), }",
+            8,
+        );
+        assert_eq!(bytes.len(), 136);
+        let path = file(&dir, "huge.npy", &bytes);
+        let err = read::<f64, Ix1>(&path).unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with(&path.display().to_string()), "{text}");
+        assert!(
+            text.contains("8796093022208 bytes of data") && text.contains("truncated"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn truncated_and_overlong_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }";
+        let short = file(&dir, "short.npy", &craft(header, 31));
+        assert!(matches!(
+            read_f64(&short),
+            Err(NpyError::SizeMismatch {
+                expected: 32,
+                actual: 31,
+                ..
+            })
+        ));
+        let long = file(&dir, "long.npy", &craft(header, 40));
+        let err = read_f64(&long).unwrap_err();
+        assert!(err.to_string().contains("trailing bytes"), "{err}");
+        let exact = file(&dir, "exact.npy", &craft(header, 32));
+        assert_eq!(read_f64(&exact).unwrap(), Array2::<f64>::zeros((2, 2)));
+    }
+
+    #[test]
+    fn shapes_that_overflow_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let header =
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 16), }";
+        let path = file(&dir, "overflow.npy", &craft(header, 0));
+        assert!(matches!(read_f64(&path), Err(NpyError::Overflow { .. })));
+    }
+
+    #[test]
+    fn object_and_structured_dtypes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let object = file(
+            &dir,
+            "object.npy",
+            &craft(
+                "{'descr': '|O', 'fortran_order': False, 'shape': (2,), }",
+                16,
+            ),
+        );
+        let err = read::<f64, Ix1>(&object).unwrap_err();
+        assert!(matches!(err, NpyError::ObjectDtype { .. }));
+        assert!(err.to_string().contains("pickled code"), "{err}");
+        let structured = file(
+            &dir,
+            "structured.npy",
+            &craft(
+                "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (2,), }",
+                16,
+            ),
+        );
+        assert!(matches!(
+            read::<f64, Ix1>(&structured),
+            Err(NpyError::UnsupportedDtype { .. })
+        ));
+    }
+
+    #[test]
+    fn another_element_type_or_dimension_count_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f4.npy");
+        write(&path, &array![[1.0f32, 2.0]]).unwrap();
+        let err = read_f64(&path).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: elements are <f4, which cannot be read as f64",
+                path.display()
+            )
+        );
+        let err = read::<f32, Ix1>(&path).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                NpyError::WrongNdim {
+                    expected: 1,
+                    found: 2,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn damaged_headers_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: [(&str, Vec<u8>); 6] = [
+            ("not npy", b"PK\x03\x04 this is a zip file".to_vec()),
+            ("empty", Vec::new()),
+            (
+                "garbage dict",
+                craft("{'descr': '<f8', 'fortran_order': Fal", 0),
+            ),
+            (
+                "no shape",
+                craft("{'descr': '<f8', 'fortran_order': False, }", 0),
+            ),
+            (
+                "unknown key",
+                craft(
+                    "{'descr': '<f8', 'fortran_order': False, 'shape': (), 'x': 1}",
+                    8,
+                ),
+            ),
+            (
+                "negative shape",
+                craft(
+                    "{'descr': '<f8', 'fortran_order': False, 'shape': (-1,), }",
+                    8,
+                ),
+            ),
+        ];
+        for (name, bytes) in cases {
+            let path = file(&dir, &format!("{name}.npy"), &bytes);
+            let err = read::<f64, ndarray::IxDyn>(&path).expect_err(name);
+            assert!(
+                err.to_string().starts_with(&path.display().to_string()),
+                "{name}: {err}"
+            );
+        }
+        let mut long_header = craft(
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }",
+            8,
+        );
+        long_header[8..10].copy_from_slice(&u16::MAX.to_le_bytes());
+        let path = file(&dir, "header past end.npy", &long_header);
+        let err = read_f64(&path).unwrap_err();
+        assert!(err.to_string().contains("runs past the end"), "{err}");
+        let mut version = craft(
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }",
+            8,
+        );
+        version[6] = 9;
+        let path = file(&dir, "v9.npy", &version);
+        assert!(matches!(
+            read_f64(&path),
+            Err(NpyError::Version { major: 9, .. })
+        ));
+    }
+
+    #[test]
+    fn a_missing_file_is_named() {
+        let err = read_f64(Path::new("/no/such/dir/model.npy")).unwrap_err();
+        assert!(
+            err.to_string().starts_with("/no/such/dir/model.npy: "),
+            "{err}"
+        );
+        assert!(matches!(err, NpyError::Io { .. }));
+    }
+}

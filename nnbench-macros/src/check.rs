@@ -46,12 +46,12 @@ pub(crate) enum Grid {
 pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
     let Attr {
         kind,
-        options,
-        axes,
+        named,
         sets: parameter_sets,
     } = attr;
     let mut errors = Errors::default();
     let sig = &function.sig;
+    let (options, axes) = Attr::split(named, kind, |name| is_param(sig, name), &mut errors);
     let what = kind.attribute();
     if let Some(asyncness) = &sig.asyncness {
         errors.push(syn::Error::new(
@@ -121,6 +121,13 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
         params,
         grid,
         options,
+    })
+}
+
+fn is_param(sig: &syn::Signature, name: &Ident) -> bool {
+    sig.inputs.iter().any(|input| match input {
+        FnArg::Typed(typed) => matches!(&*typed.pat, Pat::Ident(p) if p.ident == *name),
+        FnArg::Receiver(_) => false,
     })
 }
 

@@ -75,6 +75,11 @@ fn cases(plan: &Plan) -> TokenStream {
         .map(|i| format_ident!("__value_{i}"))
         .collect();
     let case = case(plan, &values);
+    // Each case owns clones of its values: the loops only borrow them.
+    let push = quote! {
+        #(let #values = ::core::clone::Clone::clone(#values);)*
+        __cases.push(#case);
+    };
     match &plan.grid {
         Grid::Single => quote!(::std::vec![#case]),
         Grid::Product(axes) => {
@@ -84,11 +89,10 @@ fn cases(plan: &Plan) -> TokenStream {
                 .zip(axes)
                 .zip(&columns)
                 .map(|((param, axis), column)| column_let(column, param, axis));
-            let mut body = quote! { __cases.push(#case); };
+            let mut body = push;
             for (value, column) in values.iter().zip(&columns).rev() {
                 body = quote! {
                     for #value in &#column {
-                        let #value = ::core::clone::Clone::clone(#value);
                         #body
                     }
                 };
@@ -114,8 +118,8 @@ fn cases(plan: &Plan) -> TokenStream {
                 #(#lets)*
                 let mut __cases = ::std::vec::Vec::with_capacity(#count);
                 for __set in 0..#count {
-                    #(let #values = ::core::clone::Clone::clone(&#columns[__set]);)*
-                    __cases.push(#case);
+                    #(let #values = &#columns[__set];)*
+                    #push
                 }
                 __cases
             }

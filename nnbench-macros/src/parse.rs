@@ -53,11 +53,12 @@ pub(crate) struct ParamSet {
     pub values: Vec<(Ident, Expr)>,
 }
 
-/// Everything an attribute says.
+/// Everything an attribute says. `name = value` items stay unsorted until
+/// the function's parameters are known: in `#[product]` a parameter may be
+/// called like an option (`name`, `tags`), and then it is an axis.
 pub(crate) struct Attr {
     pub kind: Kind,
-    pub options: Options,
-    pub axes: Vec<Axis>,
+    pub named: Vec<(Ident, Expr)>,
     pub sets: Option<Vec<ParamSet>>,
 }
 
@@ -112,8 +113,7 @@ pub(crate) fn attr(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<At
     let items = syn::parse::Parser::parse2(Punctuated::<Item, Token![,]>::parse_terminated, args)?;
     let mut attr = Attr {
         kind,
-        options: Options::default(),
-        axes: Vec::new(),
+        named: Vec::new(),
         sets: None,
     };
     let mut errors = Errors::default();
@@ -129,11 +129,7 @@ pub(crate) fn attr(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<At
                     _ => "a list of parameter sets belongs to #[parametrize]",
                 },
             )),
-            Item::Named(name, value) => {
-                if let Err(e) = attr.named(name, value) {
-                    errors.push(e);
-                }
-            }
+            Item::Named(name, value) => attr.named.push((name, value)),
         }
     }
     if kind == Kind::Parametrize && attr.sets.is_none() {
@@ -147,9 +143,44 @@ pub(crate) fn attr(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<At
 }
 
 impl Attr {
-    fn named(&mut self, name: Ident, value: Expr) -> syn::Result<()> {
+    /// Sorts the `name = value` items into options and, for `#[product]`,
+    /// axes (the names `is_param` accepts).
+    pub(crate) fn split(
+        named: Vec<(Ident, Expr)>,
+        kind: Kind,
+        is_param: impl Fn(&Ident) -> bool,
+        errors: &mut Errors,
+    ) -> (Options, Vec<Axis>) {
+        let mut sorted = Sorted {
+            kind,
+            options: Options::default(),
+            axes: Vec::new(),
+        };
+        for (name, value) in named {
+            let as_axis = kind == Kind::Product && is_param(&name);
+            if let Err(e) = sorted.add(name, value, as_axis) {
+                errors.push(e);
+            }
+        }
+        (sorted.options, sorted.axes)
+    }
+}
+
+struct Sorted {
+    kind: Kind,
+    options: Options,
+    axes: Vec<Axis>,
+}
+
+impl Sorted {
+    fn add(&mut self, name: Ident, value: Expr, as_axis: bool) -> syn::Result<()> {
         let duplicate = || syn::Error::new(name.span(), format!("`{name}` is given twice"));
-        match name.to_string().as_str() {
+        let option = if as_axis {
+            String::new()
+        } else {
+            name.to_string()
+        };
+        match option.as_str() {
             "name" => {
                 if self.options.name.is_some() {
                     return Err(duplicate());

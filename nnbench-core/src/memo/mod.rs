@@ -15,6 +15,8 @@ mod error;
 pub use cache::MemoStats;
 pub use error::MemoError;
 
+#[cfg(test)]
+use cache::global;
 pub(crate) use cache::{Resolution, global as global_cache, resolve_erased};
 pub(crate) use erased::ErasedMemo;
 
@@ -235,3 +237,6 @@ pub fn clear() -> usize {
 pub fn stats() -> MemoStats {
     cache::global().stats()
 }
+
+#[cfg(test)]
+mod tests;

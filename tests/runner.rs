@@ -1,0 +1,476 @@
+//! Selection, order, memo lifetimes and failure isolation of a run.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use nnbench::record::Stage;
+use nnbench::{Memo, Params, Runner, State};
+
+fn quiet() -> Runner {
+    Runner::new().quiet(true)
+}
+
+// --- selection --------------------------------------------------------------
+
+#[nnbench::product(n = [1, 2, 3])]
+fn select_alpha(n: u8) -> u8 {
+    n
+}
+
+#[nnbench::benchmark(tags = ["gpu"])]
+fn select_beta() {}
+
+#[nnbench::benchmark(tags = ["cpu", "slow"])]
+fn select_gamma() {}
+
+#[test]
+fn filters_match_substrings_and_any_of_several() {
+    let ids = quiet()
+        .filter("select_alpha/n=2")
+        .filter("select_beta")
+        .list();
+    assert_eq!(ids, ["select_alpha/n=2", "select_beta"]);
+}
+
+#[test]
+fn exact_matches_whole_ids_only() {
+    assert!(
+        quiet()
+            .filter("select_alpha/n=")
+            .exact(true)
+            .list()
+            .is_empty()
+    );
+    assert_eq!(
+        quiet().filter("select_beta").exact(true).list(),
+        ["select_beta"]
+    );
+}
+
+#[test]
+fn skip_leaves_out_matching_cases() {
+    let ids = quiet().filter("select_").skip("n=1").skip("beta").list();
+    assert_eq!(
+        ids,
+        ["select_alpha/n=2", "select_alpha/n=3", "select_gamma"]
+    );
+}
+
+#[test]
+fn tags_select_any_of_them() {
+    assert_eq!(
+        quiet().filter("select_").tag("slow").list(),
+        ["select_gamma"]
+    );
+    assert_eq!(
+        quiet().filter("select_").tag("gpu").tag("cpu").list(),
+        ["select_beta", "select_gamma"]
+    );
+    assert!(quiet().filter("select_").tag("tpu").list().is_empty());
+}
+
+#[test]
+fn flags_parse_like_a_bench_binary() {
+    let runner = Runner::from_args([
+        "select_", "--skip", "alpha", "--tag", "cpu", "--quiet", "--bench",
+    ])
+    .unwrap();
+    assert_eq!(runner.list(), ["select_gamma"]);
+    let err = Runner::from_args(["--frobnicate"]).unwrap_err();
+    assert!(err.to_string().contains("--frobnicate"), "{err}");
+}
+
+// --- memo order and eviction ------------------------------------------------
+
+/// Records every compute and every drop of its values.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Model(u8);
+
+static MODEL_COMPUTES: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+static MODELS_ALIVE: AtomicUsize = AtomicUsize::new(0);
+
+struct Weights(u8);
+
+impl Drop for Weights {
+    fn drop(&mut self) {
+        MODELS_ALIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Memo for Model {
+    type Value = Weights;
+    fn compute(&self) -> nnbench::Result<Weights> {
+        MODEL_COMPUTES.lock().unwrap().push(self.0);
+        MODELS_ALIVE.fetch_add(1, Ordering::SeqCst);
+        Ok(Weights(self.0))
+    }
+    fn size_of(&self, _: &Weights) -> Option<u64> {
+        Some(64 << 20)
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Dataset(u8);
+
+impl Memo for Dataset {
+    type Value = Vec<u8>;
+    fn compute(&self) -> nnbench::Result<Vec<u8>> {
+        Ok(vec![self.0; 16])
+    }
+    fn size_of(&self, value: &Vec<u8>) -> Option<u64> {
+        Some(value.len() as u64)
+    }
+}
+
+static PEAK_ALIVE: AtomicUsize = AtomicUsize::new(0);
+
+#[nnbench::product(data = [Dataset(1), Dataset(2)], model = [Model(1), Model(2), Model(3)])]
+fn data_by_model(data: &[u8], model: &Weights) -> u32 {
+    PEAK_ALIVE.fetch_max(MODELS_ALIVE.load(Ordering::SeqCst), Ordering::SeqCst);
+    u32::from(data[0]) * 10 + u32::from(model.0)
+}
+
+#[test]
+fn a_data_by_model_product_computes_each_model_once_and_holds_one_at_a_time() {
+    let record = quiet().filter("data_by_model/").run().unwrap();
+    assert_eq!(record.failed(), 0);
+    assert_eq!(record.cases.len(), 6);
+
+    let mut computes = MODEL_COMPUTES.lock().unwrap().clone();
+    computes.sort();
+    assert_eq!(computes, [1, 2, 3], "each model computed exactly once");
+    assert_eq!(
+        PEAK_ALIVE.load(Ordering::SeqCst),
+        1,
+        "one model resident at a time"
+    );
+    assert_eq!(
+        MODELS_ALIVE.load(Ordering::SeqCst),
+        0,
+        "evicted models are freed"
+    );
+    for memo in [Model(1), Model(2), Model(3)] {
+        assert!(!nnbench::memo::contains(&memo));
+    }
+    assert!(!nnbench::memo::contains(&Dataset(1)) && !nnbench::memo::contains(&Dataset(2)));
+
+    // The cases that share a model ran one after the other.
+    let models: Vec<u64> = record
+        .cases
+        .iter()
+        .map(|c| c.value.as_u64().unwrap() % 10)
+        .collect();
+    assert_eq!(models, [1, 1, 2, 2, 3, 3]);
+    // The first case of each model computed it (and the first of each dataset).
+    let misses: Vec<u64> = record.cases.iter().map(|c| c.memo.misses).collect();
+    assert_eq!(misses, [2, 1, 1, 0, 1, 0]);
+    assert_eq!(record.cases[1].memo.evicted, ["Model(1)"]);
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Kept(u8);
+
+impl Memo for Kept {
+    type Value = u8;
+    fn compute(&self) -> nnbench::Result<u8> {
+        Ok(self.0)
+    }
+}
+
+#[nnbench::product(k = [Kept(1), Kept(2)])]
+fn keep_memos_case(k: &u8) -> u8 {
+    *k
+}
+
+#[test]
+fn keep_memos_leaves_them_in_the_cache() {
+    let record = quiet()
+        .filter("keep_memos_case/")
+        .keep_memos(true)
+        .run()
+        .unwrap();
+    assert_eq!(record.failed(), 0);
+    assert!(nnbench::memo::contains(&Kept(1)) && nnbench::memo::contains(&Kept(2)));
+    assert!(record.cases.iter().all(|c| c.memo.evicted.is_empty()));
+    assert!(nnbench::memo::evict(&Kept(1)) && nnbench::memo::evict(&Kept(2)));
+}
+
+// --- hooks ------------------------------------------------------------------
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Hooked(u8);
+
+impl Memo for Hooked {
+    type Value = u8;
+    fn compute(&self) -> nnbench::Result<u8> {
+        Ok(self.0)
+    }
+}
+
+static HOOK_LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn log_setup(state: &State, params: &Params) {
+    let memo = params.memo::<Hooked>("m").map(|m| m.0);
+    let batch = params.get::<usize>("batch").copied();
+    HOOK_LOG.lock().unwrap().push(format!(
+        "setup {} {}/{} {memo:?} {batch:?}",
+        state.family, state.family_index, state.family_size
+    ));
+}
+
+fn evict_in_teardown(state: &State, params: &Params) -> nnbench::Result<()> {
+    let m = params
+        .memo::<Hooked>("m")
+        .ok_or_else(|| nnbench::Error::msg("no memo m"))?;
+    let evicted = nnbench::memo::evict(m);
+    HOOK_LOG
+        .lock()
+        .unwrap()
+        .push(format!("teardown {} evicted={evicted}", state.name));
+    Ok(())
+}
+
+#[nnbench::product(m = [Hooked(7)], batch = [32, 64], setup = log_setup, teardown = evict_in_teardown)]
+fn hooked(m: &u8, batch: usize) -> usize {
+    usize::from(*m) * batch
+}
+
+#[test]
+fn hooks_see_the_state_and_params_and_teardown_can_evict() {
+    let record = quiet().filter("hooked/").run().unwrap();
+    assert_eq!(record.failed(), 0);
+    assert_eq!(
+        *HOOK_LOG.lock().unwrap(),
+        [
+            "setup hooked 0/2 Some(7) Some(32)",
+            "teardown hooked/m=Hooked(7),batch=32 evicted=true",
+            "setup hooked 1/2 Some(7) Some(64)",
+            "teardown hooked/m=Hooked(7),batch=64 evicted=true",
+        ]
+    );
+    // Evicted by the teardown after the first case, computed again for the second.
+    assert_eq!(record.cases[0].memo.misses, 1);
+    assert_eq!(record.cases[1].memo.misses, 1);
+    assert_eq!(record.cases[0].memo.evicted, ["Hooked(7)"]);
+}
+
+// --- failures ---------------------------------------------------------------
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Broken;
+
+static BROKEN_COMPUTES: AtomicUsize = AtomicUsize::new(0);
+
+impl Memo for Broken {
+    type Value = u8;
+    fn compute(&self) -> nnbench::Result<u8> {
+        BROKEN_COMPUTES.fetch_add(1, Ordering::SeqCst);
+        let bytes = std::fs::read("/no/such/weights.bin")?;
+        Ok(bytes[0])
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Panicky;
+
+impl Memo for Panicky {
+    type Value = u8;
+    fn compute(&self) -> nnbench::Result<u8> {
+        panic!("checkpoint is corrupt")
+    }
+}
+
+static TEARDOWNS: AtomicUsize = AtomicUsize::new(0);
+
+fn count_teardown(_: &State, _: &Params) {
+    TEARDOWNS.fetch_add(1, Ordering::SeqCst);
+}
+
+#[nnbench::product(m = [Broken], n = [1, 2], teardown = count_teardown)]
+fn fail_memo_error(m: &u8, n: u8) -> u8 {
+    m + n
+}
+
+#[nnbench::product(m = [Panicky])]
+fn fail_memo_panic(m: &u8) -> u8 {
+    *m
+}
+
+#[nnbench::benchmark(teardown = count_teardown)]
+fn fail_call_panic() -> u8 {
+    panic!("index out of bounds in layer 3")
+}
+
+fn failing_setup(_: &State, _: &Params) -> Result<(), String> {
+    Err("no GPU here".into())
+}
+
+#[nnbench::benchmark(setup = failing_setup, teardown = count_teardown)]
+fn fail_setup() -> u8 {
+    unreachable!("the call is skipped when setup fails")
+}
+
+fn panicking_teardown(_: &State, _: &Params) {
+    panic!("teardown exploded")
+}
+
+#[nnbench::benchmark(teardown = panicking_teardown)]
+fn fail_teardown() -> u8 {
+    3
+}
+
+#[nnbench::benchmark]
+fn fail_zz_survivor() -> u8 {
+    42
+}
+
+#[test]
+fn failures_are_recorded_per_case_and_the_run_goes_on() {
+    let record = quiet().filter("fail_").run().unwrap();
+    assert_eq!(record.cases.len(), 7);
+    let error = |id: &str| {
+        record
+            .case(id)
+            .unwrap()
+            .error
+            .clone()
+            .unwrap_or_else(|| panic!("{id} passed"))
+    };
+
+    for id in [
+        "fail_memo_error/m=Broken,n=1",
+        "fail_memo_error/m=Broken,n=2",
+    ] {
+        let e = error(id);
+        assert_eq!(e.stage, Stage::Memo);
+        assert_eq!(e.message, "memo Broken failed");
+        assert!(e.causes[0].contains("No such file"), "{:?}", e.causes);
+    }
+    assert_eq!(
+        BROKEN_COMPUTES.load(Ordering::SeqCst),
+        1,
+        "the failure is not paid twice"
+    );
+
+    let e = error("fail_memo_panic/m=Panicky");
+    assert_eq!(
+        (e.stage, e.message.as_str()),
+        (Stage::Memo, "memo Panicky panicked: checkpoint is corrupt")
+    );
+
+    let e = error("fail_call_panic");
+    assert_eq!(e.stage, Stage::Call);
+    assert!(e.message.contains("index out of bounds in layer 3"));
+
+    let e = error("fail_setup");
+    assert_eq!((e.stage, e.message.as_str()), (Stage::Setup, "no GPU here"));
+
+    let case = record.case("fail_teardown").unwrap();
+    assert_eq!(case.value, 3, "the call's value is kept");
+    assert_eq!(case.error.as_ref().unwrap().stage, Stage::Teardown);
+
+    assert_eq!(
+        TEARDOWNS.load(Ordering::SeqCst),
+        4,
+        "teardown runs after every failure"
+    );
+    assert!(
+        !nnbench::memo::contains(&Broken),
+        "a failed memo is evicted after its last use too"
+    );
+    assert_eq!(record.case("fail_zz_survivor").unwrap().value, 42);
+    assert_eq!(record.failed(), 6);
+}
+
+// --- records ----------------------------------------------------------------
+
+#[nnbench::product(x = [1.5, 2.5])]
+fn recorded(x: f64) -> f64 {
+    x * 2.0
+}
+
+#[test]
+fn records_are_written_as_json_and_ndjson_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("nested/run.json");
+    let record = quiet()
+        .filter("recorded/")
+        .out(&json)
+        .name("unit")
+        .run()
+        .unwrap();
+    let back = nnbench::RunRecord::read(&json).unwrap();
+    assert_eq!(back, record);
+    assert_eq!(back.run, "unit");
+    assert_eq!(back.schema, 1);
+    assert_eq!(back.cases[1].value, 5.0);
+    assert!(back.cases[0].memory.rss_before_bytes.is_some());
+
+    let ndjson = dir.path().join("run.ndjson");
+    quiet().filter("recorded/").out(&ndjson).run().unwrap();
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&ndjson)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["id"], "recorded/x=1.5");
+
+    let latest = dir.path().join("latest");
+    quiet()
+        .filter("recorded/")
+        .latest_dir(&latest)
+        .run()
+        .unwrap();
+    assert!(latest.join("latest.json").is_file());
+}
+
+static BAD_OUT_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+#[nnbench::benchmark]
+fn bad_out_target() {
+    BAD_OUT_RUNS.fetch_add(1, Ordering::SeqCst);
+}
+
+#[test]
+fn a_bad_output_extension_is_refused_before_anything_runs() {
+    let err = quiet()
+        .filter("bad_out_target")
+        .out("run.csv")
+        .run()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("run.csv: the output file must end in .json or .ndjson"),
+        "{err}"
+    );
+    assert_eq!(BAD_OUT_RUNS.load(Ordering::SeqCst), 0);
+}
+
+// --- a memo shared across threads -------------------------------------------
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Shared;
+
+impl Memo for Shared {
+    type Value = Arc<str>;
+    fn compute(&self) -> nnbench::Result<Arc<str>> {
+        Ok(Arc::from("shared"))
+    }
+}
+
+#[nnbench::product(a = [Shared], b = [Shared])]
+fn same_memo_twice(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b)
+}
+
+#[test]
+fn one_memo_in_two_parameters_is_one_entry() {
+    let record = quiet().filter("same_memo_twice/").run().unwrap();
+    assert_eq!(record.cases[0].value, true);
+    assert_eq!(
+        (record.cases[0].memo.misses, record.cases[0].memo.hits),
+        (1, 1)
+    );
+    assert!(!nnbench::memo::contains(&Shared));
+}
