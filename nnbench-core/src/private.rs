@@ -124,6 +124,22 @@ impl<V> MemoArg<V> {
     pub fn by_arc(&self) -> Arc<V> {
         Arc::clone(&self.0)
     }
+    pub fn by_value(&self) -> V
+    where
+        V: MemoTakenByValue,
+    {
+        V::take(&self.0)
+    }
+}
+
+/// Implemented by no type: a memo's value is shared by every case that uses
+/// it, so a function cannot own it.
+#[diagnostic::on_unimplemented(
+    message = "a memo's value is shared and cannot be taken by value",
+    label = "take it as `&{Self}` or `Arc<{Self}>`"
+)]
+pub trait MemoTakenByValue: Sized {
+    fn take(shared: &Arc<Self>) -> Self;
 }
 
 /// A plain argument: the grid's value, as written.
@@ -178,21 +194,27 @@ where
     }
 }
 
-pub trait DebugValue<'a> {
-    type Value;
-    fn param(&self, name: &'static str) -> Param;
-    fn fetch(&self, args: &Args, index: usize, name: &str) -> Result<PlainArg<'a, Self::Value>>;
-}
+/// What every grid value must be; the last tier of [`Probe`], an inherent
+/// method so that a value that is not gets this message instead of a list
+/// of unsatisfied bounds.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a grid value",
+    label = "a grid value must be Clone + Debug + Send + Sync + 'static",
+    note = "a memo also implements `nnbench::Memo`; any other value is passed as written and recorded by its `Serialize` or `Debug` form"
+)]
+pub trait GridValue: Debug + Clone + Send + Sync + 'static {}
 
-impl<'a, T> DebugValue<'a> for Probe<'a, T>
-where
-    T: Debug + Clone + Send + Sync + 'static,
-{
-    type Value = T;
-    fn param(&self, name: &'static str) -> Param {
+impl<T: Debug + Clone + Send + Sync + 'static> GridValue for T {}
+
+impl<'a, T> Probe<'a, T> {
+    pub fn param(&self, name: &'static str) -> Param
+    where
+        T: GridValue,
+    {
         Param::plain(name, self.0.clone(), Json::String(format!("{:?}", self.0)))
     }
-    fn fetch(&self, _: &Args, _: usize, _: &str) -> Result<PlainArg<'a, T>> {
+
+    pub fn fetch(&self, _: &Args, _: usize, _: &str) -> Result<PlainArg<'a, T>> {
         Ok(PlainArg(self.0))
     }
 }
@@ -242,23 +264,40 @@ where
     }
 }
 
-pub trait ValueReturn {
-    fn metric(&self) -> Result<Json>;
-}
+/// What a benchmark function may return.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a benchmark's metric",
+    label = "the function's return value is recorded, so it must implement `serde::Serialize`",
+    note = "return a number, a struct deriving `Serialize`, `()`, or a `Result` of one of these"
+)]
+pub trait Metric: Serialize {}
 
-impl<T: Serialize> ValueReturn for Ret<T> {
-    fn metric(&self) -> Result<Json> {
+impl<T: Serialize> Metric for T {}
+
+/// What a setup or teardown hook may return.
+#[diagnostic::on_unimplemented(
+    message = "a hook returns `()` or `Result<(), E>`, not `{Self}`",
+    label = "hooks are `fn(&nnbench::State, &nnbench::Params)` returning `()` or `Result<(), E>`"
+)]
+pub trait HookOutput {}
+
+impl HookOutput for () {}
+
+/// The last tiers of [`Ret`]: inherent, so that a wrong type gets the
+/// messages above.
+impl<T> Ret<T> {
+    pub fn metric(&self) -> Result<Json>
+    where
+        T: Metric,
+    {
         metric_json(&self.take()?)
     }
-}
 
-pub trait UnitReturn {
-    fn hook(&self) -> Result<()>;
-}
-
-impl UnitReturn for Ret<()> {
-    fn hook(&self) -> Result<()> {
-        self.take()
+    pub fn hook(&self) -> Result<()>
+    where
+        T: HookOutput,
+    {
+        self.take().map(drop)
     }
 }
 

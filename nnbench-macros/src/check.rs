@@ -18,6 +18,8 @@ pub(crate) struct Plan {
 
 pub(crate) struct ParamPlan {
     pub ident: Ident,
+    /// The declared type.
+    pub ty: Type,
     /// The name in ids and records (`r#type` is `type`).
     pub name: String,
     pub passing: Passing,
@@ -26,11 +28,11 @@ pub(crate) struct ParamPlan {
 /// How the function takes a parameter, read off its type.
 pub(crate) enum Passing {
     /// `&T`: a memo's value or the grid value, by reference.
-    Ref(Type),
+    Ref(Box<Type>),
     /// `Arc<T>`: a memo's shared value, or a clone of the grid value.
     Arc,
     /// `T`: a clone of the grid value.
-    Value(Type),
+    Value,
 }
 
 /// Where the values of each parameter (in signature order) come from.
@@ -63,6 +65,12 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
         errors.push(syn::Error::new(
             unsafety.span(),
             format!("{what} functions cannot be unsafe"),
+        ));
+    }
+    if let Some(param) = sig.generics.lifetimes().next() {
+        errors.push(syn::Error::new(
+            param.span(),
+            format!("{what} functions cannot be generic"),
         ));
     }
     if let Some(param) = sig.generics.type_params().next() {
@@ -102,11 +110,11 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
             }
             Grid::Single
         }
-        Kind::Product => product(axes, &params, &sig.ident, &mut errors),
+        Kind::Product => product(axes, &params, sig, &mut errors),
         Kind::Parametrize => sets(
             parameter_sets.unwrap_or_default(),
             &params,
-            &sig.ident,
+            sig,
             &mut errors,
         ),
     };
@@ -159,7 +167,7 @@ fn param(input: &FnArg) -> syn::Result<ParamPlan> {
                 ),
             ));
         }
-        Type::Reference(r) => Passing::Ref((*r.elem).clone()),
+        Type::Reference(r) => Passing::Ref(r.elem.clone()),
         Type::ImplTrait(t) => {
             return Err(syn::Error::new(
                 t.span(),
@@ -167,11 +175,12 @@ fn param(input: &FnArg) -> syn::Result<ParamPlan> {
             ));
         }
         ty if is_arc(ty) => Passing::Arc,
-        ty => Passing::Value(ty.clone()),
+        _ => Passing::Value,
     };
     Ok(ParamPlan {
         name: unraw(&ident),
         ident,
+        ty: (*typed.ty).clone(),
         passing,
     })
 }
@@ -190,13 +199,16 @@ fn is_arc(ty: &Type) -> bool {
 fn product(
     axes: Vec<crate::parse::Axis>,
     params: &[ParamPlan],
-    function: &Ident,
+    sig: &syn::Signature,
     errors: &mut Errors,
 ) -> Grid {
+    let function = &sig.ident;
     let mut by_param: Vec<Option<Values>> = params.iter().map(|_| None).collect();
     for axis in axes {
         match params.iter().position(|p| p.ident == axis.name) {
             Some(at) => by_param[at] = Some(axis.values),
+            // A parameter that was refused already has its error.
+            None if is_param(sig, &axis.name) => {}
             None => errors.push(syn::Error::new(
                 axis.name.span(),
                 format!("`{}` is not a parameter of `{function}`", axis.name),
@@ -226,9 +238,10 @@ fn product(
 fn sets(
     sets: Vec<crate::parse::ParamSet>,
     params: &[ParamPlan],
-    function: &Ident,
+    sig: &syn::Signature,
     errors: &mut Errors,
 ) -> Grid {
+    let function = &sig.ident;
     if sets.is_empty() {
         errors.push(syn::Error::new(
             Span::call_site(),
@@ -245,6 +258,7 @@ fn sets(
                     format!("`{name}` is given twice in this set"),
                 )),
                 Some(at) => row[at] = Some(value),
+                None if is_param(sig, &name) => {}
                 None => errors.push(syn::Error::new(
                     name.span(),
                     format!("`{name}` is not a parameter of `{function}`"),

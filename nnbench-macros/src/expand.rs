@@ -28,8 +28,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
         const _: () = {
             #[allow(unused_imports)]
             use #krate::{
-                DebugValue as _, MemoValue as _, ResultReturn as _, SerializeValue as _,
-                UnitReturn as _, ValueReturn as _,
+                MemoValue as _, ResultReturn as _, SerializeValue as _,
             };
 
             fn __nnbench_cases() -> ::std::vec::Vec<#krate::CaseSpec> {
@@ -52,6 +51,31 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
     }
 }
 
+impl Values {
+    /// Literals (and negated, parenthesized, combined or ranged literals)
+    /// have no type of their own until something pins it.
+    fn is_literal(&self) -> bool {
+        match self {
+            Values::List(list) => list.iter().all(is_literal),
+            Values::Iter(expr) => is_literal(expr),
+        }
+    }
+}
+
+fn is_literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(_) => true,
+        Expr::Unary(u) => is_literal(&u.expr),
+        Expr::Paren(p) => is_literal(&p.expr),
+        Expr::Group(g) => is_literal(&g.expr),
+        Expr::Binary(b) => is_literal(&b.left) && is_literal(&b.right),
+        Expr::Range(r) => {
+            r.start.as_deref().is_none_or(is_literal) && r.end.as_deref().is_none_or(is_literal)
+        }
+        _ => false,
+    }
+}
+
 fn hook(hook: Option<&Expr>) -> TokenStream {
     let Some(hook) = hook else {
         return quote!(::core::option::Option::None);
@@ -68,80 +92,64 @@ fn hook(hook: Option<&Expr>) -> TokenStream {
 
 /// The body of `__nnbench_cases`.
 fn cases(plan: &Plan) -> TokenStream {
-    let columns: Vec<_> = (0..plan.params.len())
-        .map(|i| format_ident!("__column_{i}"))
-        .collect();
-    let values: Vec<_> = (0..plan.params.len())
-        .map(|i| format_ident!("__value_{i}"))
-        .collect();
-    let case = case(plan, &values);
+    let n = plan.params.len();
+    let columns: Vec<_> = (0..n).map(|i| format_ident!("__column_{i}")).collect();
+    let values: Vec<_> = (0..n).map(|i| format_ident!("__value_{i}")).collect();
+    let grid: Vec<Values> = match &plan.grid {
+        Grid::Single => Vec::new(),
+        Grid::Product(axes) => axes.clone(),
+        Grid::Sets(sets) => sets.iter().cloned().map(Values::List).collect(),
+    };
+    let literal: Vec<bool> = grid.iter().map(Values::is_literal).collect();
+    let case = case(plan, &values, &literal);
+    if let Grid::Single = plan.grid {
+        return quote!(::std::vec![#case]);
+    }
+    let lets = plan
+        .params
+        .iter()
+        .zip(&grid)
+        .zip(&columns)
+        .map(|((param, values), column)| column_let(column, param, values));
     // Each case owns clones of its values: the loops only borrow them.
     let push = quote! {
         #(let #values = ::core::clone::Clone::clone(#values);)*
         __cases.push(#case);
     };
-    match &plan.grid {
-        Grid::Single => quote!(::std::vec![#case]),
-        Grid::Product(axes) => {
-            let lets = plan
-                .params
-                .iter()
-                .zip(axes)
-                .zip(&columns)
-                .map(|((param, axis), column)| column_let(column, param, axis));
-            let mut body = push;
-            for (value, column) in values.iter().zip(&columns).rev() {
-                body = quote! {
-                    for #value in &#column {
-                        #body
-                    }
-                };
-            }
-            quote! {
-                #(#lets)*
-                let mut __cases = ::std::vec::Vec::new();
-                #body
-                __cases
-            }
-        }
+    let body = match &plan.grid {
         Grid::Sets(sets) => {
             let count = sets.first().map_or(0, Vec::len);
-            let lets = plan
-                .params
-                .iter()
-                .zip(sets)
-                .zip(&columns)
-                .map(|((param, set), column)| {
-                    column_let(column, param, &Values::List(set.clone()))
-                });
             quote! {
-                #(#lets)*
-                let mut __cases = ::std::vec::Vec::with_capacity(#count);
                 for __set in 0..#count {
                     #(let #values = &#columns[__set];)*
                     #push
                 }
-                __cases
             }
         }
+        _ => values.iter().zip(&columns).rev().fold(
+            push,
+            |body, (value, column)| quote!(for #value in &#column { #body }),
+        ),
+    };
+    quote! {
+        #(#lets)*
+        let mut __cases = ::std::vec::Vec::new();
+        #body
+        __cases
     }
 }
 
-/// `let __column_i = [...]`, typed where the values' type would otherwise
-/// be left to integer or float fallback.
+/// `let __column_i = [...]`, typed when the values are literals, whose type
+/// would otherwise be left to integer or float fallback. A literal is never
+/// a memo, so it has the parameter's type.
 fn column_let(column: &syn::Ident, param: &ParamPlan, values: &Values) -> TokenStream {
-    let literal = match values {
-        Values::List(list) => list.iter().all(is_literal),
-        Values::Iter(expr) => is_literal(expr),
-    };
     let element: Option<Type> = match &param.passing {
-        // A memo cannot be passed by value, so the values are the parameter's type.
-        Passing::Value(ty) => Some(ty.clone()),
-        Passing::Ref(Type::Path(p)) if literal && p.path.is_ident("str") => {
+        _ if !values.is_literal() => None,
+        Passing::Ref(inner) if matches!(&**inner, Type::Path(p) if p.path.is_ident("str")) => {
             Some(syn::parse_quote!(&'static str))
         }
-        Passing::Ref(ty) if literal => Some(ty.clone()),
-        Passing::Ref(_) | Passing::Arc => None,
+        Passing::Value | Passing::Ref(_) => Some(element_type(param)),
+        Passing::Arc => None,
     };
     match (values, element) {
         (Values::List(list), Some(ty)) => {
@@ -159,44 +167,68 @@ fn column_let(column: &syn::Ident, param: &ParamPlan, values: &Values) -> TokenS
     }
 }
 
-/// Literals (and negated, parenthesized, combined or ranged literals) have
-/// no type of their own until something pins it.
-fn is_literal(expr: &Expr) -> bool {
-    match expr {
-        Expr::Lit(_) => true,
-        Expr::Unary(u) => is_literal(&u.expr),
-        Expr::Paren(p) => is_literal(&p.expr),
-        Expr::Group(g) => is_literal(&g.expr),
-        Expr::Binary(b) => is_literal(&b.left) && is_literal(&b.right),
-        Expr::Range(r) => {
-            r.start.as_deref().is_none_or(is_literal) && r.end.as_deref().is_none_or(is_literal)
-        }
-        _ => false,
+/// The type a value must have to be passed as `param`, if not a memo.
+fn element_type(param: &ParamPlan) -> Type {
+    match &param.passing {
+        Passing::Ref(inner) => (**inner).clone(),
+        Passing::Value | Passing::Arc => param.ty.clone(),
     }
 }
 
 /// One `CaseSpec`, built from the values `__value_i` of the current case.
-fn case(plan: &Plan, values: &[syn::Ident]) -> TokenStream {
+fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
     let krate = quote!(::nnbench::__private);
     let function = &plan.function;
-    let names: Vec<&String> = plan.params.iter().map(|p| &p.name).collect();
-    let args: Vec<_> = (0..plan.params.len())
-        .map(|i| format_ident!("__arg_{i}"))
-        .collect();
-    let indices = 0..plan.params.len();
-    let passed = plan.params.iter().zip(&args).map(|(param, arg)| {
+    let mut params = Vec::new();
+    let mut fetches = Vec::new();
+    let mut passed = Vec::new();
+    for (i, (param, value)) in plan.params.iter().zip(values).enumerate() {
+        let name = &param.name;
+        // Literals are plain values: naming the trait skips the memo probe,
+        // which would add a second, misleading error to a mistyped literal.
+        let probe = if literal[i] {
+            quote!(<&#krate::Probe<'_, _> as #krate::SerializeValue<'_>>)
+        } else {
+            quote!((&&&#krate::Probe(&#value)))
+        };
+        let receiver = if literal[i] {
+            quote!(&#krate::Probe(&#value))
+        } else {
+            quote!()
+        };
+        let (param_call, fetch_call) = if literal[i] {
+            (
+                quote!(#probe::param(&#receiver, #name)),
+                quote!(#probe::fetch(&#receiver, __args, #i, #name)),
+            )
+        } else {
+            (
+                quote!(#probe.param(#name)),
+                quote!(#probe.fetch(__args, #i, #name)),
+            )
+        };
+        params.push(param_call);
+        // Spanned at the parameter's name, so that a type mismatch points there.
         let span = param.ident.span();
-        match param.passing {
+        let arg = syn::Ident::new(&format!("__arg_{i}"), span);
+        let typed = syn::Ident::new(&format!("__typed_{i}"), span);
+        let ty = &param.ty;
+        let convert = match param.passing {
             Passing::Ref(_) => quote_spanned!(span=> #arg.by_ref()),
             Passing::Arc => quote_spanned!(span=> #arg.by_arc()),
-            Passing::Value(_) => quote_spanned!(span=> #arg.by_value()),
-        }
-    });
+            Passing::Value => quote_spanned!(span=> #arg.by_value()),
+        };
+        fetches.push(quote_spanned! {span=>
+            let #arg = #fetch_call?;
+            let #typed: #ty = #convert;
+        });
+        passed.push(typed);
+    }
     quote! {
         #krate::CaseSpec::new(
-            ::std::vec![#((&&&#krate::Probe(&#values)).param(#names)),*],
+            ::std::vec![#(#params),*],
             move |__args: &#krate::Args, __timer: &mut #krate::Timer| {
-                #(let #args = (&&&#krate::Probe(&#values)).fetch(__args, #indices, #names)?;)*
+                #(#fetches)*
                 let __returned = __timer.time(|| #function(#(#passed),*));
                 (&&#krate::Ret::new(__returned)).metric()
             },

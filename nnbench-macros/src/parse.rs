@@ -40,6 +40,7 @@ pub(crate) struct Axis {
 }
 
 /// The values of an axis or of a parametrize column.
+#[derive(Clone)]
 pub(crate) enum Values {
     /// `[a, b, c]`, as written.
     List(Vec<Expr>),

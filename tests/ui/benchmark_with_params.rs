@@ -1,0 +1,6 @@
+#[nnbench::benchmark]
+fn startup(threads: usize) -> usize {
+    threads
+}
+
+fn main() {}

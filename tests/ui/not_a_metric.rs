@@ -1,0 +1,8 @@
+struct Opaque;
+
+#[nnbench::benchmark]
+fn opaque() -> Opaque {
+    Opaque
+}
+
+fn main() {}

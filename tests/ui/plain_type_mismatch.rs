@@ -1,0 +1,6 @@
+#[nnbench::product(batch = ["large"])]
+fn latency(batch: usize) -> usize {
+    batch
+}
+
+fn main() {}
