@@ -38,6 +38,35 @@ pub struct RunRecord {
     pub context: Context,
     /// One record per case, in the order they ran.
     pub cases: Vec<CaseRecord>,
+    /// What the run did with the memo cache, and what it left in it.
+    #[serde(default)]
+    pub memo: RunMemoRecord,
+}
+
+/// The memo cache over a whole run.
+///
+/// # Example
+///
+/// ```
+/// # fn f(record: &nnbench::RunRecord) {
+/// let m = &record.memo;
+/// println!("{} computes, {} entries left holding {} bytes", m.misses, m.entries_at_end, m.resident_bytes_at_end);
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunMemoRecord {
+    /// Resolves during the run that found their value.
+    pub hits: u64,
+    /// Resolves during the run that computed their value.
+    pub misses: u64,
+    /// Computes during the run that failed.
+    pub failures: u64,
+    /// Entries evicted during the run.
+    pub evictions: u64,
+    /// Entries in the cache when the run ended.
+    pub entries_at_end: usize,
+    /// Bytes those entries hold.
+    pub resident_bytes_at_end: u64,
 }
 
 impl RunRecord {
@@ -522,4 +551,147 @@ pub enum Stage {
     Call,
     /// The teardown hook.
     Teardown,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn sample() -> RunRecord {
+        RunRecord {
+            schema: SCHEMA,
+            run: "sweep".into(),
+            started_at: "2026-11-22T10:00:00.000Z".into(),
+            context: Context {
+                host: Host {
+                    arch: "x86_64".into(),
+                    cores: 2,
+                    ..Host::default()
+                },
+                git: Some(Git {
+                    commit: "abc".into(),
+                    branch: Some("main".into()),
+                    dirty: true,
+                }),
+                nnbench: "0.1.0".into(),
+                rustc: None,
+                command: vec!["sweep".into(), "--bench".into()],
+            },
+            cases: vec![CaseRecord {
+                id: "accuracy/model=m1".into(),
+                family: "accuracy".into(),
+                params: [("model".to_owned(), json!("m1"))].into_iter().collect(),
+                tags: vec!["cpu".into()],
+                value: Json::Null,
+                error: Some(CaseError {
+                    stage: Stage::Memo,
+                    message: "memo m1 failed".into(),
+                    causes: vec!["no such file".into()],
+                    also: vec![CaseError {
+                        stage: Stage::Teardown,
+                        message: "teardown failed".into(),
+                        causes: vec![],
+                        also: vec![],
+                    }],
+                }),
+                time: TimeRecord::default(),
+                load_ns: 12,
+                memory: MemoryRecord {
+                    rss_before_bytes: Some(1),
+                    rss_peak_bytes: None,
+                    ..MemoryRecord::default()
+                },
+                memo: MemoRecord {
+                    hits: 0,
+                    misses: 1,
+                    evicted: vec!["m1".into()],
+                },
+            }],
+            memo: RunMemoRecord::default(),
+        }
+    }
+
+    #[test]
+    fn a_record_round_trips_through_json() {
+        let record = sample();
+        let text = serde_json::to_string(&record).unwrap();
+        assert_eq!(serde_json::from_str::<RunRecord>(&text).unwrap(), record);
+    }
+
+    #[test]
+    fn field_names_are_the_documented_ones() {
+        let value = serde_json::to_value(sample()).unwrap();
+        for key in ["schema", "run", "started_at", "context", "cases"] {
+            assert!(value.get(key).is_some(), "{key}");
+        }
+        let case = &value["cases"][0];
+        for key in [
+            "id", "family", "params", "tags", "value", "error", "time", "load_ns", "memory", "memo",
+        ] {
+            assert!(case.get(key).is_some(), "{key}");
+        }
+        for key in [
+            "mode",
+            "samples",
+            "iters",
+            "mean_ns",
+            "median_ns",
+            "std_ns",
+            "min_ns",
+            "max_ns",
+        ] {
+            assert!(case["time"].get(key).is_some(), "time.{key}");
+        }
+        for key in [
+            "rss_before_bytes",
+            "rss_peak_bytes",
+            "rss_after_bytes",
+            "heap_peak_bytes",
+            "gpu_peak_bytes",
+        ] {
+            assert!(case["memory"].get(key).is_some(), "memory.{key}");
+        }
+        assert_eq!(
+            case["memory"]["rss_peak_bytes"],
+            Json::Null,
+            "unknown is null, not absent"
+        );
+        assert_eq!(case["error"]["stage"], "memo");
+        assert_eq!(
+            case["memo"],
+            json!({"hits": 0, "misses": 1, "evicted": ["m1"]})
+        );
+        assert_eq!(value["context"]["nnbench"], "0.1.0");
+        assert_eq!(value["context"]["git"]["dirty"], true);
+    }
+
+    #[test]
+    fn only_json_and_ndjson_are_output_formats() {
+        assert_eq!(
+            OutputFormat::of(Path::new("a/run.json")).unwrap(),
+            OutputFormat::Json
+        );
+        assert_eq!(
+            OutputFormat::of(Path::new("run.ndjson")).unwrap(),
+            OutputFormat::Ndjson
+        );
+        for bad in ["run.csv", "run", "run.JSON.gz"] {
+            assert!(OutputFormat::of(Path::new(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_record_is_named_in_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broken.json");
+        std::fs::write(&path, "{\"schema\": 1").unwrap();
+        let err = RunRecord::read(&path).unwrap_err();
+        assert!(
+            err.to_string().starts_with(&path.display().to_string()),
+            "{err}"
+        );
+        assert!(err.to_string().contains("not a run record"), "{err}");
+    }
 }

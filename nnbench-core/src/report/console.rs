@@ -88,10 +88,14 @@ impl Console {
         let _ = writeln!(out, "\n{table}");
         let _ = writeln!(
             out,
-            "{} cases: {} ok, {} failed",
+            "{} cases: {} ok, {} failed; memos: {} computed, {} reused, {} evicted, {} left",
             record.cases.len(),
             record.cases.len() - failed,
-            failed
+            failed,
+            record.memo.misses,
+            record.memo.hits,
+            record.memo.evictions,
+            record.memo.entries_at_end,
         );
     }
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use crate::cli::Cli;
 use crate::memo;
-use crate::record::{OutputFormat, RunRecord, SCHEMA};
+use crate::record::{OutputFormat, RunMemoRecord, RunRecord, SCHEMA};
 use crate::registry::{self, Case};
 use crate::report::Console;
 use crate::{Result, State, context};
@@ -278,6 +278,7 @@ impl Runner {
         let mut schedule = Schedule::new(&selected);
         let mut records = Vec::with_capacity(selected.len());
         let cache = memo::global_cache();
+        let stats_before = cache.stats();
         while let Some(at) = schedule.next(|m| cache.resident_bytes(m)) {
             let case = selected[at];
             let unused = schedule.finish(at);
@@ -301,6 +302,7 @@ impl Runner {
             started_at,
             context,
             cases: records,
+            memo: memo_record(stats_before, cache.stats()),
         };
         console.summary(&record);
         if let Some(dir) = &self.latest_dir {
@@ -319,6 +321,19 @@ impl Runner {
     pub(crate) fn set_selection(mut self, selection: Selection) -> Self {
         self.selection = selection;
         self
+    }
+}
+
+/// The cache's counters over the run. Other threads of the process (tests
+/// running side by side) count too; a bench binary runs alone.
+fn memo_record(before: memo::MemoStats, after: memo::MemoStats) -> RunMemoRecord {
+    RunMemoRecord {
+        hits: after.hits - before.hits,
+        misses: after.misses - before.misses,
+        failures: after.failures - before.failures,
+        evictions: after.evictions - before.evictions,
+        entries_at_end: after.entries,
+        resident_bytes_at_end: after.resident_bytes,
     }
 }
 

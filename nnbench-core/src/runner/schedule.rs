@@ -1,14 +1,15 @@
 //! The order cases run in, and when each memo has had its last use.
 //!
 //! Declared order, except that after a case the run continues with the next
-//! case that shares its largest resident memo. So a product declared
-//! `data × model` runs model by model once the models are known to be the
-//! big memos, and each model can be evicted as soon as its cases are done,
-//! holding one model at a time. Sizes come from the cache (a memo's
-//! `size_of`, or resident-memory growth while it computed), rounded down to
-//! whole MiB so that small memos keep the declared order; unknown sizes
-//! (nothing computed yet, as in `--list`) count as equal, and ties go to the
-//! memo that comes first in the signature.
+//! case that shares one of its memos, the largest resident memo first. So a
+//! product declared `data × model` runs model by model once the models are
+//! known to be the big memos, and each model can be evicted as soon as its
+//! cases are done, holding one model at a time. Sizes come from the cache (a
+//! memo's `size_of`, or resident-memory growth while it computed), rounded
+//! down to whole MiB; unknown sizes (nothing computed yet, as in `--list`)
+//! count as equal, and ties go to the memo that comes first in the
+//! signature. When the last case shares no memo with any remaining case, the
+//! run resumes the declared order.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -138,5 +139,146 @@ impl<'a> Schedule<'a> {
             Some(next)
         })
         .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::param::{Param, Params};
+    use crate::registry::{Body, FamilyInfo};
+
+    #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+    struct Data(u8);
+    #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+    struct Model(u8);
+
+    impl crate::Memo for Data {
+        type Value = ();
+        fn compute(&self) -> crate::Result<()> {
+            Ok(())
+        }
+    }
+    impl crate::Memo for Model {
+        type Value = ();
+        fn compute(&self) -> crate::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn case(id: &str, params: Vec<Param>) -> Case {
+        Case {
+            id: id.to_owned(),
+            family: Arc::new(FamilyInfo {
+                name: "f".into(),
+                tags: Vec::new(),
+                setup: None,
+                teardown: None,
+            }),
+            params: Params::new(params),
+            body: Body::BrokenGrid(String::new()),
+        }
+    }
+
+    /// `data × model`, 2 × 3, in declared order, then a case with no memo.
+    fn data_by_model() -> Vec<Case> {
+        let mut cases = Vec::new();
+        for d in 1..=2 {
+            for m in 1..=3 {
+                cases.push(case(
+                    &format!("d{d}m{m}"),
+                    vec![Param::memo("data", Data(d)), Param::memo("model", Model(m))],
+                ));
+            }
+        }
+        cases.push(case("plain", Vec::new()));
+        cases
+    }
+
+    fn run_order(cases: &[Case], size_of: impl Fn(&dyn ErasedMemo) -> Option<u64>) -> Vec<String> {
+        let refs: Vec<&Case> = cases.iter().collect();
+        let mut schedule = Schedule::new(&refs);
+        let mut order = Vec::new();
+        while let Some(next) = schedule.next(&size_of) {
+            schedule.finish(next);
+            order.push(cases[next].id.clone());
+        }
+        order
+    }
+
+    #[test]
+    fn unknown_sizes_follow_the_declared_order_and_shared_memos() {
+        let cases = data_by_model();
+        let refs: Vec<&Case> = cases.iter().collect();
+        let order: Vec<&str> = Schedule::static_order(&refs)
+            .into_iter()
+            .map(|i| cases[i].id.as_str())
+            .collect();
+        // After d1m3, Data(1) is done but Model(3) has a case left: it runs next.
+        assert_eq!(
+            order,
+            ["d1m1", "d1m2", "d1m3", "d2m3", "d2m1", "d2m2", "plain"]
+        );
+    }
+
+    #[test]
+    fn once_the_models_are_known_to_be_large_the_run_goes_model_by_model() {
+        let cases = data_by_model();
+        let big_models = |memo: &dyn ErasedMemo| match memo.as_any().downcast_ref::<Model>() {
+            Some(_) => Some(512 << 20),
+            None => Some(4 << 20),
+        };
+        assert_eq!(
+            run_order(&cases, big_models),
+            ["d1m1", "d2m1", "d2m2", "d1m2", "d1m3", "d2m3", "plain"]
+        );
+        let big_data = |memo: &dyn ErasedMemo| match memo.as_any().downcast_ref::<Data>() {
+            Some(_) => Some(512 << 20),
+            None => Some(4 << 20),
+        };
+        assert_eq!(
+            run_order(&cases, big_data),
+            ["d1m1", "d1m2", "d1m3", "d2m3", "d2m1", "d2m2", "plain"]
+        );
+    }
+
+    #[test]
+    fn sizes_below_a_mebibyte_count_as_equal() {
+        let cases = data_by_model();
+        let tiny = |memo: &dyn ErasedMemo| {
+            Some(
+                memo.as_any()
+                    .downcast_ref::<Model>()
+                    .map_or(10, |_| 900_000),
+            )
+        };
+        assert_eq!(run_order(&cases, tiny)[..3], ["d1m1", "d1m2", "d1m3"]);
+    }
+
+    #[test]
+    fn finish_reports_each_memo_after_its_last_use() {
+        let cases = data_by_model();
+        let refs: Vec<&Case> = cases.iter().collect();
+        let mut schedule = Schedule::new(&refs);
+        let mut released = Vec::new();
+        while let Some(next) = schedule.next(|_| None) {
+            let unused: Vec<String> = schedule.finish(next).iter().map(|m| m.describe()).collect();
+            released.push((cases[next].id.clone(), unused));
+        }
+        let after = |id: &str| {
+            released
+                .iter()
+                .find(|(c, _)| c == id)
+                .map(|(_, u)| u.clone())
+                .unwrap()
+        };
+        assert!(after("d1m1").is_empty());
+        assert_eq!(after("d1m3"), ["Data(1)"]);
+        assert_eq!(after("d2m3"), ["Model(3)"]);
+        assert_eq!(after("d2m1"), ["Model(1)"]);
+        assert_eq!(after("d2m2"), ["Data(2)", "Model(2)"]);
+        assert!(after("plain").is_empty());
     }
 }

@@ -28,3 +28,73 @@ impl Selection {
             && (self.tags.is_empty() || self.tags.iter().any(|t| case.family.tags.contains(t)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::param::Params;
+    use crate::registry::{Body, FamilyInfo};
+
+    fn case(id: &str, tags: &[&str]) -> Case {
+        Case {
+            id: id.to_owned(),
+            family: Arc::new(FamilyInfo {
+                name: id.split('/').next().unwrap_or(id).to_owned(),
+                tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+                setup: None,
+                teardown: None,
+            }),
+            params: Params::default(),
+            body: Body::BrokenGrid(String::new()),
+        }
+    }
+
+    #[test]
+    fn an_empty_selection_selects_everything() {
+        assert!(Selection::default().selects(&case("any/x=1", &[])));
+    }
+
+    #[test]
+    fn filters_skips_and_tags_combine() {
+        let selection = Selection {
+            filters: vec!["acc".into(), "lat".into()],
+            skip: vec!["batch=64".into()],
+            tags: vec!["cpu".into()],
+            exact: false,
+        };
+        assert!(selection.selects(&case("accuracy/batch=32", &["cpu"])));
+        assert!(selection.selects(&case("latency/batch=32", &["gpu", "cpu"])));
+        assert!(
+            !selection.selects(&case("accuracy/batch=64", &["cpu"])),
+            "skipped"
+        );
+        assert!(
+            !selection.selects(&case("accuracy/batch=32", &["gpu"])),
+            "untagged"
+        );
+        assert!(
+            !selection.selects(&case("throughput/batch=32", &["cpu"])),
+            "unfiltered"
+        );
+    }
+
+    #[test]
+    fn exact_compares_whole_ids_for_filters_and_skips() {
+        let selection = Selection {
+            filters: vec!["startup".into()],
+            exact: true,
+            ..Selection::default()
+        };
+        assert!(selection.selects(&case("startup", &[])));
+        assert!(!selection.selects(&case("startup_cold", &[])));
+        let skip = Selection {
+            skip: vec!["startup".into()],
+            exact: true,
+            ..Selection::default()
+        };
+        assert!(skip.selects(&case("startup_cold", &[])));
+        assert!(!skip.selects(&case("startup", &[])));
+    }
+}
