@@ -21,7 +21,8 @@ fn side() -> usize {
         .unwrap_or(512)
 }
 
-/// A square matrix stored as `.npy`, generated from `seed` if missing.
+/// A square matrix stored as `.npy`, generated from `seed` if missing: the
+/// memo of each model and of the dataset.
 ///
 /// Its `Debug` form names the case in ids and records, so it is short and
 /// the same on every machine (no absolute path).
@@ -75,50 +76,10 @@ fn generate(side: usize, seed: u64) -> Array2<f64> {
     })
 }
 
-#[derive(Clone, Hash, PartialEq, Eq)]
-struct ModelMemo(MatrixFile);
-
-impl std::fmt::Debug for ModelMemo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl ModelMemo {
-    fn new(name: &'static str, seed: u64) -> Self {
-        Self(MatrixFile::new(name, seed))
-    }
-}
-
-impl Memo for ModelMemo {
+impl Memo for MatrixFile {
     type Value = Array2<f64>;
     fn compute(&self) -> nnbench::Result<Array2<f64>> {
-        self.0.load()
-    }
-    fn size_of(&self, value: &Array2<f64>) -> Option<u64> {
-        Some(std::mem::size_of_val(value.as_slice()?) as u64)
-    }
-}
-
-#[derive(Clone, Hash, PartialEq, Eq)]
-struct DataMemo(MatrixFile);
-
-impl std::fmt::Debug for DataMemo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl DataMemo {
-    fn new() -> Self {
-        Self(MatrixFile::new("data", 1000))
-    }
-}
-
-impl Memo for DataMemo {
-    type Value = Array2<f64>;
-    fn compute(&self) -> nnbench::Result<Array2<f64>> {
-        self.0.load()
+        self.load()
     }
     fn size_of(&self, value: &Array2<f64>) -> Option<u64> {
         Some(std::mem::size_of_val(value.as_slice()?) as u64)
@@ -128,14 +89,18 @@ impl Memo for DataMemo {
 /// Frees the model as soon as its case is done (automatic eviction would
 /// too; this is the explicit form, as hooks written by hand look).
 fn evict_model(_state: &State, params: &Params) {
-    if let Some(model) = params.memo::<ModelMemo>("model") {
+    if let Some(model) = params.memo::<MatrixFile>("model") {
         nnbench::memo::evict(model);
     }
 }
 
 #[nnbench::product(
-    model = [ModelMemo::new("model1", 1), ModelMemo::new("model2", 2), ModelMemo::new("model3", 3)],
-    data = [DataMemo::new()],
+    model = [
+        MatrixFile::new("model1", 1),
+        MatrixFile::new("model2", 2),
+        MatrixFile::new("model3", 3),
+    ],
+    data = [MatrixFile::new("data", 1000)],
     teardown = evict_model,
     tags = ["cpu"],
 )]
