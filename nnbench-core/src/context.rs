@@ -17,6 +17,7 @@ pub(crate) fn collect(dir: &Path, command: Vec<String>) -> Context {
         nnbench: env!("CARGO_PKG_VERSION").to_owned(),
         rustc: (!rustc.is_empty()).then(|| rustc.to_owned()),
         command,
+        gpu: crate::measure::gpu::context(),
     }
 }
 

@@ -4,6 +4,7 @@
 //! Use it through the `nnbench` crate, which re-exports this crate and adds
 //! the `#[benchmark]`, `#[parametrize]` and `#[product]` attributes.
 
+pub mod alloc;
 mod cli;
 mod context;
 mod error;

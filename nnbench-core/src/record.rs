@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
+use crate::measure::RssMethod;
+use crate::measure::gpu::GpuMethod;
+
 /// The version of the record's layout; it changes when a field changes meaning.
 pub const SCHEMA: u32 = 1;
 
@@ -273,6 +276,58 @@ pub struct Context {
     /// The command line of the run.
     #[serde(default)]
     pub command: Vec<String>,
+    /// The GPUs figures were taken on, or why there were none.
+    #[serde(default)]
+    pub gpu: GpuContext,
+}
+
+/// The GPUs of the machine, as NVML sees them.
+///
+/// # Example
+///
+/// ```
+/// # fn f(gpu: &nnbench::record::GpuContext) {
+/// match &gpu.reason {
+///     Some(why) => println!("no GPU figures: {why}"),
+///     None => println!("{} GPUs, driver {:?}", gpu.devices.len(), gpu.driver),
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuContext {
+    /// Whether GPU memory was measured.
+    pub available: bool,
+    /// Why it was not (no driver, no device, disabled).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The driver's version.
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// How per-case figures are taken.
+    #[serde(default)]
+    pub method: Option<GpuMethod>,
+    /// The devices.
+    #[serde(default)]
+    pub devices: Vec<GpuDevice>,
+}
+
+/// One GPU.
+///
+/// # Example
+///
+/// ```
+/// # fn f(d: &nnbench::record::GpuDevice) {
+/// println!("GPU {}: {:?}, {:?} bytes", d.index, d.name, d.memory_bytes);
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuDevice {
+    /// NVML's index of the device.
+    pub index: u32,
+    /// Its name.
+    pub name: Option<String>,
+    /// Its total memory.
+    pub memory_bytes: Option<u64>,
 }
 
 /// The machine a run ran on.
@@ -432,7 +487,7 @@ pub enum TimingMode {
     Once,
 }
 
-/// Resident memory of the process around one case.
+/// Memory of the process around one case.
 ///
 /// # Example
 ///
@@ -447,15 +502,32 @@ pub enum TimingMode {
 pub struct MemoryRecord {
     /// Resident memory when the case started, before its memos were resolved.
     pub rss_before_bytes: Option<u64>,
-    /// Peak resident memory during the case; `null` where the system refused
-    /// to reset the high-water mark, so no per-case peak is known.
+    /// Peak resident memory during the case (memo loading, hooks and call
+    /// included): memory that libtorch, BLAS or `mmap` allocate counts.
     pub rss_peak_bytes: Option<u64>,
     /// Resident memory after teardown and eviction.
     pub rss_after_bytes: Option<u64>,
-    /// Peak heap bytes, when a tracking allocator is installed.
+    /// How `rss_peak_bytes` was measured.
+    #[serde(default)]
+    pub rss_method: Option<RssMethod>,
+    /// Heap bytes live when the case started, when a
+    /// [`TrackingAllocator`](crate::alloc::TrackingAllocator) is installed.
+    #[serde(default)]
+    pub heap_before_bytes: Option<u64>,
+    /// Peak heap bytes during the case, when the tracker is installed.
     pub heap_peak_bytes: Option<u64>,
-    /// Peak GPU memory of the process, when a GPU is there to ask.
+    /// Allocations made during the case, when the tracker is installed.
+    #[serde(default)]
+    pub heap_allocations: Option<u64>,
+    /// Peak GPU memory during the case, when a GPU is there to ask; see
+    /// `gpu_method` for what it counts.
     pub gpu_peak_bytes: Option<u64>,
+    /// How `gpu_peak_bytes` was measured.
+    #[serde(default)]
+    pub gpu_method: Option<GpuMethod>,
+    /// Bytes the memo cache held when the case started.
+    #[serde(default)]
+    pub memo_resident_bytes: u64,
 }
 
 /// What one case did with the memo cache.
@@ -473,8 +545,32 @@ pub struct MemoRecord {
     pub hits: u64,
     /// The case's memos it computed.
     pub misses: u64,
-    /// The case's memos evicted after it, by its teardown or past their last use.
+    /// Memos evicted during the case: by its hooks, or by the runner
+    /// after their last use.
     pub evicted: Vec<String>,
+    /// Evicted memos whose value something else still held, so that its
+    /// memory was not freed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leaked: Vec<LeakRecord>,
+}
+
+/// A memo evicted while references to its value remained.
+///
+/// # Example
+///
+/// ```
+/// # fn f(case: &nnbench::CaseRecord) {
+/// for leak in &case.memo.leaked {
+///     eprintln!("{} is still held {} times", leak.memo, leak.references);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeakRecord {
+    /// The memo's description.
+    pub memo: String,
+    /// References to its value held outside the cache when it was evicted.
+    pub references: usize,
 }
 
 /// Why a case failed.
@@ -578,6 +674,7 @@ mod tests {
                 nnbench: "0.1.0".into(),
                 rustc: None,
                 command: vec!["sweep".into(), "--bench".into()],
+                gpu: GpuContext::default(),
             },
             cases: vec![CaseRecord {
                 id: "accuracy/model=m1".into(),
@@ -607,6 +704,7 @@ mod tests {
                     hits: 0,
                     misses: 1,
                     evicted: vec!["m1".into()],
+                    leaked: vec![],
                 },
             }],
             memo: RunMemoRecord::default(),

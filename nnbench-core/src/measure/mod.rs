@@ -1,3 +1,106 @@
-//! What the harness measures around a case: resident memory (time is taken around the call itself).
+//! What the harness measures around a case: resident memory (exact peak
+//! where the kernel resets its high-water mark, sampled elsewhere), heap
+//! (with [`alloc::TrackingAllocator`](crate::alloc::TrackingAllocator)) and
+//! GPU memory (through NVML). Time is taken around the call itself.
 
+pub mod gpu;
 pub mod rss;
+mod sampler;
+
+use serde::{Deserialize, Serialize};
+
+use crate::alloc;
+use crate::record::MemoryRecord;
+use gpu::GpuMethod;
+use sampler::Sampling;
+
+/// How a case's peak resident memory was measured.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::measure::RssMethod;
+/// assert_eq!(serde_json::to_string(&RssMethod::Hwm).unwrap(), "\"hwm\"");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RssMethod {
+    /// The kernel's high-water mark (`VmHWM`), reset before the case: exact.
+    Hwm,
+    /// The largest of samples taken every millisecond: a spike shorter
+    /// than that can be missed.
+    Sampled,
+}
+
+/// `NNBENCH_RSS=sampled` makes the runner sample even where the kernel
+/// could keep the peak, to compare the two or to test the fallback.
+fn sampling_forced() -> bool {
+    std::env::var("NNBENCH_RSS").is_ok_and(|v| v == "sampled")
+}
+
+/// Measurement of one case, from before its memos resolve until after
+/// its eviction.
+pub(crate) struct CaseMeter {
+    rss_before: Option<u64>,
+    rss_method: Option<RssMethod>,
+    heap_before: Option<u64>,
+    gpu: Option<(GpuMethod, Option<u64>)>,
+    sampling: Sampling,
+}
+
+impl CaseMeter {
+    pub(crate) fn start() -> Self {
+        let hwm = !sampling_forced() && rss::reset_peak();
+        let rss_before = rss::current_bytes();
+        let rss_method = match (hwm, rss_before) {
+            (true, _) => Some(RssMethod::Hwm),
+            (false, Some(_)) => Some(RssMethod::Sampled),
+            (false, None) => None,
+        };
+        alloc::reset_peak();
+        let heap_before = alloc::stats().map(|s| s.current_bytes);
+        let gpu = gpu::method().map(|method| (method, gpu::used_bytes()));
+        let sampling = Sampling {
+            rss: rss_method == Some(RssMethod::Sampled),
+            gpu: gpu.is_some(),
+        };
+        sampler::begin(sampling);
+        Self {
+            rss_before,
+            rss_method,
+            heap_before,
+            gpu,
+            sampling,
+        }
+    }
+
+    pub(crate) fn finish(self, memo_resident_bytes: u64) -> MemoryRecord {
+        let peaks = sampler::end(self.sampling);
+        let heap = alloc::stats();
+        let rss_peak_bytes = match self.rss_method {
+            Some(RssMethod::Hwm) => rss::peak_bytes(),
+            Some(RssMethod::Sampled) => peaks.rss,
+            None => None,
+        };
+        let gpu_peak_bytes = match self.gpu {
+            Some((GpuMethod::Process, _)) => peaks.gpu,
+            Some((GpuMethod::DeviceDelta, start)) => peaks
+                .gpu
+                .zip(start)
+                .map(|(peak, start)| peak.saturating_sub(start)),
+            None => None,
+        };
+        MemoryRecord {
+            rss_before_bytes: self.rss_before,
+            rss_peak_bytes,
+            rss_after_bytes: rss::current_bytes(),
+            rss_method: self.rss_method,
+            heap_before_bytes: self.heap_before,
+            heap_peak_bytes: heap.map(|h| h.peak_bytes),
+            heap_allocations: heap.map(|h| h.allocations),
+            gpu_peak_bytes,
+            gpu_method: self.gpu.map(|(method, _)| method),
+            memo_resident_bytes,
+        }
+    }
+}

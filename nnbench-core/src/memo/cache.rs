@@ -1,12 +1,13 @@
 //! The one global memo cache.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::erased::ErasedMemo;
+use super::journal::{self, Eviction};
 use super::{Memo, MemoError};
 use crate::measure::rss;
 use crate::panic_message;
@@ -21,9 +22,19 @@ struct Ready {
 
 struct Entry {
     memo: Box<dyn ErasedMemo>,
+    counters: Arc<TypeCounters>,
     /// `OnceLock` gives single flight: one caller computes, the others block
     /// until the value (or the failure) is there.
     outcome: OnceLock<Outcome>,
+}
+
+impl Entry {
+    fn ready(&self) -> Option<&Ready> {
+        match self.outcome.get() {
+            Some(Ok(ready)) => Some(ready),
+            _ => None,
+        }
+    }
 }
 
 /// Whether a resolve found the value or computed it.
@@ -59,13 +70,41 @@ pub struct MemoStats {
     pub evictions: u64,
 }
 
+/// [`MemoStats`] of the memos of one type, from
+/// [`memo::stats_by_type`](crate::memo::stats_by_type).
+///
+/// # Example
+///
+/// ```
+/// for t in nnbench::memo::stats_by_type() {
+///     println!("{}: {} entries, {} computes", t.type_name, t.stats.entries, t.computes);
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeStats {
+    /// The memo type's name, as `std::any::type_name` gives it.
+    pub type_name: &'static str,
+    /// Its counters; `entries` and `resident_bytes` are those held now.
+    pub stats: MemoStats,
+    /// Calls of its `compute`, failed ones included.
+    pub computes: u64,
+}
+
+/// Counters kept per memo type, shared by its entries.
 #[derive(Default)]
-pub(crate) struct Cache {
-    buckets: Mutex<HashMap<u64, Vec<Arc<Entry>>>>,
+struct TypeCounters {
+    type_name: &'static str,
     hits: AtomicU64,
     misses: AtomicU64,
     failures: AtomicU64,
     evictions: AtomicU64,
+}
+
+#[derive(Default)]
+pub(crate) struct Cache {
+    buckets: Mutex<HashMap<u64, Vec<Arc<Entry>>>>,
+    /// Per type, in the order types were first resolved.
+    types: Mutex<Vec<(TypeId, Arc<TypeCounters>)>>,
 }
 
 pub(crate) fn global() -> &'static Cache {
@@ -99,25 +138,54 @@ pub(crate) fn resolve_typed<M: Memo>(
     (typed, how)
 }
 
+/// A poisoned lock still guards consistent data: no user code runs while the
+/// maps are changed, only `Eq` and `Hash` while they are searched.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 impl Cache {
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Vec<Arc<Entry>>>> {
-        // A poisoned map is still consistent: no user code runs while it is
-        // mutated, only `Eq` while it is searched.
-        self.buckets.lock().unwrap_or_else(PoisonError::into_inner)
+    fn counters(&self, memo: &dyn ErasedMemo) -> Arc<TypeCounters> {
+        let mut types = lock(&self.types);
+        let id = memo.as_any().type_id();
+        if let Some((_, counters)) = types.iter().find(|(t, _)| *t == id) {
+            return Arc::clone(counters);
+        }
+        let counters = Arc::new(TypeCounters {
+            type_name: memo.type_name(),
+            ..TypeCounters::default()
+        });
+        types.push((id, Arc::clone(&counters)));
+        counters
     }
 
     fn entry(&self, memo: &dyn ErasedMemo) -> Arc<Entry> {
-        let mut buckets = self.lock();
-        let bucket = buckets.entry(memo.key_hash()).or_default();
+        let hash = memo.key_hash();
+        if let Some(entry) = self.find(hash, memo) {
+            return entry;
+        }
+        let counters = self.counters(memo);
+        let mut buckets = lock(&self.buckets);
+        let bucket = buckets.entry(hash).or_default();
+        // Another thread may have inserted it while the lock was released.
         if let Some(entry) = bucket.iter().find(|e| e.memo.same_as(memo)) {
             return Arc::clone(entry);
         }
         let entry = Arc::new(Entry {
             memo: memo.clone_boxed(),
+            counters,
             outcome: OnceLock::new(),
         });
         bucket.push(Arc::clone(&entry));
         entry
+    }
+
+    fn find(&self, hash: u64, memo: &dyn ErasedMemo) -> Option<Arc<Entry>> {
+        lock(&self.buckets)
+            .get(&hash)?
+            .iter()
+            .find(|e| e.memo.same_as(memo))
+            .cloned()
     }
 
     fn resolve(
@@ -133,12 +201,13 @@ impl Cache {
             how = Resolution::Computed;
             compute(&*entry.memo)
         });
+        let counters = &entry.counters;
         match how {
-            Resolution::Hit => self.hits.fetch_add(1, Relaxed),
-            Resolution::Computed => self.misses.fetch_add(1, Relaxed),
+            Resolution::Hit => counters.hits.fetch_add(1, Relaxed),
+            Resolution::Computed => counters.misses.fetch_add(1, Relaxed),
         };
         if how == Resolution::Computed && outcome.is_err() {
-            self.failures.fetch_add(1, Relaxed);
+            counters.failures.fetch_add(1, Relaxed);
         }
         let value = match outcome {
             Ok(ready) => Ok(Arc::clone(&ready.value)),
@@ -150,7 +219,7 @@ impl Cache {
     /// Removes the entries that `matches` picks; returns how many.
     fn remove_where(&self, mut matches: impl FnMut(&Entry) -> bool) -> usize {
         let removed: Vec<Arc<Entry>> = {
-            let mut buckets = self.lock();
+            let mut buckets = lock(&self.buckets);
             let mut removed = Vec::new();
             buckets.retain(|_, bucket| {
                 bucket.retain(|e| {
@@ -164,15 +233,16 @@ impl Cache {
             });
             removed
         };
-        self.evictions.fetch_add(removed.len() as u64, Relaxed);
-        // Values drop here, outside the lock: a value's Drop may be slow.
-        removed.len()
+        let count = removed.len();
+        // Values drop in `evicted`, outside the lock: a value's Drop may be slow.
+        removed.into_iter().for_each(evicted);
+        count
     }
 
     pub(crate) fn evict(&self, memo: &dyn ErasedMemo) -> bool {
         let hash = memo.key_hash();
         let removed = {
-            let mut buckets = self.lock();
+            let mut buckets = lock(&self.buckets);
             let Some(bucket) = buckets.get_mut(&hash) else {
                 return false;
             };
@@ -185,26 +255,23 @@ impl Cache {
             }
             entry
         };
-        self.evictions.fetch_add(1, Relaxed);
-        drop(removed);
+        evicted(removed);
         true
     }
 
     pub(crate) fn evict_value(&self, value: *const ()) -> bool {
-        self.remove_where(|e| match e.outcome.get() {
-            Some(Ok(ready)) => Arc::as_ptr(&ready.value).cast::<()>() == value,
-            _ => false,
+        self.remove_where(|e| {
+            e.ready()
+                .is_some_and(|ready| Arc::as_ptr(&ready.value).cast::<()>() == value)
         }) > 0
     }
 
     pub(crate) fn contains(&self, memo: &dyn ErasedMemo) -> bool {
-        self.lock()
-            .get(&memo.key_hash())
-            .is_some_and(|bucket| bucket.iter().any(|e| e.memo.same_as(memo)))
+        self.find(memo.key_hash(), memo).is_some()
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.lock().values().map(Vec::len).sum()
+        lock(&self.buckets).values().map(Vec::len).sum()
     }
 
     pub(crate) fn clear(&self) -> usize {
@@ -213,40 +280,80 @@ impl Cache {
 
     /// Bytes held by `memo`'s computed entry, if it has one.
     pub(crate) fn resident_bytes(&self, memo: &dyn ErasedMemo) -> Option<u64> {
-        let buckets = self.lock();
-        let entry = buckets
-            .get(&memo.key_hash())?
-            .iter()
-            .find(|e| e.memo.same_as(memo))?;
-        match entry.outcome.get() {
-            Some(Ok(ready)) => Some(ready.bytes),
-            _ => None,
-        }
+        let entry = self.find(memo.key_hash(), memo)?;
+        entry.ready().map(|ready| ready.bytes)
     }
 
     pub(crate) fn stats(&self) -> MemoStats {
-        let (entries, resident_bytes) = {
-            let buckets = self.lock();
-            let entries = buckets.values().map(Vec::len).sum();
-            let bytes = buckets
-                .values()
-                .flatten()
-                .filter_map(|e| match e.outcome.get() {
-                    Some(Ok(ready)) => Some(ready.bytes),
-                    _ => None,
-                })
-                .sum();
-            (entries, bytes)
-        };
-        MemoStats {
-            entries,
-            resident_bytes,
-            hits: self.hits.load(Relaxed),
-            misses: self.misses.load(Relaxed),
-            failures: self.failures.load(Relaxed),
-            evictions: self.evictions.load(Relaxed),
-        }
+        self.stats_by_type()
+            .iter()
+            .fold(MemoStats::default(), |total, t| MemoStats {
+                entries: total.entries + t.stats.entries,
+                resident_bytes: total.resident_bytes + t.stats.resident_bytes,
+                hits: total.hits + t.stats.hits,
+                misses: total.misses + t.stats.misses,
+                failures: total.failures + t.stats.failures,
+                evictions: total.evictions + t.stats.evictions,
+            })
     }
+
+    pub(crate) fn stats_by_type(&self) -> Vec<TypeStats> {
+        let types: Vec<Arc<TypeCounters>> = lock(&self.types)
+            .iter()
+            .map(|(_, c)| Arc::clone(c))
+            .collect();
+        let mut held: HashMap<*const TypeCounters, (usize, u64)> = HashMap::new();
+        for entry in lock(&self.buckets).values().flatten() {
+            let slot = held.entry(Arc::as_ptr(&entry.counters)).or_default();
+            slot.0 += 1;
+            slot.1 += entry.ready().map_or(0, |r| r.bytes);
+        }
+        types
+            .iter()
+            .map(|c| {
+                let (entries, resident_bytes) =
+                    held.get(&Arc::as_ptr(c)).copied().unwrap_or_default();
+                let misses = c.misses.load(Relaxed);
+                TypeStats {
+                    type_name: c.type_name,
+                    stats: MemoStats {
+                        entries,
+                        resident_bytes,
+                        hits: c.hits.load(Relaxed),
+                        misses,
+                        failures: c.failures.load(Relaxed),
+                        evictions: c.evictions.load(Relaxed),
+                    },
+                    computes: misses,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Counts, journals and drops an entry taken out of the cache, warning when
+/// its value outlives the eviction because something else still holds it.
+fn evicted(entry: Arc<Entry>) {
+    entry.counters.evictions.fetch_add(1, Relaxed);
+    // The entry's own reference is one of the count.
+    let others = entry
+        .ready()
+        .map_or(0, |ready| Arc::strong_count(&ready.value).saturating_sub(1));
+    let memo = entry.memo.describe();
+    if others > 0 {
+        eprintln!(
+            "warning: memo {memo} was evicted while {others} other reference{} to its value {} held \
+             elsewhere (a hook or static keeps an Arc?): its memory is not freed until {} dropped",
+            if others == 1 { "" } else { "s" },
+            if others == 1 { "is" } else { "are" },
+            if others == 1 { "it is" } else { "they are" },
+        );
+    }
+    journal::record(Eviction {
+        memo,
+        references: others,
+    });
+    drop(entry);
 }
 
 fn compute(memo: &dyn ErasedMemo) -> Outcome {

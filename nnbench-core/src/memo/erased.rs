@@ -25,6 +25,7 @@ pub(crate) trait ErasedMemo: Send + Sync + 'static {
     fn key_hash(&self) -> u64;
     /// The `Debug` form, which names the memo in ids, records and errors.
     fn describe(&self) -> String;
+    fn type_name(&self) -> &'static str;
     fn compute_erased(&self) -> Result<ErasedValue>;
     fn clone_boxed(&self) -> Box<dyn ErasedMemo>;
 }
@@ -44,6 +45,10 @@ impl<M: Memo> ErasedMemo for M {
 
     fn describe(&self) -> String {
         format!("{self:?}")
+    }
+
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<M>()
     }
 
     fn compute_erased(&self) -> Result<ErasedValue> {

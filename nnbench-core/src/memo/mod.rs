@@ -11,8 +11,9 @@
 mod cache;
 mod erased;
 mod error;
+pub(crate) mod journal;
 
-pub use cache::MemoStats;
+pub use cache::{MemoStats, TypeStats};
 pub use error::MemoError;
 
 #[cfg(test)]
@@ -236,6 +237,33 @@ pub fn clear() -> usize {
 /// ```
 pub fn stats() -> MemoStats {
     cache::global().stats()
+}
+
+/// [`stats`] per memo type, in the order the types were first resolved.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::Memo;
+///
+/// #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+/// struct Embeddings;
+/// impl Memo for Embeddings {
+///     type Value = Vec<f32>;
+///     fn compute(&self) -> nnbench::Result<Vec<f32>> { Ok(vec![0.0; 256]) }
+///     fn size_of(&self, v: &Vec<f32>) -> Option<u64> { Some(4 * v.len() as u64) }
+/// }
+///
+/// nnbench::memo::resolve(&Embeddings).unwrap();
+/// let mine = nnbench::memo::stats_by_type()
+///     .into_iter()
+///     .find(|t| t.type_name.ends_with("Embeddings"))
+///     .unwrap();
+/// assert_eq!((mine.stats.entries, mine.stats.resident_bytes, mine.computes), (1, 1024, 1));
+/// # nnbench::memo::evict(&Embeddings);
+/// ```
+pub fn stats_by_type() -> Vec<TypeStats> {
+    cache::global().stats_by_type()
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! The lifecycle of one case: resolve memos, setup, call, teardown, release,
-//! evict, measure. A failure in any step is recorded on the case; teardown
-//! and eviction still happen.
+//! The lifecycle of one case: resolve memos, setup, call, release the
+//! memos, teardown, evict, measure. A failure in any step is recorded on the
+//! case; teardown and eviction still happen.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -8,10 +8,10 @@ use std::time::Instant;
 use serde_json::Value as Json;
 
 use crate::__private::{Args, Hook, Timer};
-use crate::measure::rss;
-use crate::memo::{self, ErasedMemo, Resolution};
+use crate::measure::CaseMeter;
+use crate::memo::{self, ErasedMemo, Resolution, journal};
 use crate::panic_message;
-use crate::record::{CaseError, CaseRecord, MemoRecord, MemoryRecord, Stage, TimeRecord};
+use crate::record::{CaseError, CaseRecord, LeakRecord, MemoRecord, Stage, TimeRecord};
 use crate::registry::{Body, Case};
 use crate::{Error, Result, State};
 
@@ -23,21 +23,21 @@ pub(crate) fn run(
     unused: &[&dyn ErasedMemo],
     keep_memos: bool,
 ) -> CaseRecord {
+    let cache = memo::global_cache();
+    let memo_resident_bytes = cache.stats().resident_bytes;
+    journal::start();
+    let meter = CaseMeter::start();
     let mut failure = Failure::default();
-    let peak_known = rss::reset_peak();
-    let rss_before = rss::current_bytes();
 
     let load_start = Instant::now();
     let mut args = Args::with_len(case.params.len());
     let mut memo_record = MemoRecord::default();
-    let mut resolved: Vec<&dyn ErasedMemo> = Vec::new();
     for (index, memo) in case.params.memos() {
         let (value, how) = memo::resolve_erased(memo);
         match how {
             Resolution::Hit => memo_record.hits += 1,
             Resolution::Computed => memo_record.misses += 1,
         }
-        resolved.push(memo);
         match value {
             Ok(value) => args.set(index, value),
             Err(error) => failure.add(Stage::Memo, &Error::from(error)),
@@ -67,20 +67,24 @@ pub(crate) fn run(
             time = TimeRecord::once(elapsed.as_nanos() as f64);
         }
     }
-    failure.record(Stage::Teardown, run_hook(case.family.teardown, state, case));
-
-    // Release the case's references before evicting, so eviction frees.
+    // Release the case's references first, so that a memo the teardown (or
+    // the runner) evicts is freed, not reported as held elsewhere.
     drop(args);
+    failure.record(Stage::Teardown, run_hook(case.family.teardown, state, case));
     if !keep_memos {
         for memo in unused {
-            memo::global_cache().evict(*memo);
+            cache.evict(*memo);
         }
     }
-    memo_record.evicted = resolved
-        .iter()
-        .filter(|m| !memo::global_cache().contains(**m))
-        .map(|m| m.describe())
-        .collect();
+    for eviction in journal::take() {
+        if eviction.references > 0 {
+            memo_record.leaked.push(LeakRecord {
+                memo: eviction.memo.clone(),
+                references: eviction.references,
+            });
+        }
+        memo_record.evicted.push(eviction.memo);
+    }
 
     CaseRecord {
         id: case.id.clone(),
@@ -91,13 +95,7 @@ pub(crate) fn run(
         error: failure.into_record(),
         time,
         load_ns,
-        memory: MemoryRecord {
-            rss_before_bytes: rss_before,
-            rss_peak_bytes: if peak_known { rss::peak_bytes() } else { None },
-            rss_after_bytes: rss::current_bytes(),
-            heap_peak_bytes: None,
-            gpu_peak_bytes: None,
-        },
+        memory: meter.finish(memo_resident_bytes),
         memo: memo_record,
     }
 }

@@ -1,0 +1,147 @@
+//! GPU memory through NVML, which `nvml-wrapper` loads at run time: a binary
+//! built here runs on machines without a GPU or driver, and reports why
+//! there is no figure instead.
+//!
+//! NVML lists the processes using each GPU by PID. Inside a PID namespace (a
+//! container) those are host PIDs that never match this process's; there the
+//! figure falls back to the growth of the devices' used memory during the
+//! case, which counts other processes on the same GPUs too. The record says
+//! which method produced it.
+
+use std::sync::OnceLock;
+
+use nvml_wrapper::Nvml;
+use nvml_wrapper::enums::device::UsedGpuMemory;
+use serde::{Deserialize, Serialize};
+
+use crate::record::{GpuContext, GpuDevice};
+
+/// How a case's GPU figure was taken.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::measure::gpu::GpuMethod;
+/// assert_eq!(serde_json::to_string(&GpuMethod::DeviceDelta).unwrap(), "\"device_delta\"");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuMethod {
+    /// This process's own used memory, summed over the devices.
+    Process,
+    /// The devices' used memory minus what they used when the case started.
+    DeviceDelta,
+}
+
+struct Gpu {
+    nvml: Nvml,
+    devices: u32,
+    method: GpuMethod,
+    pid: u32,
+}
+
+fn gpu() -> Result<&'static Gpu, &'static str> {
+    static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+    GPU.get_or_init(init).as_ref().map_err(String::as_str)
+}
+
+fn init() -> Result<Gpu, String> {
+    if std::env::var_os("NNBENCH_NO_GPU").is_some() {
+        return Err("disabled by NNBENCH_NO_GPU".into());
+    }
+    // Driver installs ship libnvidia-ml.so.1; the unversioned name exists
+    // only where the development package is installed.
+    let nvml = Nvml::builder()
+        .lib_path("libnvidia-ml.so.1".as_ref())
+        .init()
+        .or_else(|_| Nvml::init())
+        .map_err(|e| format!("NVML is not available ({e}): no NVIDIA driver or GPU"))?;
+    let devices = nvml
+        .device_count()
+        .map_err(|e| format!("NVML could not count devices: {e}"))?;
+    if devices == 0 {
+        return Err("NVML found no GPU".into());
+    }
+    let method = if in_pid_namespace() {
+        GpuMethod::DeviceDelta
+    } else {
+        GpuMethod::Process
+    };
+    Ok(Gpu {
+        nvml,
+        devices,
+        method,
+        pid: std::process::id(),
+    })
+}
+
+/// Whether this process sees other PIDs than the host does: `NSpid` in
+/// `/proc/self/status` lists one PID per nested namespace.
+fn in_pid_namespace() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("NSpid:"))?;
+            Some(line.split_whitespace().count() > 2)
+        })
+        .unwrap_or(false)
+}
+
+/// Whether GPU figures can be taken, and the method they use.
+pub(crate) fn method() -> Option<GpuMethod> {
+    gpu().ok().map(|g| g.method)
+}
+
+/// GPU memory now, as the method counts it (absolute: the caller takes the
+/// delta for [`GpuMethod::DeviceDelta`]).
+pub(crate) fn used_bytes() -> Option<u64> {
+    let gpu = gpu().ok()?;
+    let mut total = 0u64;
+    for index in 0..gpu.devices {
+        let device = gpu.nvml.device_by_index(index).ok()?;
+        total += match gpu.method {
+            GpuMethod::DeviceDelta => device.memory_info().ok()?.used,
+            GpuMethod::Process => {
+                let mut processes = device.running_compute_processes().ok()?;
+                processes.extend(device.running_graphics_processes().unwrap_or_default());
+                processes
+                    .iter()
+                    .filter(|p| p.pid == gpu.pid)
+                    .map(|p| match p.used_gpu_memory {
+                        UsedGpuMemory::Used(bytes) => bytes,
+                        UsedGpuMemory::Unavailable => 0,
+                    })
+                    .max()
+                    .unwrap_or(0)
+            }
+        };
+    }
+    Some(total)
+}
+
+/// The GPUs and driver for the run's context, or why there are none.
+pub(crate) fn context() -> GpuContext {
+    match gpu() {
+        Err(reason) => GpuContext {
+            available: false,
+            reason: Some(reason.to_owned()),
+            ..GpuContext::default()
+        },
+        Ok(gpu) => GpuContext {
+            available: true,
+            reason: None,
+            driver: gpu.nvml.sys_driver_version().ok(),
+            method: Some(gpu.method),
+            devices: (0..gpu.devices)
+                .filter_map(|index| {
+                    let device = gpu.nvml.device_by_index(index).ok()?;
+                    Some(GpuDevice {
+                        index,
+                        name: device.name().ok(),
+                        memory_bytes: device.memory_info().ok().map(|m| m.total),
+                    })
+                })
+                .collect(),
+        },
+    }
+}

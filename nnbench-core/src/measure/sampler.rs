@@ -1,0 +1,131 @@
+//! A background thread that samples resident memory and GPU memory while a
+//! case runs (and sleeps parked otherwise), for the figures the kernel does
+//! not keep a high-water mark of.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
+
+use super::{gpu, rss};
+
+/// How often resident memory is sampled.
+pub(crate) const RSS_PERIOD: Duration = Duration::from_millis(1);
+/// How often GPU memory is sampled: an NVML query costs far more than a
+/// read of `/proc/self/statm`.
+pub(crate) const GPU_PERIOD: Duration = Duration::from_millis(5);
+
+/// What to sample during one case.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sampling {
+    pub rss: bool,
+    pub gpu: bool,
+}
+
+/// The peaks of one case.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Peaks {
+    pub rss: Option<u64>,
+    pub gpu: Option<u64>,
+}
+
+#[derive(Default)]
+struct State {
+    sampling: Sampling,
+    peaks: Peaks,
+    last_gpu: Option<Instant>,
+}
+
+impl State {
+    fn sample(&mut self) {
+        if self.sampling.rss
+            && let Some(now) = rss::current_bytes()
+        {
+            self.peaks.rss = Some(self.peaks.rss.map_or(now, |p| p.max(now)));
+        }
+        let gpu_due = self.last_gpu.is_none_or(|t| t.elapsed() >= GPU_PERIOD);
+        if self.sampling.gpu
+            && gpu_due
+            && let Some(now) = gpu::used_bytes()
+        {
+            self.last_gpu = Some(Instant::now());
+            self.peaks.gpu = Some(self.peaks.gpu.map_or(now, |p| p.max(now)));
+        }
+    }
+}
+
+struct Sampler {
+    /// Held while sampling, so that a sample never straddles two cases.
+    state: Mutex<State>,
+    active: AtomicBool,
+    thread: Thread,
+}
+
+fn sampler() -> &'static Arc<Sampler> {
+    static SAMPLER: OnceLock<Arc<Sampler>> = OnceLock::new();
+    SAMPLER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Arc<Sampler>>();
+        let handle = thread::Builder::new()
+            .name("nnbench-sampler".into())
+            .spawn(move || {
+                let Ok(sampler) = rx.recv() else { return };
+                loop {
+                    if sampler.active.load(Ordering::Acquire) {
+                        sampler
+                            .state
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .sample();
+                        thread::sleep(RSS_PERIOD);
+                    } else {
+                        thread::park();
+                    }
+                }
+            });
+        let thread = match &handle {
+            Ok(handle) => handle.thread().clone(),
+            // No thread: begin/end still take their own samples.
+            Err(_) => thread::current(),
+        };
+        let sampler = Arc::new(Sampler {
+            state: Mutex::new(State::default()),
+            active: AtomicBool::new(false),
+            thread,
+        });
+        if handle.is_ok() {
+            let _ = tx.send(Arc::clone(&sampler));
+        }
+        sampler
+    })
+}
+
+/// Starts sampling what `sampling` asks for, from a first sample now.
+pub(crate) fn begin(sampling: Sampling) {
+    if sampling == Sampling::default() {
+        return;
+    }
+    let sampler = sampler();
+    {
+        let mut state = sampler.state.lock().unwrap_or_else(PoisonError::into_inner);
+        *state = State {
+            sampling,
+            ..State::default()
+        };
+        state.sample();
+    }
+    sampler.active.store(true, Ordering::Release);
+    sampler.thread.unpark();
+}
+
+/// Stops sampling after a last sample; returns the peaks since [`begin`].
+pub(crate) fn end(sampling: Sampling) -> Peaks {
+    if sampling == Sampling::default() {
+        return Peaks::default();
+    }
+    let sampler = sampler();
+    sampler.active.store(false, Ordering::Release);
+    let mut state = sampler.state.lock().unwrap_or_else(PoisonError::into_inner);
+    state.last_gpu = None;
+    state.sample();
+    state.peaks
+}
