@@ -474,3 +474,126 @@ fn one_memo_in_two_parameters_is_one_entry() {
     );
     assert!(!nnbench::memo::contains(&Shared));
 }
+
+// --- memory of memos ----------------------------------------------------------
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Held(u8);
+
+static HELD_ALIVE: AtomicUsize = AtomicUsize::new(0);
+
+struct HeldValue;
+
+impl Drop for HeldValue {
+    fn drop(&mut self) {
+        HELD_ALIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Memo for Held {
+    type Value = HeldValue;
+    fn compute(&self) -> nnbench::Result<HeldValue> {
+        HELD_ALIVE.fetch_add(1, Ordering::SeqCst);
+        Ok(HeldValue)
+    }
+    fn size_of(&self, _: &HeldValue) -> Option<u64> {
+        Some(3 << 20)
+    }
+}
+
+static KEPT_BY_HOOK: Mutex<Vec<Arc<HeldValue>>> = Mutex::new(Vec::new());
+
+/// Keeps a reference to memo 2's value: its eviction cannot free it.
+fn keep_a_reference(_: &State, params: &Params) {
+    if let Some(memo) = params.memo::<Held>("held").filter(|m| m.0 == 2) {
+        KEPT_BY_HOOK
+            .lock()
+            .unwrap()
+            .push(nnbench::memo::resolve(memo).unwrap());
+    }
+}
+
+#[nnbench::product(held = [Held(1), Held(2)], twice = [1, 2], teardown = keep_a_reference)]
+fn held_memos(held: &HeldValue, twice: u8) -> u8 {
+    let _ = held;
+    twice
+}
+
+#[test]
+fn an_evicted_value_still_referenced_is_reported_and_others_are_freed() {
+    let record = quiet().filter("held_memos/").run().unwrap();
+    assert_eq!(record.failed(), 0);
+    let leaks: Vec<_> = record
+        .cases
+        .iter()
+        .flat_map(|c| c.memo.leaked.clone())
+        .collect();
+    assert_eq!(leaks.len(), 1, "{leaks:?}");
+    assert_eq!(leaks[0].memo, "Held(2)");
+    assert_eq!(
+        leaks[0].references, 2,
+        "the hook kept two Arcs, one per case"
+    );
+    assert_eq!(
+        HELD_ALIVE.load(Ordering::SeqCst),
+        1,
+        "Held(1) was freed on eviction, Held(2) was not"
+    );
+    KEPT_BY_HOOK.lock().unwrap().clear();
+    assert_eq!(HELD_ALIVE.load(Ordering::SeqCst), 0);
+
+    // The second case of each memo starts with that memo resident.
+    let resident: Vec<u64> = record
+        .cases
+        .iter()
+        .map(|c| c.memory.memo_resident_bytes)
+        .collect();
+    assert!(
+        resident[1] >= 3 << 20 && resident[3] >= 3 << 20,
+        "{resident:?}"
+    );
+}
+
+#[test]
+fn without_a_gpu_the_context_says_why_and_figures_are_null() {
+    let record = quiet().filter("select_beta").run().unwrap();
+    let gpu = &record.context.gpu;
+    if gpu.available {
+        assert!(gpu.method.is_some() && !gpu.devices.is_empty());
+    } else {
+        assert!(gpu.reason.as_deref().is_some_and(|r| !r.is_empty()));
+        assert_eq!(record.cases[0].memory.gpu_peak_bytes, None);
+        assert_eq!(record.cases[0].memory.gpu_method, None);
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Reported;
+
+impl Memo for Reported {
+    type Value = [u8; 4];
+    fn compute(&self) -> nnbench::Result<[u8; 4]> {
+        Ok([0; 4])
+    }
+    fn size_of(&self, _: &[u8; 4]) -> Option<u64> {
+        Some(4)
+    }
+}
+
+#[test]
+fn the_cache_report_lists_memo_types() {
+    nnbench::memo::resolve(&Reported).unwrap();
+    nnbench::memo::resolve(&Reported).unwrap();
+    let report = nnbench::memo::report();
+    let row = report
+        .lines()
+        .find(|l| l.contains("runner::Reported"))
+        .unwrap_or_else(|| panic!("{report}"));
+    let cells: Vec<&str> = row
+        .split(['│', '┆'])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(cells, ["runner::Reported", "1", "4 B", "1", "1", "1", "0"]);
+    nnbench::memo::evict(&Reported);
+}

@@ -8,10 +8,13 @@
 //! # fn main() {}
 //! ```
 //!
-//! The counters are process-wide atomics updated without locks; one
-//! allocation plus its deallocation costs about 4 ns more than the system
-//! allocator alone (`cargo bench --bench memory` measures it side by side).
-//! Without the tracker installed, `heap_*` fields of records are `null`.
+//! The counters are process-wide atomics updated without locks (four atomic
+//! additions per allocation and its deallocation). Measured side by side by
+//! `cargo bench --bench memory` on a 2-core x86-64 VM: an allocation and
+//! deallocation of 64 bytes took 23 ns through the tracker against 7 ns
+//! through the system allocator alone, +16 ns per pair. Use one tracker, as
+//! the global allocator: every instance counts into the same counters.
+//! Without it, the `heap_*` fields of records are `null`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};

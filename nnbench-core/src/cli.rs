@@ -34,6 +34,10 @@ pub(crate) struct Cli {
     /// Keep memos in the cache after their last use.
     #[arg(long)]
     keep_memos: bool,
+    /// Print, at the end, what the memo cache holds and did, per memo type
+    /// (also NNBENCH_PRINT_CACHE_SIZE=1).
+    #[arg(long)]
+    print_cache: bool,
     /// Also write the record to FILE (.json, or .ndjson for one case per line).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -61,6 +65,7 @@ impl Cli {
                 exact: self.exact,
             })
             .keep_memos(self.keep_memos)
+            .print_cache(self.print_cache || env_flag("NNBENCH_PRINT_CACHE_SIZE"))
             .quiet(self.quiet);
         match &self.out {
             Some(out) => runner.out(out),
@@ -102,4 +107,9 @@ pub(crate) fn main(bench: &str, manifest_dir: &str) -> ! {
             std::process::exit(1)
         }
     }
+}
+
+/// Whether the environment variable is set to something other than `0` or empty.
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
 }

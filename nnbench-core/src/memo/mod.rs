@@ -12,6 +12,7 @@ mod cache;
 mod erased;
 mod error;
 pub(crate) mod journal;
+mod report;
 
 pub use cache::{MemoStats, TypeStats};
 pub use error::MemoError;
@@ -264,6 +265,20 @@ pub fn stats() -> MemoStats {
 /// ```
 pub fn stats_by_type() -> Vec<TypeStats> {
     cache::global().stats_by_type()
+}
+
+/// The cache report that `--print-cache` (or `NNBENCH_PRINT_CACHE_SIZE=1`)
+/// prints at the end of a run: per memo type, entries, resident bytes,
+/// hits, misses, computes and evictions.
+///
+/// # Example
+///
+/// ```
+/// let report = nnbench::memo::report();
+/// assert!(report.contains("memo type") && report.contains("evictions"));
+/// ```
+pub fn report() -> String {
+    report::render(&stats_by_type())
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ use select::Selection;
 pub struct Runner {
     selection: Selection,
     keep_memos: bool,
+    print_cache: bool,
     quiet: bool,
     out: Option<PathBuf>,
     name: Option<String>,
@@ -147,6 +148,20 @@ impl Runner {
     /// ```
     pub fn keep_memos(mut self, keep: bool) -> Self {
         self.keep_memos = keep;
+        self
+    }
+
+    /// Prints the memo cache report ([`memo::report`](crate::memo::report))
+    /// at the end of the run, even when quiet.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().print_cache(true);
+    /// # let _ = runner;
+    /// ```
+    pub fn print_cache(mut self, print: bool) -> Self {
+        self.print_cache = print;
         self
     }
 
@@ -305,6 +320,9 @@ impl Runner {
             memo: memo_record(stats_before, cache.stats()),
         };
         console.summary(&record);
+        if self.print_cache {
+            println!("\n{}", memo::report());
+        }
         if let Some(dir) = &self.latest_dir {
             record.write(dir.join("latest.json"))?;
         }

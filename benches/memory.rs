@@ -1,0 +1,228 @@
+//! Memory figures, each measured side by side in one run:
+//!
+//! 1. the seed sweep with 128 MiB models: the run's peak resident memory
+//!    divided by the largest model, with automatic eviction and without;
+//! 2. the per-case cost of resetting and reading the peak, in a small
+//!    process and with 1 GiB and 4 GiB resident;
+//! 3. the cost per allocation of the tracking allocator against the system
+//!    allocator alone.
+//!
+//! `cargo bench --bench memory` (`NNBENCH_MEMORY_N` sets the models' side;
+//! default 4096, 128 MiB each).
+
+#[path = "support/matrices.rs"]
+mod matrices;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::time::Instant;
+
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use ndarray::Array2;
+use nnbench::Runner;
+use nnbench::alloc::TrackingAllocator;
+use nnbench::measure::rss;
+use nnbench::report::{format_bytes, format_ns};
+
+#[global_allocator]
+static ALLOC: TrackingAllocator = TrackingAllocator::system();
+
+const MIB: u64 = 1 << 20;
+
+fn side() -> usize {
+    std::env::var("NNBENCH_MEMORY_N")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(4096)
+}
+
+/// The seed sweep without any teardown: only the runner evicts.
+#[nnbench::product(model = matrices::models(side()), data = [matrices::dataset(side())])]
+fn memory_sweep(model: &Array2<f64>, data: &Array2<f64>) -> f64 {
+    matrices::accuracy(model, data)
+}
+
+/// The largest per-case peak of a run of the sweep.
+fn sweep_peak(keep_memos: bool) -> u64 {
+    let record = Runner::new()
+        .filter("memory_sweep/")
+        .keep_memos(keep_memos)
+        .quiet(true)
+        .run()
+        .unwrap_or_else(|e| panic!("the sweep could not run: {e:#}"));
+    assert_eq!(
+        record.failed(),
+        0,
+        "the sweep failed: {:?}",
+        record.cases[0].error
+    );
+    nnbench::memo::clear();
+    record
+        .cases
+        .iter()
+        .filter_map(|c| c.memory.rss_peak_bytes)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Median over `batches` of the time per call of `f`, called `calls` times
+/// a batch.
+fn median_ns(batches: usize, calls: u32, mut f: impl FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..batches)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..calls {
+                f();
+            }
+            start.elapsed().as_nanos() as f64 / f64::from(calls)
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// What the runner does per case for resident memory: reset, read now,
+/// read the peak, read now again.
+fn reset_and_read() {
+    black_box(rss::reset_peak());
+    black_box(rss::current_bytes());
+    black_box(rss::peak_bytes());
+    black_box(rss::current_bytes());
+}
+
+/// Holds `bytes` resident while measuring [`reset_and_read`].
+fn reset_cost_with_resident(bytes: usize) -> f64 {
+    let mut ballast = vec![0u8; bytes];
+    for page in ballast.chunks_mut(4096) {
+        page[0] = 1;
+    }
+    let cost = median_ns(21, 200, reset_and_read);
+    black_box(&ballast);
+    cost
+}
+
+/// Median ns per alloc + dealloc of 64 bytes through `allocator`, with
+/// batches alternating between the two allocators so both see the same
+/// machine.
+fn allocation_costs() -> (f64, f64) {
+    let layout = Layout::from_size_align(64, 8).expect("a valid layout");
+    let pair = |allocator: &dyn GlobalAlloc| {
+        // SAFETY: the pointer comes from the same allocator with the same layout.
+        unsafe {
+            let ptr = allocator.alloc(layout);
+            black_box(ptr);
+            if !ptr.is_null() {
+                allocator.dealloc(ptr, layout);
+            }
+        }
+    };
+    let (mut system, mut tracked) = (Vec::new(), Vec::new());
+    for _ in 0..31 {
+        system.push(median_ns(1, 100_000, || pair(&System)));
+        tracked.push(median_ns(1, 100_000, || pair(&ALLOC)));
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (median(system), median(tracked))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--list") {
+        println!("memory: bench");
+        return;
+    }
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    if !filters.is_empty() && !filters.iter().any(|f| "memory".contains(f.as_str())) {
+        return;
+    }
+
+    let largest = (side() * side() * std::mem::size_of::<f64>()) as u64;
+    let auto = sweep_peak(false);
+    let kept = sweep_peak(true);
+    let ratio = |peak: u64| peak as f64 / largest as f64;
+    let allowance = 1.05 + 16.0 * MIB as f64 / largest as f64;
+
+    let small = median_ns(21, 2000, reset_and_read);
+    let one_gib = reset_cost_with_resident(1 << 30);
+    let four_gib = reset_cost_with_resident(4 << 30);
+    let (system, tracked) = allocation_costs();
+
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(["figure", "measured", "target / reference"]);
+    table.add_row([
+        format!(
+            "sweep peak RSS / largest model ({}), automatic eviction",
+            format_bytes(largest)
+        ),
+        format!("{:.3} ({})", ratio(auto), format_bytes(auto)),
+        format!(
+            "<= 1.05 + 16 MiB = {allowance:.3} {}; Python nnbench 0.4 with teardown eviction: 2.07",
+            if ratio(auto) <= allowance {
+                "(met)"
+            } else {
+                "(MISSED)"
+            }
+        ),
+    ]);
+    table.add_row([
+        "sweep peak RSS / largest model, --keep-memos".to_owned(),
+        format!("{:.3} ({})", ratio(kept), format_bytes(kept)),
+        "Python nnbench 0.4 without eviction: 3.04".to_owned(),
+    ]);
+    table.add_row([
+        "reset + read of the peak per case, small process".to_owned(),
+        format_ns(small),
+        format!(
+            "<= 20 µs {}",
+            if small <= 20_000.0 {
+                "(met)"
+            } else {
+                "(MISSED)"
+            }
+        ),
+    ]);
+    table.add_row([
+        "  with 1 GiB resident".to_owned(),
+        format!("{} ({:.2}x small)", format_ns(one_gib), one_gib / small),
+        String::new(),
+    ]);
+    table.add_row([
+        "  with 4 GiB resident".to_owned(),
+        format!("{} ({:.2}x small)", format_ns(four_gib), four_gib / small),
+        String::new(),
+    ]);
+    table.add_row([
+        "alloc + dealloc of 64 B, system allocator".to_owned(),
+        format_ns(system),
+        String::new(),
+    ]);
+    table.add_row([
+        "  through TrackingAllocator".to_owned(),
+        format!(
+            "{} ({:.2}x, +{:.1} ns)",
+            format_ns(tracked),
+            tracked / system,
+            tracked - system
+        ),
+        String::new(),
+    ]);
+    println!("{table}");
+    println!(
+        "medians of repeated batches; peak per case from {:?}",
+        rss_method()
+    );
+}
+
+fn rss_method() -> &'static str {
+    if rss::reset_peak() {
+        "VmHWM, reset per case"
+    } else {
+        "1 ms sampling"
+    }
+}

@@ -1,0 +1,32 @@
+//! The cache report: per memo type, what the cache holds and did.
+
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+
+use super::TypeStats;
+use crate::report::format_bytes;
+
+/// A table of `stats`, one row per memo type.
+pub(super) fn render(stats: &[TypeStats]) -> String {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "memo type",
+        "entries",
+        "resident",
+        "hits",
+        "misses",
+        "computes",
+        "evictions",
+    ]);
+    for t in stats {
+        table.add_row([
+            t.type_name.to_owned(),
+            t.stats.entries.to_string(),
+            format_bytes(t.stats.resident_bytes),
+            t.stats.hits.to_string(),
+            t.stats.misses.to_string(),
+            t.computes.to_string(),
+            t.stats.evictions.to_string(),
+        ]);
+    }
+    format!("memo cache\n{table}")
+}
