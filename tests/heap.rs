@@ -23,7 +23,12 @@ fn heap_many_small() -> usize {
 
 #[test]
 fn heap_peak_is_exact_to_4_kib_and_allocations_are_counted() {
-    let record = Runner::new().filter("heap_").quiet(true).run().unwrap();
+    let record = Runner::new()
+        .filter("heap_")
+        .test_mode(true)
+        .quiet(true)
+        .run()
+        .unwrap();
     let big = &record.case("heap_ten_mib").unwrap().memory;
     let growth = big.heap_peak_bytes.unwrap() - big.heap_before_bytes.unwrap();
     assert!(

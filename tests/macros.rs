@@ -7,7 +7,12 @@ use nnbench::{Memo, RunRecord, Runner};
 use serde::Serialize;
 
 fn run(filter: &str) -> RunRecord {
-    Runner::new().filter(filter).quiet(true).run().expect("run")
+    Runner::new()
+        .filter(filter)
+        .test_mode(true)
+        .quiet(true)
+        .run()
+        .expect("run")
 }
 
 fn ids(filter: &str) -> Vec<String> {
@@ -250,6 +255,7 @@ fn name_and_tags_options_are_recorded() {
         .filter("renamed")
         .exact(true)
         .quiet(true)
+        .test_mode(true)
         .run()
         .unwrap();
     assert_eq!(record.cases.len(), 1);

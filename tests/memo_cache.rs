@@ -29,7 +29,7 @@ fn layer_sum(model: &[f32], scale: f32) -> f32 {
 #[test]
 fn the_cache_is_empty_after_a_run_and_len_clear_and_stats_agree() {
     assert!(nnbench::memo::is_empty());
-    let record = Runner::new().quiet(true).run().unwrap();
+    let record = Runner::new().test_mode(true).quiet(true).run().unwrap();
     assert_eq!(record.failed(), 0);
     assert_eq!(record.cases.len(), 6);
     assert_eq!(COMPUTES.load(Ordering::SeqCst), 3);

@@ -79,7 +79,7 @@ fn check(record: &nnbench::RunRecord, method: RssMethod) {
 
 #[test]
 fn peak_rss_is_per_case_and_within_2_percent_plus_4_mib() {
-    let exact = Runner::new().quiet(true).run().unwrap();
+    let exact = Runner::new().test_mode(true).quiet(true).run().unwrap();
     if std::fs::write("/proc/self/clear_refs", b"5").is_ok() {
         check(&exact, RssMethod::Hwm);
     } else {
@@ -88,6 +88,6 @@ fn peak_rss_is_per_case_and_within_2_percent_plus_4_mib() {
 
     // SAFETY: this binary's only test; no other thread reads the environment.
     unsafe { std::env::set_var("NNBENCH_RSS", "sampled") };
-    let sampled = Runner::new().quiet(true).run().unwrap();
+    let sampled = Runner::new().test_mode(true).quiet(true).run().unwrap();
     check(&sampled, RssMethod::Sampled);
 }

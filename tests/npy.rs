@@ -50,6 +50,7 @@ fn a_hostile_file_fails_only_its_own_case_and_names_the_file() {
     let record = Runner::new()
         .filter("vector_sum/")
         .quiet(true)
+        .test_mode(true)
         .run()
         .unwrap();
     assert_eq!(record.cases.len(), 3);

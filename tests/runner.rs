@@ -7,7 +7,7 @@ use nnbench::record::Stage;
 use nnbench::{Memo, Params, Runner, State};
 
 fn quiet() -> Runner {
-    Runner::new().quiet(true)
+    Runner::new().quiet(true).test_mode(true)
 }
 
 // --- selection --------------------------------------------------------------

@@ -2,11 +2,12 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Parser;
 
-use crate::Runner;
 use crate::runner::select::Selection as CaseSelection;
+use crate::{Runner, Sampling, Timing};
 
 /// Flags of a bench binary: `cargo bench [--bench NAME] -- [FLAGS]`.
 #[derive(Debug, Parser)]
@@ -44,9 +45,75 @@ pub(crate) struct Cli {
     /// Print no progress lines and no table.
     #[arg(short, long)]
     quiet: bool,
-    /// Passed by `cargo bench`; accepted and ignored.
-    #[arg(long, hide = true)]
+    /// Record no memory figures.
+    #[arg(long)]
+    no_memory: bool,
+
+    /// Time every case with one call.
+    #[arg(long, conflicts_with = "sampled", help_heading = "Timing")]
+    once: bool,
+    /// Let criterion sample every case.
+    #[arg(long, help_heading = "Timing")]
+    sampled: bool,
+    /// First-call duration from which automatic timing keeps one call
+    /// (seconds, or a duration such as 250ms).
+    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Timing")]
+    auto_threshold: Option<Duration>,
+    /// Samples criterion takes (at least 10).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(10..), help_heading = "Timing")]
+    sample_size: Option<u64>,
+    /// Warm-up before sampling (seconds, or a duration such as 500ms).
+    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Timing")]
+    warm_up_time: Option<Duration>,
+    /// Time spent sampling (seconds, or a duration such as 2s).
+    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Timing")]
+    measurement_time: Option<Duration>,
+    /// Save criterion's estimates under this baseline.
+    #[arg(long, value_name = "NAME", help_heading = "Timing")]
+    save_baseline: Option<String>,
+    /// Compare against this baseline, without overwriting it.
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "save_baseline",
+        help_heading = "Timing"
+    )]
+    baseline: Option<String>,
+
+    /// Given by `cargo bench`: measure. Without it (`cargo test --benches`)
+    /// each case runs once, quickly.
+    #[arg(long, help_heading = "Test harness compatibility")]
     bench: bool,
+    /// Run only ignored cases; nnbench ignores none, so this selects nothing.
+    #[arg(long, help_heading = "Test harness compatibility")]
+    ignored: bool,
+    /// Accepted for libtest compatibility (every case is included).
+    #[arg(long, hide = true)]
+    include_ignored: bool,
+    /// Accepted for libtest compatibility (output is never captured).
+    #[arg(long, hide = true)]
+    nocapture: bool,
+    /// Accepted for libtest compatibility (cases run one at a time).
+    #[arg(long, hide = true, value_name = "N")]
+    test_threads: Option<usize>,
+    /// The format of --list: `pretty` or `terse` (the same: `ID: benchmark`).
+    #[arg(long, value_name = "FORMAT", value_parser = ["pretty", "terse"], help_heading = "Test harness compatibility")]
+    format: Option<String>,
+}
+
+/// Seconds (`1.5`) or a duration (`500ms`, `2s`).
+fn duration(text: &str) -> Result<Duration, String> {
+    let parsed = match text.parse::<f64>() {
+        Ok(seconds) => Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string()),
+        Err(_) => humantime::parse_duration(text).map_err(|e| e.to_string()),
+    };
+    match parsed {
+        Ok(d) if d.is_zero() => Err("must be longer than zero".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!(
+            "{e} (write seconds, such as 1.5, or a duration, such as 500ms)"
+        )),
+    }
 }
 
 impl Cli {
@@ -57,16 +124,39 @@ impl Cli {
     }
 
     pub(crate) fn runner(&self) -> Runner {
-        let runner = Runner::new()
+        let mut runner = Runner::new()
             .set_selection(CaseSelection {
                 filters: self.filters.clone(),
                 skip: self.skip.clone(),
                 tags: self.tags.clone(),
                 exact: self.exact,
+                nothing: self.ignored,
+            })
+            .record_memory(!self.no_memory)
+            .test_mode(!self.bench)
+            .sampling(Sampling {
+                sample_size: self.sample_size.map(|n| n as usize),
+                warm_up: self.warm_up_time,
+                measurement_time: self.measurement_time,
             })
             .keep_memos(self.keep_memos)
             .print_cache(self.print_cache || env_flag("NNBENCH_PRINT_CACHE_SIZE"))
             .quiet(self.quiet);
+        if self.once {
+            runner = runner.timing(Timing::Once);
+        }
+        if self.sampled {
+            runner = runner.timing(Timing::Sampled);
+        }
+        if let Some(threshold) = self.auto_threshold {
+            runner = runner.auto_threshold(threshold);
+        }
+        if let Some(name) = &self.save_baseline {
+            runner = runner.save_baseline(name);
+        }
+        if let Some(name) = &self.baseline {
+            runner = runner.baseline(name);
+        }
         match &self.out {
             Some(out) => runner.out(out),
             None => runner,
@@ -82,7 +172,7 @@ pub(crate) fn main(bench: &str, manifest_dir: &str) -> ! {
     let runner = cli.runner();
     if cli.list {
         for id in runner.list() {
-            println!("{id}: bench");
+            println!("{id}: benchmark");
         }
         std::process::exit(0);
     }

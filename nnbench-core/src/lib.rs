@@ -17,6 +17,7 @@ mod registry;
 pub mod report;
 mod runner;
 mod state;
+mod timing;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -28,6 +29,7 @@ pub use param::{Param, Params};
 pub use record::{CaseRecord, RecordError, RunRecord};
 pub use runner::Runner;
 pub use state::State;
+pub use timing::{DEFAULT_AUTO_THRESHOLD, Sampling, Timing};
 
 /// Cargo's target folder, where bench binaries keep their records and
 /// benches can keep the data they generate: `CARGO_TARGET_DIR` if set, else

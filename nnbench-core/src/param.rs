@@ -92,9 +92,22 @@ impl Param {
 
     /// The form used in case ids: strings bare, everything else as JSON.
     pub(crate) fn label(&self) -> String {
-        match self.description() {
-            Json::String(s) => s,
-            other => other.to_string(),
+        let mut label = String::new();
+        self.write_label(&mut label);
+        label
+    }
+
+    fn write_label(&self, out: &mut String) {
+        use fmt::Write as _;
+        match &self.kind {
+            ParamKind::Memo(memo) => out.push_str(&memo.describe()),
+            ParamKind::Plain {
+                description: Json::String(s),
+                ..
+            } => out.push_str(s),
+            ParamKind::Plain { description, .. } => {
+                let _ = write!(out, "{description}");
+            }
         }
     }
 }
@@ -236,13 +249,17 @@ impl Params {
             .collect()
     }
 
-    /// `name=label,name=label`, the part of a case id after the family.
-    pub(crate) fn label(&self) -> String {
-        self.params
-            .iter()
-            .map(|p| format!("{}={}", p.name, p.label()))
-            .collect::<Vec<_>>()
-            .join(",")
+    /// `family/name=label,name=label`: a case's id.
+    pub(crate) fn id(&self, family: &str) -> String {
+        let mut id = String::with_capacity(family.len() + 16 * self.params.len());
+        id.push_str(family);
+        for (i, param) in self.params.iter().enumerate() {
+            id.push(if i == 0 { '/' } else { ',' });
+            id.push_str(param.name);
+            id.push('=');
+            param.write_label(&mut id);
+        }
+        id
     }
 
     pub(crate) fn memos(&self) -> impl Iterator<Item = (usize, &dyn ErasedMemo)> {

@@ -25,6 +25,10 @@ pub struct Family {
     pub tags: &'static [&'static str],
     pub setup: Option<Hook>,
     pub teardown: Option<Hook>,
+    /// The `timing` option; `None` leaves it to the run.
+    pub timing: Option<crate::Timing>,
+    /// The `sample_size`, `warm_up` and `measurement_time` options.
+    pub sampling: crate::Sampling,
     /// Builds the family's cases in declared order.
     pub cases: fn() -> Vec<CaseSpec>,
 }
@@ -88,16 +92,41 @@ impl Args {
     }
 }
 
-/// Times the user's function alone: argument fetching and metric
-/// serialization stay outside.
-#[derive(Default)]
+/// Times the user's function alone (argument fetching and metric
+/// serialization stay outside), called `iters` times in a row.
 pub struct Timer {
+    iters: u64,
     elapsed: Option<Duration>,
 }
 
+impl Default for Timer {
+    fn default() -> Self {
+        Self::new(1)
+    }
+}
+
 impl Timer {
-    pub fn time<R>(&mut self, f: impl FnOnce() -> R) -> R {
+    pub(crate) fn new(iters: u64) -> Self {
+        Self {
+            iters: iters.max(1),
+            elapsed: None,
+        }
+    }
+
+    /// Calls `f` `iters` times; returns the last value, or the first that
+    /// `failed` picks (an `Err`). The others are dropped inside the timed
+    /// region, as criterion's `iter` drops them.
+    #[inline(never)]
+    pub fn time<R>(&mut self, mut f: impl FnMut() -> R, failed: impl Fn(&R) -> bool) -> R {
         let start = Instant::now();
+        for _ in 1..self.iters {
+            let out = f();
+            if failed(&out) {
+                self.elapsed = Some(start.elapsed());
+                return out;
+            }
+            std::hint::black_box(out);
+        }
         let out = std::hint::black_box(f());
         self.elapsed = Some(start.elapsed());
         out
@@ -216,6 +245,26 @@ impl<'a, T> Probe<'a, T> {
 
     pub fn fetch(&self, _: &Args, _: usize, _: &str) -> Result<PlainArg<'a, T>> {
         Ok(PlainArg(self.0))
+    }
+}
+
+/// Whether a return value is a failure, classified like [`Probe`]: an
+/// `Err` is, anything else is not.
+pub struct Check<'a, T>(pub &'a T);
+
+pub trait CheckResult {
+    fn failed(&self) -> bool;
+}
+
+impl<T, E> CheckResult for &Check<'_, std::result::Result<T, E>> {
+    fn failed(&self) -> bool {
+        self.0.is_err()
+    }
+}
+
+impl<T> Check<'_, T> {
+    pub fn failed(&self) -> bool {
+        false
     }
 }
 

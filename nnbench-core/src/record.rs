@@ -485,6 +485,8 @@ pub enum TimingMode {
     /// One call, its duration.
     #[default]
     Once,
+    /// criterion sampled the function; the figures are per call.
+    Sampled,
 }
 
 /// Memory of the process around one case.

@@ -16,6 +16,8 @@ pub(crate) struct FamilyInfo {
     pub tags: Vec<String>,
     pub setup: Option<Hook>,
     pub teardown: Option<Hook>,
+    pub timing: Option<crate::Timing>,
+    pub sampling: crate::Sampling,
 }
 
 /// One case of the registry.
@@ -53,10 +55,12 @@ pub(crate) fn cases() -> Vec<Case> {
             tags: family.tags.iter().map(|t| (*t).to_owned()).collect(),
             setup: family.setup,
             teardown: family.teardown,
+            timing: family.timing,
+            sampling: family.sampling,
         });
         match catch_unwind(AssertUnwindSafe(family.cases)) {
             Ok(specs) => cases.extend(specs.into_iter().map(|spec| Case {
-                id: case_id(&info.name, &spec.params),
+                id: spec.params.id(&info.name),
                 family: Arc::clone(&info),
                 params: spec.params,
                 body: Body::Call(spec.call),
@@ -82,14 +86,6 @@ fn qualified(family: &Family) -> String {
     match family.module_path.split_once("::") {
         Some((_, module)) => format!("{module}::{}", family.name),
         None => family.name.to_owned(),
-    }
-}
-
-fn case_id(family: &str, params: &Params) -> String {
-    if params.is_empty() {
-        family.to_owned()
-    } else {
-        format!("{family}/{}", params.label())
     }
 }
 

@@ -21,6 +21,26 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
     let tags = options.tags.iter();
     let setup = hook(options.setup.as_ref());
     let teardown = hook(options.teardown.as_ref());
+    let timing = match &options.timing {
+        Some(mode) => {
+            let variant = match mode.to_string().as_str() {
+                "once" => quote!(Once),
+                "sampled" => quote!(Sampled),
+                _ => quote!(Auto),
+            };
+            quote!(::core::option::Option::Some(::nnbench::Timing::#variant))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let sample_size = optional(options.sample_size.map(|n| quote!(#n)));
+    let duration = |d: Option<std::time::Duration>| {
+        optional(d.map(|d| {
+            let nanos = d.as_nanos() as u64;
+            quote!(::core::time::Duration::from_nanos(#nanos))
+        }))
+    };
+    let warm_up = duration(options.warm_up);
+    let measurement_time = duration(options.measurement_time);
     let build = cases(plan);
     quote! {
         #function
@@ -28,7 +48,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
         const _: () = {
             #[allow(unused_imports)]
             use #krate::{
-                MemoValue as _, ResultReturn as _, SerializeValue as _,
+                CheckResult as _, MemoValue as _, ResultReturn as _, SerializeValue as _,
             };
 
             fn __nnbench_cases() -> ::std::vec::Vec<#krate::CaseSpec> {
@@ -44,6 +64,12 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
                     tags: &[#(#tags),*],
                     setup: #setup,
                     teardown: #teardown,
+                    timing: #timing,
+                    sampling: ::nnbench::Sampling {
+                        sample_size: #sample_size,
+                        warm_up: #warm_up,
+                        measurement_time: #measurement_time,
+                    },
                     cases: __nnbench_cases,
                 }
             }
@@ -73,6 +99,13 @@ fn is_literal(expr: &Expr) -> bool {
             r.start.as_deref().is_none_or(is_literal) && r.end.as_deref().is_none_or(is_literal)
         }
         _ => false,
+    }
+}
+
+fn optional(value: Option<TokenStream>) -> TokenStream {
+    match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
     }
 }
 
@@ -222,14 +255,22 @@ fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
             let #arg = #fetch_call?;
             let #typed: #ty = #convert;
         });
-        passed.push(typed);
+        // The function may be called many times in a row when sampled: a
+        // value it owns is cloned for each call.
+        passed.push(match param.passing {
+            Passing::Ref(_) => quote!(#typed),
+            Passing::Arc | Passing::Value => quote!(::core::clone::Clone::clone(&#typed)),
+        });
     }
     quote! {
         #krate::CaseSpec::new(
             ::std::vec![#(#params),*],
             move |__args: &#krate::Args, __timer: &mut #krate::Timer| {
                 #(#fetches)*
-                let __returned = __timer.time(|| #function(#(#passed),*));
+                let __returned = __timer.time(
+                    || #function(#(#passed),*),
+                    |__returned| (&&#krate::Check(__returned)).failed(),
+                );
                 (&&#krate::Ret::new(__returned)).metric()
             },
         )

@@ -32,7 +32,7 @@ use parse::Kind;
 ///     (0..1000).sum()
 /// }
 ///
-/// let record = nnbench::Runner::new().filter("sum_1k").quiet(true).run().unwrap();
+/// let record = nnbench::Runner::new().filter("sum_1k").test_mode(true).quiet(true).run().unwrap();
 /// assert_eq!(record.cases[0].value, 499500);
 /// ```
 #[proc_macro_attribute]
@@ -110,7 +110,7 @@ pub fn parametrize(args: TokenStream, item: TokenStream) -> TokenStream {
 ///     model.iter().take(batch).sum()
 /// }
 ///
-/// let record = nnbench::Runner::new().filter("score/").quiet(true).run().unwrap();
+/// let record = nnbench::Runner::new().filter("score/").test_mode(true).quiet(true).run().unwrap();
 /// assert_eq!(record.cases.len(), 4);
 /// assert_eq!(record.cases[0].id, r#"score/model=Model("small"),batch=32"#);
 /// assert!(!nnbench::memo::contains(&Model("small")), "evicted after its last use");

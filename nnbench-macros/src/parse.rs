@@ -1,5 +1,7 @@
 //! Parsing of the attributes' arguments.
 
+use std::time::Duration;
+
 use proc_macro2::Span;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
@@ -31,7 +33,15 @@ pub(crate) struct Options {
     pub tags: Vec<LitStr>,
     pub setup: Option<Expr>,
     pub teardown: Option<Expr>,
+    pub timing: Option<Ident>,
+    pub sample_size: Option<usize>,
+    pub warm_up: Option<Duration>,
+    pub measurement_time: Option<Duration>,
 }
+
+/// The options' names, for messages.
+const OPTIONS: &str =
+    "name, tags, setup, teardown, timing, sample_size, warm_up and measurement_time";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -204,6 +214,69 @@ impl Sorted {
                     .map(|e| string_literal(e, "a tag"))
                     .collect::<syn::Result<_>>()?;
             }
+            "timing" => {
+                if self.options.timing.is_some() {
+                    return Err(duplicate());
+                }
+                let mode = match &value {
+                    Expr::Path(p) => p.path.get_ident().cloned(),
+                    _ => None,
+                }
+                .filter(|m| ["once", "sampled", "auto"].contains(&m.to_string().as_str()));
+                let Some(mode) = mode else {
+                    return Err(syn::Error::new(
+                        value.span(),
+                        "timing is `once`, `sampled` or `auto`",
+                    ));
+                };
+                self.options.timing = Some(mode);
+            }
+            "sample_size" => {
+                if self.options.sample_size.is_some() {
+                    return Err(duplicate());
+                }
+                let size = match &value {
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(n),
+                        ..
+                    }) => n.base10_parse::<usize>().ok(),
+                    _ => None,
+                };
+                match size {
+                    Some(n) if n >= 10 => self.options.sample_size = Some(n),
+                    _ => {
+                        return Err(syn::Error::new(
+                            value.span(),
+                            "sample_size is a whole number of at least 10 (criterion's minimum)",
+                        ));
+                    }
+                }
+            }
+            "warm_up" | "measurement_time" => {
+                let slot = if name == "warm_up" {
+                    &mut self.options.warm_up
+                } else {
+                    &mut self.options.measurement_time
+                };
+                if slot.is_some() {
+                    return Err(duplicate());
+                }
+                let text =
+                    string_literal(&value, &format!("{name} (a duration such as \"500ms\")"))?;
+                let duration = humantime::parse_duration(&text.value()).map_err(|e| {
+                    syn::Error::new(
+                        text.span(),
+                        format!("{name}: {e}; write a duration such as \"500ms\" or \"2s\""),
+                    )
+                })?;
+                if duration.is_zero() {
+                    return Err(syn::Error::new(
+                        text.span(),
+                        format!("{name} must be longer than zero"),
+                    ));
+                }
+                *slot = Some(duration);
+            }
             "setup" | "teardown" => {
                 let slot = if name == "setup" {
                     &mut self.options.setup
@@ -232,7 +305,7 @@ impl Sorted {
                 return Err(syn::Error::new(
                     name.span(),
                     format!(
-                        "unknown option `{name}`: {} takes name, tags, setup and teardown",
+                        "unknown option `{name}`: {} takes {OPTIONS}",
                         self.kind.attribute()
                     ),
                 ));

@@ -6,6 +6,7 @@
 pub mod gpu;
 pub mod rss;
 mod sampler;
+pub(crate) mod time;
 
 use serde::{Deserialize, Serialize};
 
@@ -77,8 +78,12 @@ impl CaseMeter {
     pub(crate) fn finish(self, memo_resident_bytes: u64) -> MemoryRecord {
         let peaks = sampler::end(self.sampling);
         let heap = alloc::stats();
+        let (hwm, rss_after_bytes) = match self.rss_method {
+            Some(RssMethod::Hwm) => rss::peak_and_current_bytes(),
+            _ => (None, rss::current_bytes()),
+        };
         let rss_peak_bytes = match self.rss_method {
-            Some(RssMethod::Hwm) => rss::peak_bytes(),
+            Some(RssMethod::Hwm) => hwm,
             Some(RssMethod::Sampled) => peaks.rss,
             None => None,
         };
@@ -93,7 +98,7 @@ impl CaseMeter {
         MemoryRecord {
             rss_before_bytes: self.rss_before,
             rss_peak_bytes,
-            rss_after_bytes: rss::current_bytes(),
+            rss_after_bytes,
             rss_method: self.rss_method,
             heap_before_bytes: self.heap_before,
             heap_peak_bytes: heap.map(|h| h.peak_bytes),

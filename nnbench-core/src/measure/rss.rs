@@ -29,7 +29,13 @@ pub fn current_bytes() -> Option<u64> {
 /// }
 /// ```
 pub fn peak_bytes() -> Option<u64> {
-    imp::peak_bytes()
+    imp::peak_and_current_bytes().0
+}
+
+/// [`peak_bytes`] and [`current_bytes`] from one read, where the system
+/// gives both at once.
+pub(crate) fn peak_and_current_bytes() -> (Option<u64>, Option<u64>) {
+    imp::peak_and_current_bytes()
 }
 
 /// Resets the peak to the current resident memory; returns whether the
@@ -52,11 +58,36 @@ pub fn reset_peak() -> bool {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use std::fs;
+    use std::fs::{File, OpenOptions};
+    use std::os::unix::fs::FileExt;
+    use std::sync::OnceLock;
 
-    /// Reads fields of `/proc/self/status` given in kB, in bytes.
-    fn status_kib(field: &str) -> Option<u64> {
-        let status = fs::read_to_string("/proc/self/status").ok()?;
+    /// `/proc/self/...` files stay open: a positioned read or write at 0
+    /// regenerates them, and saves an open and a close per measurement.
+    struct Proc {
+        statm: Option<File>,
+        status: Option<File>,
+        clear_refs: Option<File>,
+    }
+
+    fn proc() -> &'static Proc {
+        static PROC: OnceLock<Proc> = OnceLock::new();
+        PROC.get_or_init(|| Proc {
+            statm: File::open("/proc/self/statm").ok(),
+            status: File::open("/proc/self/status").ok(),
+            clear_refs: OpenOptions::new()
+                .write(true)
+                .open("/proc/self/clear_refs")
+                .ok(),
+        })
+    }
+
+    fn read(file: Option<&File>, buffer: &mut [u8]) -> Option<usize> {
+        file?.read_at(buffer, 0).ok()
+    }
+
+    /// The value of a `status` field given in kB, in bytes.
+    fn field_kib(status: &str, field: &str) -> Option<u64> {
         let line = status.lines().find(|l| l.starts_with(field))?;
         let kib: u64 = line[field.len()..]
             .trim()
@@ -68,22 +99,33 @@ mod imp {
     }
 
     pub(super) fn current_bytes() -> Option<u64> {
-        // statm is shorter to read and parse than status: "size resident ...".
-        let statm = fs::read_to_string("/proc/self/statm").ok()?;
-        let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+        // statm ("size resident shared ...", in pages) is far cheaper for
+        // the kernel to produce than status.
+        let mut buffer = [0u8; 128];
+        let len = read(proc().statm.as_ref(), &mut buffer)?;
+        let text = std::str::from_utf8(&buffer[..len]).ok()?;
+        let pages: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
         Some(pages * page_size())
     }
 
-    pub(super) fn peak_bytes() -> Option<u64> {
-        status_kib("VmHWM:")
+    pub(super) fn peak_and_current_bytes() -> (Option<u64>, Option<u64>) {
+        let mut buffer = [0u8; 4096];
+        let Some(len) = read(proc().status.as_ref(), &mut buffer) else {
+            return (None, None);
+        };
+        let text = String::from_utf8_lossy(&buffer[..len]);
+        (field_kib(&text, "VmHWM:"), field_kib(&text, "VmRSS:"))
     }
 
     pub(super) fn reset_peak() -> bool {
-        fs::write("/proc/self/clear_refs", b"5").is_ok()
+        proc()
+            .clear_refs
+            .as_ref()
+            .is_some_and(|file| file.write_at(b"5", 0).is_ok())
     }
 
     fn page_size() -> u64 {
-        static PAGE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        static PAGE: OnceLock<u64> = OnceLock::new();
         // SAFETY: sysconf only reads a system constant.
         *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
             size if size > 0 => size as u64,
@@ -107,8 +149,8 @@ mod imp {
         Some(system.process(pid)?.memory())
     }
 
-    pub(super) fn peak_bytes() -> Option<u64> {
-        None
+    pub(super) fn peak_and_current_bytes() -> (Option<u64>, Option<u64>) {
+        (None, current_bytes())
     }
 
     pub(super) fn reset_peak() -> bool {

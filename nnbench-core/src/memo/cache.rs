@@ -284,6 +284,16 @@ impl Cache {
         entry.ready().map(|ready| ready.bytes)
     }
 
+    /// Bytes held by all computed entries (the `resident_bytes` of
+    /// [`stats`](Self::stats), without the rest).
+    pub(crate) fn resident_total(&self) -> u64 {
+        lock(&self.buckets)
+            .values()
+            .flatten()
+            .filter_map(|e| e.ready().map(|r| r.bytes))
+            .sum()
+    }
+
     pub(crate) fn stats(&self) -> MemoStats {
         self.stats_by_type()
             .iter()

@@ -6,7 +6,7 @@ use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED}
 use serde_json::Value as Json;
 
 use super::{format_bytes, format_ns};
-use crate::record::{CaseRecord, RunRecord};
+use crate::record::{CaseRecord, RunRecord, TimingMode};
 
 /// Prints progress and the final table, unless quiet.
 pub(crate) struct Console {
@@ -65,7 +65,7 @@ impl Console {
         table
             .load_style(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header(["case", "value", "time", "load", "peak RSS"]);
+            .set_header(["case", "value", "time", "load", "peak RSS", "GPU"]);
         for case in &record.cases {
             let value = match &case.error {
                 None => metric(&case.value),
@@ -74,13 +74,10 @@ impl Console {
             table.add_row([
                 Cell::new(&case.id),
                 Cell::new(value),
-                Cell::new(if case.time.samples > 0 {
-                    format_ns(case.time.median_ns)
-                } else {
-                    "-".into()
-                }),
+                Cell::new(time(case)),
                 Cell::new(format_ns(case.load_ns as f64)),
                 Cell::new(case.memory.rss_peak_bytes.map_or("-".into(), format_bytes)),
+                Cell::new(case.memory.gpu_peak_bytes.map_or("-".into(), format_bytes)),
             ]);
         }
         let failed = record.failed();
@@ -124,8 +121,20 @@ fn metric(value: &Json) -> String {
     }
 }
 
+/// Once: the call's time. Sampled: the median per call, its spread and
+/// the number of samples.
 fn time(case: &CaseRecord) -> String {
-    format_ns(case.time.median_ns)
+    let t = &case.time;
+    match t.mode {
+        _ if t.samples == 0 => "-".into(),
+        TimingMode::Once => format_ns(t.median_ns),
+        TimingMode::Sampled => format!(
+            "{} ± {} ({}×)",
+            format_ns(t.median_ns),
+            format_ns(t.std_ns),
+            t.samples
+        ),
+    }
 }
 
 fn load(case: &CaseRecord) -> String {

@@ -7,6 +7,7 @@
 /// ```
 /// use nnbench::report::format_ns;
 /// assert_eq!(format_ns(850.0), "850 ns");
+/// assert_eq!(format_ns(3.25), "3.25 ns");
 /// assert_eq!(format_ns(12_345.0), "12.3 µs");
 /// assert_eq!(format_ns(1_500_000_000.0), "1.50 s");
 /// ```
@@ -17,11 +18,7 @@ pub fn format_ns(ns: f64) -> String {
         .copied()
         .find(|&(scale, _)| ns.abs() >= scale)
         .unwrap_or((1.0, "ns"));
-    if unit == "ns" {
-        format!("{ns:.0} ns")
-    } else {
-        format!("{} {unit}", three_digits(ns / scale))
-    }
+    format!("{} {unit}", three_digits(ns / scale))
 }
 
 /// A size in bytes, in binary units (KiB, MiB, GiB, TiB).

@@ -7,28 +7,56 @@ use std::time::Instant;
 
 use serde_json::Value as Json;
 
-use crate::__private::{Args, Hook, Timer};
+use super::timed::{self, Engine, RunTiming};
+use crate::__private::{Args, Hook};
 use crate::measure::CaseMeter;
 use crate::memo::{self, ErasedMemo, Resolution, journal};
 use crate::panic_message;
-use crate::record::{CaseError, CaseRecord, LeakRecord, MemoRecord, Stage, TimeRecord};
+use crate::record::{
+    CaseError, CaseRecord, LeakRecord, MemoRecord, MemoryRecord, Stage, TimeRecord,
+};
 use crate::registry::{Body, Case};
 use crate::{Error, Result, State};
+
+/// What the run asks of each case.
+pub(crate) struct Settings<'a> {
+    pub keep_memos: bool,
+    pub record_memory: bool,
+    pub timing: &'a RunTiming,
+}
+
+/// Where a case stands in its family, for the [`State`] its hooks receive.
+#[derive(Clone, Copy)]
+pub(crate) struct Place {
+    pub family_size: usize,
+    pub family_index: usize,
+}
 
 /// Runs `case` and evicts `unused` (memos no later case needs) unless
 /// `keep_memos`.
 pub(crate) fn run(
     case: &Case,
-    state: &State,
+    place: Place,
     unused: &[&dyn ErasedMemo],
-    keep_memos: bool,
+    settings: &Settings<'_>,
+    engine: &mut Engine,
 ) -> CaseRecord {
     let cache = memo::global_cache();
-    let memo_resident_bytes = cache.stats().resident_bytes;
+    let (memo_resident_bytes, meter) = if settings.record_memory {
+        (cache.resident_total(), Some(CaseMeter::start()))
+    } else {
+        (0, None)
+    };
     journal::start();
-    let meter = CaseMeter::start();
     let mut failure = Failure::default();
 
+    // Made only for families with hooks: the owned strings cost a case.
+    let state = (case.family.setup.is_some() || case.family.teardown.is_some()).then(|| State {
+        name: case.id.clone(),
+        family: case.family.name.clone(),
+        family_size: place.family_size,
+        family_index: place.family_index,
+    });
     let load_start = Instant::now();
     let mut args = Args::with_len(case.params.len());
     let mut memo_record = MemoRecord::default();
@@ -49,7 +77,10 @@ pub(crate) fn run(
         failure.add(Stage::Grid, &Error::msg(message));
     }
     if failure.is_clear() {
-        failure.record(Stage::Setup, run_hook(case.family.setup, state, case));
+        failure.record(
+            Stage::Setup,
+            run_hook(case.family.setup, state.as_ref(), case),
+        );
     }
     let mut value = Json::Null;
     let mut time = TimeRecord {
@@ -58,20 +89,20 @@ pub(crate) fn run(
         ..TimeRecord::default()
     };
     if let (true, Body::Call(call)) = (failure.is_clear(), &case.body) {
-        let mut timer = Timer::default();
-        match guarded(|| call(&args, &mut timer)) {
-            Ok(metric) => value = metric,
+        let plan = timed::plan(settings.timing, case.family.timing, case.family.sampling);
+        match guarded(|| engine.time(&case.id, &**call, &args, &plan)) {
+            Ok((metric, timed)) => (value, time) = (metric, timed),
             Err(error) => failure.add(Stage::Call, &error),
-        }
-        if let Some(elapsed) = timer.elapsed() {
-            time = TimeRecord::once(elapsed.as_nanos() as f64);
         }
     }
     // Release the case's references first, so that a memo the teardown (or
     // the runner) evicts is freed, not reported as held elsewhere.
     drop(args);
-    failure.record(Stage::Teardown, run_hook(case.family.teardown, state, case));
-    if !keep_memos {
+    failure.record(
+        Stage::Teardown,
+        run_hook(case.family.teardown, state.as_ref(), case),
+    );
+    if !settings.keep_memos {
         for memo in unused {
             cache.evict(*memo);
         }
@@ -95,15 +126,15 @@ pub(crate) fn run(
         error: failure.into_record(),
         time,
         load_ns,
-        memory: meter.finish(memo_resident_bytes),
+        memory: meter.map_or_else(MemoryRecord::default, |m| m.finish(memo_resident_bytes)),
         memo: memo_record,
     }
 }
 
-fn run_hook(hook: Option<Hook>, state: &State, case: &Case) -> Result<()> {
-    match hook {
-        Some(hook) => guarded(|| hook(state, &case.params)),
-        None => Ok(()),
+fn run_hook(hook: Option<Hook>, state: Option<&State>, case: &Case) -> Result<()> {
+    match (hook, state) {
+        (Some(hook), Some(state)) => guarded(|| hook(state, &case.params)),
+        _ => Ok(()),
     }
 }
 

@@ -4,6 +4,7 @@
 mod case;
 mod schedule;
 pub(crate) mod select;
+mod timed;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -13,10 +14,11 @@ use crate::memo;
 use crate::record::{OutputFormat, RunMemoRecord, RunRecord, SCHEMA};
 use crate::registry::{self, Case};
 use crate::report::Console;
-use crate::{Result, State, context};
+use crate::{Result, context};
 
 use schedule::Schedule;
 use select::Selection;
+use timed::{Engine, RunTiming};
 
 /// Runs the cases registered by `#[benchmark]`, `#[parametrize]` and
 /// `#[product]` in this binary, and returns the run record.
@@ -32,7 +34,7 @@ use select::Selection;
 ///     2 + 2
 /// }
 ///
-/// let record = nnbench::Runner::new().filter("two_plus_two").quiet(true).run().unwrap();
+/// let record = nnbench::Runner::new().filter("two_plus_two").test_mode(true).quiet(true).run().unwrap();
 /// assert_eq!(record.cases.len(), 1);
 /// assert_eq!(record.cases[0].value, 4);
 /// ```
@@ -41,6 +43,8 @@ pub struct Runner {
     selection: Selection,
     keep_memos: bool,
     print_cache: bool,
+    skip_memory: bool,
+    timing: RunTiming,
     quiet: bool,
     out: Option<PathBuf>,
     name: Option<String>,
@@ -165,6 +169,106 @@ impl Runner {
         self
     }
 
+    /// Times every case this way, whatever its family says (by default each
+    /// family's `timing` option, else [`Timing::Auto`](crate::Timing::Auto)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().timing(nnbench::Timing::Sampled);
+    /// # let _ = runner;
+    /// ```
+    pub fn timing(mut self, timing: crate::Timing) -> Self {
+        self.timing.timing = Some(timing);
+        self
+    }
+
+    /// Sampling settings that override every family's.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let quick = nnbench::Sampling { sample_size: Some(10), ..Default::default() };
+    /// let runner = nnbench::Runner::new().sampling(quick);
+    /// # let _ = runner;
+    /// ```
+    pub fn sampling(mut self, sampling: crate::Sampling) -> Self {
+        self.timing.sampling = sampling;
+        self
+    }
+
+    /// The first-call duration from which [`Timing::Auto`](crate::Timing::Auto)
+    /// keeps a case to one call (default 100 ms).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().auto_threshold(std::time::Duration::from_millis(20));
+    /// # let _ = runner;
+    /// ```
+    pub fn auto_threshold(mut self, threshold: std::time::Duration) -> Self {
+        self.timing.auto_threshold = threshold;
+        self
+    }
+
+    /// Test mode: each case runs once, quickly, whatever its timing, as
+    /// `cargo test --benches` runs bench binaries.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// #[nnbench::benchmark(timing = sampled)]
+    /// fn tiny() -> u8 { 1 }
+    ///
+    /// let record = nnbench::Runner::new().filter("tiny").test_mode(true).quiet(true).run().unwrap();
+    /// assert_eq!(record.cases[0].time.samples, 1);
+    /// ```
+    pub fn test_mode(mut self, test: bool) -> Self {
+        self.timing.test_mode = test;
+        self
+    }
+
+    /// Saves criterion's estimates of sampled cases under baseline `name`
+    /// (criterion's `--save-baseline`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().save_baseline("main");
+    /// # let _ = runner;
+    /// ```
+    pub fn save_baseline(mut self, name: impl Into<String>) -> Self {
+        self.timing.baselines.save = Some(name.into());
+        self
+    }
+
+    /// Compares sampled cases against baseline `name` without overwriting it
+    /// (criterion's `--baseline`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().baseline("main");
+    /// # let _ = runner;
+    /// ```
+    pub fn baseline(mut self, name: impl Into<String>) -> Self {
+        self.timing.baselines.compare = Some(name.into());
+        self
+    }
+
+    /// Records no memory figures (they cost about 10 µs a case).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().record_memory(false);
+    /// # let _ = runner;
+    /// ```
+    pub fn record_memory(mut self, record: bool) -> Self {
+        self.skip_memory = !record;
+        self
+    }
+
     /// Prints nothing: no progress lines, no table.
     ///
     /// # Example
@@ -271,7 +375,7 @@ impl Runner {
     /// #[nnbench::benchmark(tags = ["doc"])]
     /// fn answer() -> u8 { 42 }
     ///
-    /// let record = nnbench::Runner::new().tag("doc").quiet(true).run().unwrap();
+    /// let record = nnbench::Runner::new().tag("doc").test_mode(true).quiet(true).run().unwrap();
     /// assert_eq!(record.failed(), 0);
     /// ```
     pub fn run(&self) -> Result<RunRecord> {
@@ -282,7 +386,15 @@ impl Runner {
         let selected = self.select(&cases);
         let started_at = context::now_rfc3339();
         let repo_dir = self.repo_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-        let context = context::collect(&repo_dir, std::env::args().collect());
+        // The context (git, host, GPU) takes milliseconds to gather: it is
+        // gathered beside the cases rather than before them.
+        let command: Vec<String> = std::env::args().collect();
+        let context = std::thread::Builder::new()
+            .name("nnbench-context".into())
+            .spawn({
+                let (dir, command) = (repo_dir.clone(), command.clone());
+                move || context::collect(&dir, command)
+            });
 
         let mut family_sizes: HashMap<&str, usize> = HashMap::new();
         for case in &selected {
@@ -294,23 +406,34 @@ impl Runner {
         let mut records = Vec::with_capacity(selected.len());
         let cache = memo::global_cache();
         let stats_before = cache.stats();
+        let settings = case::Settings {
+            keep_memos: self.keep_memos,
+            record_memory: !self.skip_memory,
+            timing: &self.timing,
+        };
+        let mut engine = Engine::new(self.timing.baselines.clone());
         while let Some(at) = schedule.next(|m| cache.resident_bytes(m)) {
             let case = selected[at];
             let unused = schedule.finish(at);
             let family = case.family.name.as_str();
             let index = family_seen.entry(family).or_default();
-            let state = State {
-                name: case.id.clone(),
-                family: family.to_owned(),
+            let place = case::Place {
                 family_size: family_sizes[family],
                 family_index: *index,
             };
             *index += 1;
-            let record = case::run(case, &state, &unused, self.keep_memos);
+            let record = case::run(case, place, &unused, &settings, &mut engine);
             console.case(&record);
             records.push(record);
         }
 
+        engine.finish();
+        let context = match context {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|_| context::collect(&repo_dir, command)),
+            Err(_) => context::collect(&repo_dir, command),
+        };
         let record = RunRecord {
             schema: SCHEMA,
             run: self.name.clone().unwrap_or_else(default_run_name),

@@ -176,6 +176,8 @@ mod tests {
                 tags: Vec::new(),
                 setup: None,
                 teardown: None,
+                timing: None,
+                sampling: crate::Sampling::default(),
             }),
             params: Params::new(params),
             body: Body::BrokenGrid(String::new()),

@@ -12,6 +12,8 @@ pub(crate) struct Selection {
     pub tags: Vec<String>,
     /// Filters and skips match whole ids instead of parts.
     pub exact: bool,
+    /// Select no case (libtest's `--ignored`: nnbench ignores none).
+    pub nothing: bool,
 }
 
 impl Selection {
@@ -23,7 +25,8 @@ impl Selection {
                 case.id.contains(pattern.as_str())
             }
         };
-        (self.filters.is_empty() || self.filters.iter().any(matches))
+        !self.nothing
+            && (self.filters.is_empty() || self.filters.iter().any(matches))
             && !self.skip.iter().any(matches)
             && (self.tags.is_empty() || self.tags.iter().any(|t| case.family.tags.contains(t)))
     }
@@ -45,6 +48,8 @@ mod tests {
                 tags: tags.iter().map(|t| (*t).to_owned()).collect(),
                 setup: None,
                 teardown: None,
+                timing: None,
+                sampling: crate::Sampling::default(),
             }),
             params: Params::default(),
             body: Body::BrokenGrid(String::new()),
@@ -63,6 +68,7 @@ mod tests {
             skip: vec!["batch=64".into()],
             tags: vec!["cpu".into()],
             exact: false,
+            nothing: false,
         };
         assert!(selection.selects(&case("accuracy/batch=32", &["cpu"])));
         assert!(selection.selects(&case("latency/batch=32", &["gpu", "cpu"])));

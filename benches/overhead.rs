@@ -1,0 +1,214 @@
+//! The harness's own costs, each measured side by side in one run:
+//!
+//! 1. the same trivial function sampled by nnbench and by plain criterion
+//!    (`Bencher::iter`): ratio of the medians per call;
+//! 2. the harness's cost per case, `once` mode, over a 10,000-case grid of a
+//!    trivial function, with memory recording on and off;
+//! 3. a resolve of a memo already in the cache.
+//!
+//! `cargo bench --bench overhead`
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use criterion::Criterion;
+use nnbench::report::format_ns;
+use nnbench::{Memo, Runner, Sampling, Timing};
+
+/// Some nanoseconds of work that the optimizer cannot remove.
+#[inline(never)]
+fn trivial() -> u64 {
+    (0..64u64).map(black_box).fold(0, u64::wrapping_add)
+}
+
+#[nnbench::benchmark(timing = sampled)]
+fn overhead_trivial() -> u64 {
+    trivial()
+}
+
+#[nnbench::product(a = 0..100, b = 0..100)]
+fn overhead_grid(a: u32, b: u32) -> u32 {
+    black_box(a ^ b)
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Tokenizer {
+    vocabulary: &'static str,
+    size: usize,
+}
+
+impl Memo for Tokenizer {
+    type Value = Vec<u32>;
+    fn compute(&self) -> nnbench::Result<Vec<u32>> {
+        Ok((0..self.size as u32).collect())
+    }
+}
+
+/// Settings of both sides of the comparison.
+fn sampling() -> Sampling {
+    Sampling {
+        sample_size: Some(50),
+        warm_up: Some(Duration::from_millis(500)),
+        measurement_time: Some(Duration::from_secs(2)),
+    }
+}
+
+/// Median time per call that nnbench's sampling records.
+fn nnbench_median() -> f64 {
+    let record = Runner::new()
+        .filter("overhead_trivial")
+        .exact(true)
+        .timing(Timing::Sampled)
+        .sampling(sampling())
+        .quiet(true)
+        .run()
+        .unwrap_or_else(|e| panic!("nnbench run: {e:#}"));
+    record.cases[0].time.median_ns
+}
+
+/// Median time per call of criterion's own samples of `Bencher::iter`, read
+/// back from the `sample.json` criterion writes.
+fn criterion_median() -> f64 {
+    let s = sampling();
+    let mut criterion = Criterion::default()
+        .sample_size(s.sample_size.unwrap_or(100))
+        .warm_up_time(s.warm_up.unwrap_or_default())
+        .measurement_time(s.measurement_time.unwrap_or_default());
+    criterion.bench_function("overhead_plain_criterion", |b| b.iter(trivial));
+    let path = nnbench::target_dir().join("criterion/overhead_plain_criterion/new/sample.json");
+    median_of_sample_file(&path)
+}
+
+fn median_of_sample_file(path: &Path) -> f64 {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let sample: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let iters = sample["iters"].as_array().cloned().unwrap_or_default();
+    let times = sample["times"].as_array().cloned().unwrap_or_default();
+    let mut per_call: Vec<f64> = iters
+        .iter()
+        .zip(&times)
+        .filter_map(|(i, t)| Some(t.as_f64()? / i.as_f64()?))
+        .collect();
+    median(&mut per_call)
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Harness time per case of the 10,000-case grid: the whole run, the
+/// registry and the schedule included, less the function's own time.
+fn per_case_cost(record_memory: bool) -> f64 {
+    let start = Instant::now();
+    let record = Runner::new()
+        .filter("overhead_grid/")
+        .timing(Timing::Once)
+        .record_memory(record_memory)
+        .quiet(true)
+        .run()
+        .unwrap_or_else(|e| panic!("grid run: {e:#}"));
+    let total = start.elapsed().as_nanos() as f64;
+    let calls: f64 = record.cases.iter().map(|c| c.time.median_ns).sum();
+    (total - calls) / record.cases.len() as f64
+}
+
+/// ns per resolve of a memo that is in the cache.
+fn cache_hit() -> f64 {
+    let memo = Tokenizer {
+        vocabulary: "gpt2",
+        size: 50_257,
+    };
+    let _kept = nnbench::memo::resolve(&memo).expect("computes");
+    let mut times: Vec<f64> = (0..21)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..100_000 {
+                black_box(nnbench::memo::resolve(black_box(&memo)).ok());
+            }
+            start.elapsed().as_nanos() as f64 / 100_000.0
+        })
+        .collect();
+    nnbench::memo::evict(&memo);
+    median(&mut times)
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "(met)" } else { "(MISSED)" }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--list") {
+        println!("overhead: benchmark");
+        return;
+    }
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    if !filters.is_empty() && !filters.iter().any(|f| "overhead".contains(f.as_str())) {
+        return;
+    }
+    // Without --bench (cargo test --benches) only check that it all runs.
+    let test_mode = !args.iter().any(|a| a == "--bench");
+
+    let hit = cache_hit();
+    let (mut with_memory, mut without_memory) = (Vec::new(), Vec::new());
+    for _ in 0..if test_mode { 1 } else { 5 } {
+        with_memory.push(per_case_cost(true));
+        without_memory.push(per_case_cost(false));
+    }
+    let with_memory = median(&mut with_memory);
+    let without_memory = median(&mut without_memory);
+
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(["figure", "measured", "target / reference"]);
+    if !test_mode {
+        // Alternate the two sides so that both see the same machine.
+        let (mut ours, mut plain) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            ours.push(nnbench_median());
+            plain.push(criterion_median());
+        }
+        let (ours, plain) = (median(&mut ours), median(&mut plain));
+        let ratio = ours / plain;
+        table.add_row([
+            "trivial function, median per call: nnbench sampled / plain criterion".to_owned(),
+            format!("{ratio:.3} ({} / {})", format_ns(ours), format_ns(plain)),
+            format!(
+                "in [0.97, 1.03] {}",
+                verdict((0.97..=1.03).contains(&ratio))
+            ),
+        ]);
+    }
+    table.add_row([
+        "harness cost per case, once, 10,000 cases, memory recorded".to_owned(),
+        format_ns(with_memory),
+        format!(
+            "<= 13 µs {}; Python nnbench 0.5: 26 µs (0.4: 42 µs), no memory",
+            verdict(with_memory <= 13_000.0)
+        ),
+    ]);
+    table.add_row([
+        "  memory not recorded".to_owned(),
+        format_ns(without_memory),
+        format!("<= 1.3 µs {}", verdict(without_memory <= 1_300.0)),
+    ]);
+    table.add_row([
+        "resolve of a cached memo".to_owned(),
+        format_ns(hit),
+        format!("<= 100 ns {}", verdict(hit <= 100.0)),
+    ]);
+    println!("{table}");
+    println!(
+        "medians of repeated runs{}",
+        if test_mode {
+            " (test mode: one run, no sampling)"
+        } else {
+            ""
+        }
+    );
+}

@@ -1,0 +1,182 @@
+//! Timing of a case's call: once, or sampled by criterion through
+//! `Bencher::iter_custom`, keeping every `(iterations, elapsed)` sample
+//! criterion measured.
+
+use std::cell::RefCell;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::time::Duration;
+
+use criterion::Criterion;
+use serde_json::Value as Json;
+
+use crate::__private::{Args, Call, Timer};
+use crate::measure::time::summarize;
+use crate::record::TimeRecord;
+use crate::{Error, Result, Sampling, Timing};
+
+/// criterion's defaults, restated because its builder has no reset.
+const SAMPLE_SIZE: usize = 100;
+const WARM_UP: Duration = Duration::from_secs(3);
+const MEASUREMENT: Duration = Duration::from_secs(5);
+
+/// How one case is timed, all settings resolved.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan {
+    pub timing: Timing,
+    pub sampling: Sampling,
+    pub auto_threshold: Duration,
+}
+
+/// Baselines as criterion's `--save-baseline` / `--baseline` take them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Baselines {
+    pub save: Option<String>,
+    pub compare: Option<String>,
+}
+
+/// One criterion for the whole run, made when a case first samples.
+pub(crate) struct Engine {
+    baselines: Baselines,
+    criterion: Option<Criterion>,
+}
+
+/// Unwinds out of criterion when the function fails mid-sampling.
+struct Aborted;
+
+impl Engine {
+    pub(crate) fn new(baselines: Baselines) -> Self {
+        Self {
+            baselines,
+            criterion: None,
+        }
+    }
+
+    /// Calls once for the metric, then samples if `plan` says so.
+    pub(crate) fn time(
+        &mut self,
+        id: &str,
+        call: &Call,
+        args: &Args,
+        plan: &Plan,
+    ) -> Result<(Json, TimeRecord)> {
+        let mut first = Timer::new(1);
+        let metric = call(args, &mut first)?;
+        let once = first.elapsed().unwrap_or_default();
+        let sample = match plan.timing {
+            Timing::Once => false,
+            Timing::Sampled => true,
+            Timing::Auto => once < plan.auto_threshold,
+        };
+        if !sample {
+            return Ok((metric, TimeRecord::once(once.as_nanos() as f64)));
+        }
+        let samples = self.sample(id, &plan.sampling, |iters| {
+            let mut timer = Timer::new(iters);
+            call(args, &mut timer).map(|_| timer.elapsed().unwrap_or_default())
+        })?;
+        Ok((metric, summarize(&samples)))
+    }
+
+    fn criterion(&mut self, sampling: &Sampling) -> Criterion {
+        let criterion = self.criterion.take().unwrap_or_else(|| {
+            let mut criterion = Criterion::default();
+            if let Some(name) = &self.baselines.save {
+                criterion = criterion.save_baseline(name.clone());
+            }
+            if let Some(name) = &self.baselines.compare {
+                criterion = criterion.retain_baseline(name.clone(), true);
+            }
+            criterion
+        });
+        criterion
+            .sample_size(sampling.sample_size.unwrap_or(SAMPLE_SIZE))
+            .warm_up_time(sampling.warm_up.unwrap_or(WARM_UP))
+            .measurement_time(sampling.measurement_time.unwrap_or(MEASUREMENT))
+    }
+
+    /// Lets criterion drive `routine`; returns the samples it measured (the
+    /// calls after warm-up).
+    fn sample(
+        &mut self,
+        id: &str,
+        sampling: &Sampling,
+        mut routine: impl FnMut(u64) -> Result<Duration>,
+    ) -> Result<Vec<(u64, Duration)>> {
+        let mut criterion = self.criterion(sampling);
+        let calls: RefCell<Vec<(u64, Duration)>> = RefCell::new(Vec::new());
+        let failure: RefCell<Option<Error>> = RefCell::new(None);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            criterion.bench_function(id, |bencher| {
+                bencher.iter_custom(|iters| match routine(iters) {
+                    Ok(elapsed) => {
+                        calls.borrow_mut().push((iters, elapsed));
+                        elapsed
+                    }
+                    Err(error) => {
+                        *failure.borrow_mut() = Some(error);
+                        resume_unwind(Box::new(Aborted))
+                    }
+                });
+            });
+        }));
+        self.criterion = Some(criterion);
+        if let Err(payload) = outcome {
+            return match failure.into_inner() {
+                Some(error) => Err(error),
+                None => resume_unwind(payload),
+            };
+        }
+        let mut calls = calls.into_inner();
+        let kept = sampling.sample_size.unwrap_or(SAMPLE_SIZE).min(calls.len());
+        Ok(calls.split_off(calls.len() - kept))
+    }
+
+    /// criterion's closing summary, once every case has run.
+    pub(crate) fn finish(self) {
+        if let Some(criterion) = self.criterion {
+            criterion.final_summary();
+        }
+    }
+}
+
+/// The plan for a family: run settings override the family's, which
+/// override the defaults.
+pub(crate) fn plan(
+    run: &RunTiming,
+    family_timing: Option<Timing>,
+    family_sampling: Sampling,
+) -> Plan {
+    Plan {
+        timing: if run.test_mode {
+            Timing::Once
+        } else {
+            run.timing.or(family_timing).unwrap_or_default()
+        },
+        sampling: family_sampling.overridden_by(run.sampling),
+        auto_threshold: run.auto_threshold,
+    }
+}
+
+/// The run's timing settings.
+#[derive(Clone, Debug)]
+pub(crate) struct RunTiming {
+    /// Forces every family's timing.
+    pub timing: Option<Timing>,
+    pub sampling: Sampling,
+    pub auto_threshold: Duration,
+    /// Each case once, quickly: `cargo test --benches`.
+    pub test_mode: bool,
+    pub baselines: Baselines,
+}
+
+impl Default for RunTiming {
+    fn default() -> Self {
+        Self {
+            timing: None,
+            sampling: Sampling::default(),
+            auto_threshold: crate::DEFAULT_AUTO_THRESHOLD,
+            test_mode: false,
+            baselines: Baselines::default(),
+        }
+    }
+}

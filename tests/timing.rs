@@ -1,0 +1,274 @@
+//! Timing modes: once, sampled by criterion, auto; test mode; flags.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use nnbench::record::{Stage, TimingMode};
+use nnbench::{Memo, Runner, Sampling, Timing};
+
+/// Quick sampling, so the tests stay short: criterion's minimum sample size.
+fn quick() -> Sampling {
+    Sampling {
+        sample_size: Some(10),
+        warm_up: Some(Duration::from_millis(10)),
+        measurement_time: Some(Duration::from_millis(60)),
+    }
+}
+
+/// Runs are serialized: resident-memory peaks are the process's, and a run
+/// beside another would reset its high-water mark mid-case.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn runner(filter: &str) -> Runner {
+    Runner::new().filter(filter).quiet(true).sampling(quick())
+}
+
+static SAMPLED_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+#[nnbench::benchmark(timing = sampled, sample_size = 10, warm_up = "10ms", measurement_time = "60ms")]
+fn sampled_kernel() -> u64 {
+    SAMPLED_CALLS.fetch_add(1, Ordering::Relaxed);
+    (0..200u64).map(std::hint::black_box).sum()
+}
+
+#[test]
+fn sampled_cases_keep_criterions_samples_and_the_first_calls_metric() {
+    let _serial = serial();
+    let record = Runner::new()
+        .filter("sampled_kernel")
+        .quiet(true)
+        .run()
+        .unwrap();
+    let case = &record.cases[0];
+    assert!(case.error.is_none(), "{:?}", case.error);
+    assert_eq!(case.value, 19900);
+    let t = &case.time;
+    assert_eq!(t.mode, TimingMode::Sampled);
+    assert_eq!(t.samples, 10, "the samples after warm-up");
+    assert!(t.iters >= 10);
+    assert!(
+        t.min_ns > 0.0 && t.min_ns <= t.median_ns && t.median_ns <= t.max_ns,
+        "{t:?}"
+    );
+    assert!(t.mean_ns >= t.min_ns && t.mean_ns <= t.max_ns);
+    assert!(
+        t.median_ns < 1e6,
+        "a 200-element sum takes well under a millisecond: {t:?}"
+    );
+    let calls = SAMPLED_CALLS.load(Ordering::Relaxed) as u64;
+    assert!(
+        calls > t.iters,
+        "warm-up and the first call come on top: {calls} calls, {} iters",
+        t.iters
+    );
+}
+
+static ONCE_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+#[nnbench::benchmark(timing = once)]
+fn once_only() -> u8 {
+    ONCE_CALLS.fetch_add(1, Ordering::SeqCst);
+    1
+}
+
+#[test]
+fn once_calls_the_function_exactly_once() {
+    let _serial = serial();
+    let record = runner("once_only").run().unwrap();
+    assert_eq!(ONCE_CALLS.load(Ordering::SeqCst), 1);
+    let t = &record.cases[0].time;
+    assert_eq!((t.mode, t.samples, t.iters), (TimingMode::Once, 1, 1));
+    assert_eq!(t.min_ns, t.max_ns);
+}
+
+#[nnbench::parametrize([(ms = 0), (ms = 40)])]
+fn auto_sleep(ms: u64) -> u64 {
+    std::thread::sleep(Duration::from_millis(ms));
+    ms
+}
+
+#[test]
+fn auto_keeps_slow_cases_to_one_call_and_samples_fast_ones() {
+    let _serial = serial();
+    let record = runner("auto_sleep/")
+        .auto_threshold(Duration::from_millis(20))
+        .run()
+        .unwrap();
+    assert_eq!(record.failed(), 0);
+    assert_eq!(
+        record.case("auto_sleep/ms=0").unwrap().time.mode,
+        TimingMode::Sampled
+    );
+    let slow = &record.case("auto_sleep/ms=40").unwrap().time;
+    assert_eq!(slow.mode, TimingMode::Once);
+    assert!(slow.median_ns >= 40e6, "{slow:?}");
+}
+
+#[test]
+fn test_mode_and_the_runs_timing_override_the_family() {
+    let _serial = serial();
+    let before = SAMPLED_CALLS.load(Ordering::Relaxed);
+    let record = Runner::new()
+        .filter("sampled_kernel")
+        .quiet(true)
+        .test_mode(true)
+        .run()
+        .unwrap();
+    assert_eq!(record.cases[0].time.mode, TimingMode::Once);
+    assert!(SAMPLED_CALLS.load(Ordering::Relaxed) > before);
+
+    let record = runner("sampled_kernel").timing(Timing::Once).run().unwrap();
+    assert_eq!(record.cases[0].time.samples, 1);
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Table;
+
+static TABLE_COMPUTES: AtomicUsize = AtomicUsize::new(0);
+
+impl Memo for Table {
+    type Value = Vec<u8>;
+    fn compute(&self) -> nnbench::Result<Vec<u8>> {
+        TABLE_COMPUTES.fetch_add(1, Ordering::SeqCst);
+        Ok(vec![1; 1024])
+    }
+}
+
+#[nnbench::product(table = [Table], scratch_mib = [32usize], timing = sampled)]
+fn sampled_with_memo(table: &[u8], scratch_mib: usize) -> usize {
+    let mut scratch = vec![0u8; scratch_mib << 20];
+    for page in scratch.chunks_mut(4096) {
+        page[0] = 1;
+    }
+    table.len() + std::hint::black_box(&scratch).len()
+}
+
+#[test]
+fn under_sampling_memos_resolve_once_and_the_peak_covers_every_call() {
+    let _serial = serial();
+    let record = runner("sampled_with_memo/").run().unwrap();
+    let case = &record.cases[0];
+    assert!(case.error.is_none(), "{:?}", case.error);
+    assert_eq!(case.time.mode, TimingMode::Sampled);
+    assert_eq!(TABLE_COMPUTES.load(Ordering::SeqCst), 1);
+    assert_eq!((case.memo.misses, case.memo.hits), (1, 0));
+    let memory = &case.memory;
+    if let (Some(peak), Some(before)) = (memory.rss_peak_bytes, memory.rss_before_bytes) {
+        assert!(
+            peak.saturating_sub(before) >= 30 << 20,
+            "peak {peak}, before {before}"
+        );
+    }
+}
+
+static FLAKY_CALLS: Mutex<u32> = Mutex::new(0);
+
+#[nnbench::benchmark(timing = sampled)]
+fn fails_while_sampled() -> Result<u32, String> {
+    let mut calls = FLAKY_CALLS.lock().unwrap();
+    *calls += 1;
+    if *calls > 5 {
+        Err(format!("diverged at call {calls}"))
+    } else {
+        Ok(*calls)
+    }
+}
+
+#[nnbench::benchmark(timing = sampled)]
+fn panics_while_sampled() -> u32 {
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    if CALLS.fetch_add(1, Ordering::SeqCst) > 3 {
+        panic!("out of memory in layer 2");
+    }
+    1
+}
+
+#[test]
+fn a_failure_while_sampling_fails_the_case_with_its_message() {
+    let _serial = serial();
+    let record = runner("_while_sampled").run().unwrap();
+    let error = record
+        .case("fails_while_sampled")
+        .unwrap()
+        .error
+        .clone()
+        .expect("failed");
+    assert_eq!(error.stage, Stage::Call);
+    assert_eq!(error.message, "diverged at call 6");
+    let error = record
+        .case("panics_while_sampled")
+        .unwrap()
+        .error
+        .clone()
+        .expect("failed");
+    assert!(
+        error.message.contains("out of memory in layer 2"),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn timing_flags_parse_like_criterions() {
+    let _serial = serial();
+    let ok = [
+        vec![
+            "--sampled",
+            "--sample-size",
+            "10",
+            "--warm-up-time",
+            "0.5",
+            "--measurement-time",
+            "2s",
+        ],
+        vec!["--once", "--bench"],
+        vec!["--auto-threshold", "250ms", "--save-baseline", "main"],
+        vec![
+            "--baseline",
+            "main",
+            "--list",
+            "--format",
+            "terse",
+            "--ignored",
+            "--nocapture",
+        ],
+        vec![
+            "--exact",
+            "some/case",
+            "--test-threads",
+            "1",
+            "--include-ignored",
+        ],
+    ];
+    for args in ok {
+        assert!(Runner::from_args(args.clone()).is_ok(), "{args:?}");
+    }
+    let bad = [
+        (vec!["--sample-size", "5"], "5"),
+        (vec!["--once", "--sampled"], "--sampled"),
+        (vec!["--warm-up-time", "soon"], "soon"),
+        (vec!["--measurement-time", "0"], "longer than zero"),
+        (
+            vec!["--save-baseline", "a", "--baseline", "b"],
+            "--baseline",
+        ),
+    ];
+    for (args, named) in bad {
+        let err = Runner::from_args(args.clone())
+            .err()
+            .unwrap_or_else(|| panic!("{args:?} accepted"));
+        assert!(err.to_string().contains(named), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn ignored_selects_nothing() {
+    let _serial = serial();
+    let runner = Runner::from_args(["--ignored", "once_only"]).unwrap();
+    assert!(runner.list().is_empty());
+}
