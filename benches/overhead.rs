@@ -122,7 +122,7 @@ fn cache_hit() -> f64 {
         vocabulary: "gpt2",
         size: 50_257,
     };
-    let _kept = nnbench::memo::resolve(&memo).expect("computes");
+    drop(nnbench::memo::resolve(&memo).expect("computes"));
     let mut times: Vec<f64> = (0..21)
         .map(|_| {
             let start = Instant::now();
@@ -136,8 +136,14 @@ fn cache_hit() -> f64 {
     median(&mut times)
 }
 
+/// Whether a target was met; nothing in test mode, whose debug build and
+/// single runs measure nothing worth judging.
 fn verdict(met: bool) -> &'static str {
-    if met { "(met)" } else { "(MISSED)" }
+    match (std::env::args().any(|a| a == "--bench"), met) {
+        (false, _) => "",
+        (true, true) => "(met)",
+        (true, false) => "(MISSED)",
+    }
 }
 
 fn main() {
