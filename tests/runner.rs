@@ -594,6 +594,9 @@ fn the_cache_report_lists_memo_types() {
         .map(str::trim)
         .filter(|c| !c.is_empty())
         .collect();
-    assert_eq!(cells, ["runner::Reported", "1", "4 B", "1", "1", "1", "0"]);
+    assert_eq!(
+        cells,
+        ["runner::Reported", "1", "4 B", "1", "0", "1", "0", "0"]
+    );
     nnbench::memo::evict(&Reported);
 }

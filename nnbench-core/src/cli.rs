@@ -39,6 +39,19 @@ pub(crate) struct Cli {
     /// (also NNBENCH_PRINT_CACHE_SIZE=1).
     #[arg(long)]
     print_cache: bool,
+    /// Keep resident memos within SIZE (such as 8GiB), evicting the least
+    /// recently used first.
+    #[arg(long, value_name = "SIZE", env = "NNBENCH_MEMO_BUDGET", value_parser = size)]
+    memo_budget: Option<u64>,
+    /// Folder of the disk tier of persisted memos (default target/nnbench/memo-cache).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_memo_cache")]
+    memo_cache_dir: Option<PathBuf>,
+    /// Keep persisted memos in memory only.
+    #[arg(long)]
+    no_memo_cache: bool,
+    /// `clear`: empty the disk tier before the run.
+    #[arg(long, value_name = "ACTION", value_parser = ["clear"])]
+    memo_cache: Option<String>,
     /// Also write the record to FILE (.json, or .ndjson for one case per line).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -101,6 +114,14 @@ pub(crate) struct Cli {
     format: Option<String>,
 }
 
+/// Bytes (`1073741824`) or a size with its unit (`8GiB`, `512 MB`).
+fn size(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<bytesize::ByteSize>()
+        .map(|s| s.as_u64())
+        .map_err(|e| format!("{e} (write a size such as 8GiB or 512MiB)"))
+}
+
 /// Seconds (`1.5`) or a duration (`500ms`, `2s`).
 fn duration(text: &str) -> Result<Duration, String> {
     let parsed = match text.parse::<f64>() {
@@ -151,6 +172,16 @@ impl Cli {
         if let Some(threshold) = self.auto_threshold {
             runner = runner.auto_threshold(threshold);
         }
+        if let Some(budget) = self.memo_budget {
+            runner = runner.memo_budget(budget);
+        }
+        if let Some(dir) = &self.memo_cache_dir {
+            runner = runner.memo_cache_dir(dir);
+        }
+        if self.no_memo_cache {
+            runner = runner.no_memo_cache();
+        }
+        runner = runner.clear_memo_cache(self.memo_cache.is_some());
         if let Some(name) = &self.save_baseline {
             runner = runner.save_baseline(name);
         }

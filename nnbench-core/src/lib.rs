@@ -17,6 +17,7 @@ mod registry;
 pub mod report;
 mod runner;
 mod state;
+pub mod store;
 mod timing;
 
 #[doc(hidden)]

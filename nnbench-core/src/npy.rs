@@ -205,7 +205,8 @@ pub enum NpyError {
 pub fn read_header(path: impl AsRef<Path>) -> Result<Header, NpyError> {
     let path = path.as_ref();
     let mut file = open(path)?;
-    header_of(path, &mut file)
+    let len = file_len(path, &file)?;
+    header_of(path, &mut file, len)
 }
 
 /// Reads the array in the `.npy` file at `path`, after checking that the
@@ -239,8 +240,33 @@ where
     D: Dimension,
 {
     let path = path.as_ref();
-    let mut file = open(path)?;
-    let header = header_of(path, &mut file)?;
+    let file = open(path)?;
+    let len = file_len(path, &file)?;
+    let mut file = Some(file);
+    read_validated(path, len, || match file.take() {
+        Some(mut file) => file.seek(SeekFrom::Start(0)).map(|_| file),
+        None => File::open(path),
+    })
+}
+
+/// Reads an array of `len` bytes of `.npy` that `open` gives from its
+/// start (twice: once for the header, once for the data); `path` names it
+/// in errors.
+pub(crate) fn read_validated<A, D, R>(
+    path: &Path,
+    len: u64,
+    mut open: impl FnMut() -> io::Result<R>,
+) -> Result<Array<A, D>, NpyError>
+where
+    A: ReadableElement,
+    D: Dimension,
+    R: Read,
+{
+    let io = |source| NpyError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let header = header_of(path, &mut open().map_err(io)?, len)?;
     if let Some(expected) = D::NDIM.filter(|&n| n != header.shape.len()) {
         return Err(NpyError::WrongNdim {
             path: path.to_owned(),
@@ -248,12 +274,8 @@ where
             found: header.shape.len(),
         });
     }
-    file.seek(SeekFrom::Start(0))
-        .map_err(|source| NpyError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-    Array::<A, D>::read_npy(BufReader::new(file)).map_err(|source| match source {
+    let reader = BufReader::new(open().map_err(io)?);
+    Array::<A, D>::read_npy(reader).map_err(|source| match source {
         ReadNpyError::WrongDescriptor(_) => NpyError::WrongType {
             path: path.to_owned(),
             expected: std::any::type_name::<A>(),
@@ -318,18 +340,26 @@ fn open(path: &Path) -> Result<File, NpyError> {
     })
 }
 
-fn header_of(path: &Path, file: &mut File) -> Result<Header, NpyError> {
-    let corrupt = |reason: String| NpyError::Header {
-        path: path.to_owned(),
-        reason,
-    };
-    let file_len = file
+fn file_len(path: &Path, file: &File) -> Result<u64, NpyError> {
+    Ok(file
         .metadata()
         .map_err(|source| NpyError::Io {
             path: path.to_owned(),
             source,
         })?
-        .len();
+        .len())
+}
+
+/// Parses and checks the header of `.npy` bytes of length `file_len`.
+pub(crate) fn header_of(
+    path: &Path,
+    file: &mut impl Read,
+    file_len: u64,
+) -> Result<Header, NpyError> {
+    let corrupt = |reason: String| NpyError::Header {
+        path: path.to_owned(),
+        reason,
+    };
     let mut prefix = [0u8; 8];
     read_exact(path, file, &mut prefix)?;
     if &prefix[..6] != MAGIC {
@@ -457,7 +487,7 @@ fn item_size(path: &Path, descr: &str) -> Result<usize, NpyError> {
         })
 }
 
-fn read_exact(path: &Path, file: &mut File, buf: &mut [u8]) -> Result<(), NpyError> {
+fn read_exact(path: &Path, file: &mut impl Read, buf: &mut [u8]) -> Result<(), NpyError> {
     file.read_exact(buf).map_err(|source| match source.kind() {
         io::ErrorKind::UnexpectedEof => NpyError::Header {
             path: path.to_owned(),

@@ -60,8 +60,17 @@ pub struct RunRecord {
 pub struct RunMemoRecord {
     /// Resolves during the run that found their value.
     pub hits: u64,
-    /// Resolves during the run that computed their value.
+    /// Resolves during the run that did not find their value in memory.
     pub misses: u64,
+    /// Misses loaded from the disk tier.
+    #[serde(default)]
+    pub disk_hits: u64,
+    /// Misses computed.
+    #[serde(default)]
+    pub computes: u64,
+    /// Evicted entries spilled to the disk tier.
+    #[serde(default)]
+    pub spills: u64,
     /// Computes during the run that failed.
     pub failures: u64,
     /// Entries evicted during the run.
@@ -70,6 +79,9 @@ pub struct RunMemoRecord {
     pub entries_at_end: usize,
     /// Bytes those entries hold.
     pub resident_bytes_at_end: u64,
+    /// Bytes of the disk tier's entries when the run ended.
+    #[serde(default)]
+    pub disk_bytes_at_end: u64,
 }
 
 impl RunRecord {
@@ -545,8 +557,14 @@ pub struct MemoryRecord {
 pub struct MemoRecord {
     /// The case's memos that were already in the cache.
     pub hits: u64,
-    /// The case's memos it computed.
+    /// The case's memos that were not: loaded from disk or computed.
     pub misses: u64,
+    /// Misses loaded from the disk tier.
+    #[serde(default)]
+    pub disk_hits: u64,
+    /// Misses computed.
+    #[serde(default)]
+    pub computes: u64,
     /// Memos evicted during the case: by its hooks, or by the runner
     /// after their last use.
     pub evicted: Vec<String>,
@@ -705,6 +723,8 @@ mod tests {
                 memo: MemoRecord {
                     hits: 0,
                     misses: 1,
+                    disk_hits: 0,
+                    computes: 1,
                     evicted: vec!["m1".into()],
                     leaked: vec![],
                 },
@@ -761,7 +781,7 @@ mod tests {
         assert_eq!(case["error"]["stage"], "memo");
         assert_eq!(
             case["memo"],
-            json!({"hits": 0, "misses": 1, "evicted": ["m1"]})
+            json!({"hits": 0, "misses": 1, "disk_hits": 0, "computes": 1, "evicted": ["m1"]})
         );
         assert_eq!(value["context"]["nnbench"], "0.1.0");
         assert_eq!(value["context"]["git"]["dirty"], true);

@@ -6,6 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock, PoisonError};
 
+use super::disk::EntryError;
 use super::erased::ErasedMemo;
 use super::journal::{self, Eviction};
 use super::{Memo, MemoError};
@@ -23,6 +24,9 @@ struct Ready {
 struct Entry {
     memo: Box<dyn ErasedMemo>,
     counters: Arc<TypeCounters>,
+    /// The cache's clock at the entry's last resolve, for least-recently-used
+    /// eviction under a memory budget.
+    last_used: AtomicU64,
     /// `OnceLock` gives single flight: one caller computes, the others block
     /// until the value (or the failure) is there.
     outcome: OnceLock<Outcome>,
@@ -37,10 +41,11 @@ impl Entry {
     }
 }
 
-/// Whether a resolve found the value or computed it.
+/// Whether a resolve found the value, loaded it from disk or computed it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Resolution {
     Hit,
+    Loaded,
     Computed,
 }
 
@@ -62,12 +67,21 @@ pub struct MemoStats {
     pub resident_bytes: u64,
     /// Resolves that found the value (or waited for another thread's compute).
     pub hits: u64,
-    /// Resolves that computed the value.
+    /// Resolves that did not find the value in memory: loaded from disk or
+    /// computed.
     pub misses: u64,
+    /// Misses served from the disk tier.
+    pub disk_hits: u64,
+    /// Calls of `compute`, failed ones included.
+    pub computes: u64,
     /// Computes that returned an error or panicked.
     pub failures: u64,
     /// Entries removed by `evict`, `evict_value`, `clear` or the runner.
     pub evictions: u64,
+    /// Evicted entries written to the disk tier on their way out.
+    pub spills: u64,
+    /// Bytes of the disk tier's entries (in [`memo::stats`](crate::memo::stats) only).
+    pub disk_bytes: u64,
 }
 
 /// [`MemoStats`] of the memos of one type, from
@@ -77,7 +91,7 @@ pub struct MemoStats {
 ///
 /// ```
 /// for t in nnbench::memo::stats_by_type() {
-///     println!("{}: {} entries, {} computes", t.type_name, t.stats.entries, t.computes);
+///     println!("{}: {} entries, {} computes", t.type_name, t.stats.entries, t.stats.computes);
 /// }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,8 +100,6 @@ pub struct TypeStats {
     pub type_name: &'static str,
     /// Its counters; `entries` and `resident_bytes` are those held now.
     pub stats: MemoStats,
-    /// Calls of its `compute`, failed ones included.
-    pub computes: u64,
 }
 
 /// Counters kept per memo type, shared by its entries.
@@ -95,9 +107,11 @@ pub struct TypeStats {
 struct TypeCounters {
     type_name: &'static str,
     hits: AtomicU64,
-    misses: AtomicU64,
+    disk_hits: AtomicU64,
+    computes: AtomicU64,
     failures: AtomicU64,
     evictions: AtomicU64,
+    spills: AtomicU64,
 }
 
 #[derive(Default)]
@@ -105,6 +119,11 @@ pub(crate) struct Cache {
     buckets: Mutex<HashMap<u64, Vec<Arc<Entry>>>>,
     /// Per type, in the order types were first resolved.
     types: Mutex<Vec<(TypeId, Arc<TypeCounters>)>>,
+    /// Ticks at each resolve: the order of last uses.
+    clock: AtomicU64,
+    /// Sizes of entries computed before, by key hash: what loading one of
+    /// them again is expected to take, before it is loaded.
+    sizes: Mutex<HashMap<u64, u64>>,
 }
 
 pub(crate) fn global() -> &'static Cache {
@@ -174,6 +193,7 @@ impl Cache {
         let entry = Arc::new(Entry {
             memo: memo.clone_boxed(),
             counters,
+            last_used: AtomicU64::new(0),
             outcome: OnceLock::new(),
         });
         bucket.push(Arc::clone(&entry));
@@ -196,15 +216,23 @@ impl Cache {
         Resolution,
     ) {
         let entry = self.entry(memo);
+        entry
+            .last_used
+            .store(self.clock.fetch_add(1, Relaxed) + 1, Relaxed);
         let mut how = Resolution::Hit;
         let outcome = entry.outcome.get_or_init(|| {
-            how = Resolution::Computed;
-            compute(&*entry.memo)
+            let (outcome, origin) = load_or_compute(&*entry.memo);
+            how = origin;
+            if let Ok(ready) = &outcome {
+                lock(&self.sizes).insert(entry.memo.key_hash(), ready.bytes);
+            }
+            outcome
         });
         let counters = &entry.counters;
         match how {
             Resolution::Hit => counters.hits.fetch_add(1, Relaxed),
-            Resolution::Computed => counters.misses.fetch_add(1, Relaxed),
+            Resolution::Loaded => counters.disk_hits.fetch_add(1, Relaxed),
+            Resolution::Computed => counters.computes.fetch_add(1, Relaxed),
         };
         if how == Resolution::Computed && outcome.is_err() {
             counters.failures.fetch_add(1, Relaxed);
@@ -284,6 +312,49 @@ impl Cache {
         entry.ready().map(|ready| ready.bytes)
     }
 
+    /// What loading `memo` is expected to add: its size when it was last
+    /// computed or loaded, or 0 if it never was.
+    pub(crate) fn expected_bytes(&self, memo: &dyn ErasedMemo) -> u64 {
+        lock(&self.sizes)
+            .get(&memo.key_hash())
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Evicts the least recently used computed entry that `keep` does not
+    /// keep (preferring entries nothing else holds, whose eviction frees
+    /// memory), spilling it to the disk tier first if it persists and is not
+    /// there yet. Returns whether one was evicted.
+    pub(crate) fn evict_least_recent(&self, keep: &dyn Fn(&dyn ErasedMemo) -> bool) -> bool {
+        let victim = {
+            let buckets = lock(&self.buckets);
+            buckets
+                .values()
+                .flatten()
+                .filter(|e| e.ready().is_some() && !keep(&*e.memo))
+                .min_by_key(|e| {
+                    let held = e.ready().map_or(0, |r| Arc::strong_count(&r.value)) > 1;
+                    (held, e.last_used.load(Relaxed))
+                })
+                .cloned()
+        };
+        let Some(victim) = victim else { return false };
+        if let (Some(ready), Some((path, key))) = (victim.ready(), victim.memo.disk_path())
+            && !path.exists()
+        {
+            match victim.memo.save_erased(&path, &key, &*ready.value) {
+                Ok(_) => {
+                    victim.counters.spills.fetch_add(1, Relaxed);
+                }
+                Err(e) => eprintln!(
+                    "warning: memo {} could not be spilled to the disk tier ({e:#}); it will be computed again",
+                    victim.memo.describe()
+                ),
+            }
+        }
+        self.evict(&*victim.memo)
+    }
+
     /// Bytes held by all computed entries (the `resident_bytes` of
     /// [`stats`](Self::stats), without the rest).
     pub(crate) fn resident_total(&self) -> u64 {
@@ -295,16 +366,23 @@ impl Cache {
     }
 
     pub(crate) fn stats(&self) -> MemoStats {
-        self.stats_by_type()
+        let mut total = self
+            .stats_by_type()
             .iter()
             .fold(MemoStats::default(), |total, t| MemoStats {
                 entries: total.entries + t.stats.entries,
                 resident_bytes: total.resident_bytes + t.stats.resident_bytes,
                 hits: total.hits + t.stats.hits,
                 misses: total.misses + t.stats.misses,
+                disk_hits: total.disk_hits + t.stats.disk_hits,
+                computes: total.computes + t.stats.computes,
                 failures: total.failures + t.stats.failures,
                 evictions: total.evictions + t.stats.evictions,
-            })
+                spills: total.spills + t.stats.spills,
+                disk_bytes: 0,
+            });
+        total.disk_bytes = super::disk::bytes_on_disk();
+        total
     }
 
     pub(crate) fn stats_by_type(&self) -> Vec<TypeStats> {
@@ -323,18 +401,21 @@ impl Cache {
             .map(|c| {
                 let (entries, resident_bytes) =
                     held.get(&Arc::as_ptr(c)).copied().unwrap_or_default();
-                let misses = c.misses.load(Relaxed);
+                let (disk_hits, computes) = (c.disk_hits.load(Relaxed), c.computes.load(Relaxed));
                 TypeStats {
                     type_name: c.type_name,
                     stats: MemoStats {
                         entries,
                         resident_bytes,
                         hits: c.hits.load(Relaxed),
-                        misses,
+                        misses: disk_hits + computes,
+                        disk_hits,
+                        computes,
                         failures: c.failures.load(Relaxed),
                         evictions: c.evictions.load(Relaxed),
+                        spills: c.spills.load(Relaxed),
+                        disk_bytes: 0,
                     },
-                    computes: misses,
                 }
             })
             .collect()
@@ -366,19 +447,55 @@ fn evicted(entry: Arc<Entry>) {
     drop(entry);
 }
 
+/// Loads the value from the disk tier if the memo persists and its entry is
+/// good, else computes it (and saves it, if it persists).
+fn load_or_compute(memo: &dyn ErasedMemo) -> (Outcome, Resolution) {
+    let disk = memo.disk_path();
+    if let Some((path, key)) = &disk {
+        let before = rss::current_bytes();
+        match catch_unwind(AssertUnwindSafe(|| memo.load_erased(path, key))) {
+            Ok(Ok((value, exact))) => {
+                return (Ok(ready(value, exact, before)), Resolution::Loaded);
+            }
+            Ok(Err(EntryError::Missing)) => {}
+            Ok(Err(unusable)) => eprintln!(
+                "warning: memo {}: the disk tier's entry is not used ({unusable}); computing it again",
+                memo.describe()
+            ),
+            Err(payload) => eprintln!(
+                "warning: memo {}: loading its disk entry panicked ({}); computing it again",
+                memo.describe(),
+                panic_message(&*payload)
+            ),
+        }
+    }
+    let outcome = compute(memo);
+    if let (Ok(ready), Some((path, key))) = (&outcome, &disk)
+        && let Err(e) = memo.save_erased(path, key, &*ready.value)
+    {
+        eprintln!(
+            "warning: memo {} could not be saved to the disk tier ({e:#}); it stays in memory only",
+            memo.describe()
+        );
+    }
+    (outcome, Resolution::Computed)
+}
+
+fn ready(value: Arc<dyn Any + Send + Sync>, exact: Option<u64>, before: Option<u64>) -> Ready {
+    let grown = match (before, rss::current_bytes()) {
+        (Some(before), Some(after)) => after.saturating_sub(before),
+        _ => 0,
+    };
+    Ready {
+        value,
+        bytes: exact.unwrap_or(grown),
+    }
+}
+
 fn compute(memo: &dyn ErasedMemo) -> Outcome {
     let before = rss::current_bytes();
     match catch_unwind(AssertUnwindSafe(|| memo.compute_erased())) {
-        Ok(Ok((value, exact))) => {
-            let grown = match (before, rss::current_bytes()) {
-                (Some(before), Some(after)) => after.saturating_sub(before),
-                _ => 0,
-            };
-            Ok(Ready {
-                value,
-                bytes: exact.unwrap_or(grown),
-            })
-        }
+        Ok(Ok((value, exact))) => Ok(ready(value, exact, before)),
         Ok(Err(error)) => Err(Arc::new(MemoError::Failed {
             memo: memo.describe(),
             source: error.into_boxed(),

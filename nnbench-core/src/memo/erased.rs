@@ -6,6 +6,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock};
 
 use super::Memo;
+use super::disk::{self, EntryError, Key};
 use crate::Result;
 
 /// One hasher state for the whole process, so a memo hashes the same way in
@@ -28,6 +29,22 @@ pub(crate) trait ErasedMemo: Send + Sync + 'static {
     fn type_name(&self) -> &'static str;
     fn compute_erased(&self) -> Result<ErasedValue>;
     fn clone_boxed(&self) -> Box<dyn ErasedMemo>;
+    /// Its disk entry's path; `None` when it does not persist, its inputs
+    /// cannot be fingerprinted, or the tier is off.
+    fn disk_path(&self) -> Option<(std::path::PathBuf, Key)>;
+    /// Loads the value from its disk entry.
+    fn load_erased(
+        &self,
+        path: &std::path::Path,
+        key: &Key,
+    ) -> std::result::Result<ErasedValue, EntryError>;
+    /// Saves `value` (this memo's) to its disk entry.
+    fn save_erased(
+        &self,
+        path: &std::path::Path,
+        key: &Key,
+        value: &(dyn Any + Send + Sync),
+    ) -> Result<u64>;
 }
 
 impl<M: Memo> ErasedMemo for M {
@@ -59,6 +76,45 @@ impl<M: Memo> ErasedMemo for M {
 
     fn clone_boxed(&self) -> Box<dyn ErasedMemo> {
         Box::new(self.clone())
+    }
+
+    fn disk_path(&self) -> Option<(std::path::PathBuf, Key)> {
+        let format = self.store()?;
+        let dir = disk::dir()?;
+        let key = Key {
+            type_name: std::any::type_name::<M>().to_owned(),
+            memo: self.describe(),
+            version: self.version(),
+            fingerprint: self.fingerprint().ok()?,
+            format: format.name().to_owned(),
+        };
+        Some((key.path(&dir), key))
+    }
+
+    fn load_erased(
+        &self,
+        path: &std::path::Path,
+        key: &Key,
+    ) -> std::result::Result<ErasedValue, EntryError> {
+        let format = self.store().ok_or(EntryError::Missing)?;
+        let (value, _) = disk::load(path, key, |payload| format.load(payload))?;
+        let bytes = self.size_of(&value);
+        Ok((Arc::new(value), bytes))
+    }
+
+    fn save_erased(
+        &self,
+        path: &std::path::Path,
+        key: &Key,
+        value: &(dyn Any + Send + Sync),
+    ) -> Result<u64> {
+        let format = self
+            .store()
+            .ok_or_else(|| crate::Error::msg(format!("memo {self:?} is not persisted")))?;
+        let value = value.downcast_ref::<M::Value>().ok_or_else(|| {
+            crate::Error::msg(format!("memo {self:?}: the value is of another type"))
+        })?;
+        disk::save(path, key, |out| format.save(value, out))
     }
 }
 

@@ -9,6 +9,7 @@
 //! instead of paying for the failure again.
 
 mod cache;
+pub(crate) mod disk;
 mod erased;
 mod error;
 pub(crate) mod journal;
@@ -88,6 +89,159 @@ pub trait Memo: Clone + Debug + Hash + Eq + Send + Sync + 'static {
         let _ = value;
         None
     }
+
+    /// How to keep the value on disk between runs (and between an eviction
+    /// and the next use): `None`, the default, keeps it in memory only.
+    ///
+    /// A persisted value is saved under `target/nnbench/memo-cache/` the
+    /// first time it is computed; later runs, or later cases after an
+    /// eviction, load it from there instead of computing it again.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nnbench::Memo;
+    /// use nnbench::store::{Format, Json};
+    ///
+    /// #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+    /// struct Vocabulary(&'static str);
+    ///
+    /// impl Memo for Vocabulary {
+    ///     type Value = Vec<String>;
+    ///     fn compute(&self) -> nnbench::Result<Vec<String>> {
+    ///         Ok(self.0.split(' ').map(str::to_owned).collect())
+    ///     }
+    ///     fn store(&self) -> Option<Box<dyn Format<Vec<String>>>> {
+    ///         Some(Box::new(Json))
+    ///     }
+    /// }
+    /// ```
+    fn store(&self) -> Option<Box<dyn crate::store::Format<Self::Value>>> {
+        None
+    }
+
+    /// The version of `compute`: raise it when `compute` changes what it
+    /// returns, and values saved on disk by older versions are recomputed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use nnbench::Memo;
+    /// # #[derive(Clone, Debug, Hash, PartialEq, Eq)] struct Tokens;
+    /// impl Memo for Tokens {
+    ///     type Value = Vec<u32>;
+    ///     fn compute(&self) -> nnbench::Result<Vec<u32>> { Ok(vec![1, 2]) }
+    ///     fn version(&self) -> u32 { 2 } // tokenizer fixed in v2
+    /// }
+    /// ```
+    fn version(&self) -> u32 {
+        0
+    }
+
+    /// What the memo's inputs look like now, for the disk tier: a value
+    /// saved under another fingerprint is recomputed. For a memo read from
+    /// a file, [`file_fingerprint`] (path, length, modification time).
+    ///
+    /// # Errors
+    ///
+    /// When the inputs cannot be inspected; the disk tier is then skipped
+    /// and the value computed (whose own error then says what is wrong).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use nnbench::Memo;
+    /// # use std::path::PathBuf;
+    /// #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+    /// struct Weights(PathBuf);
+    ///
+    /// impl Memo for Weights {
+    ///     type Value = Vec<u8>;
+    ///     fn compute(&self) -> nnbench::Result<Vec<u8>> { Ok(std::fs::read(&self.0)?) }
+    ///     fn fingerprint(&self) -> nnbench::Result<Option<String>> {
+    ///         nnbench::memo::file_fingerprint(&self.0).map(Some)
+    ///     }
+    /// }
+    /// ```
+    fn fingerprint(&self) -> Result<Option<String>> {
+        Ok(None)
+    }
+}
+
+/// A file's path, length and modification time: what
+/// [`Memo::fingerprint`] returns for a memo computed from that file.
+///
+/// # Errors
+///
+/// When the file's metadata cannot be read (it is missing, say).
+///
+/// # Example
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("w.bin");
+/// std::fs::write(&path, b"1234").unwrap();
+/// let before = nnbench::memo::file_fingerprint(&path).unwrap();
+/// std::fs::write(&path, b"12345").unwrap();
+/// assert_ne!(nnbench::memo::file_fingerprint(&path).unwrap(), before);
+/// ```
+pub fn file_fingerprint(path: impl AsRef<std::path::Path>) -> Result<String> {
+    let path = path.as_ref();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| crate::Error::from(e).context(format!("fingerprint of {}", path.display())))?;
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Ok(format!("{}|{}|{}", path.display(), meta.len(), modified))
+}
+
+/// Sets the folder of the disk tier (by default `target/nnbench/memo-cache`),
+/// or turns the tier off with `None`.
+///
+/// # Example
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// nnbench::memo::set_disk_dir(Some(dir.path().to_owned()));
+/// assert_eq!(nnbench::memo::disk_dir().as_deref(), Some(dir.path()));
+/// nnbench::memo::set_disk_dir(None);
+/// assert_eq!(nnbench::memo::disk_dir(), None);
+/// ```
+pub fn set_disk_dir(dir: Option<std::path::PathBuf>) {
+    disk::set_dir(dir);
+}
+
+/// The folder of the disk tier, or `None` when it is off.
+///
+/// # Example
+///
+/// ```
+/// if let Some(dir) = nnbench::memo::disk_dir() {
+///     println!("persisted memos live in {}", dir.display());
+/// }
+/// ```
+pub fn disk_dir() -> Option<std::path::PathBuf> {
+    disk::dir()
+}
+
+/// Deletes every entry of the disk tier; returns how many there were.
+///
+/// # Errors
+///
+/// When the folder cannot be read or an entry removed.
+///
+/// # Example
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// nnbench::memo::set_disk_dir(Some(dir.path().to_owned()));
+/// assert_eq!(nnbench::memo::clear_disk().unwrap(), 0);
+/// # nnbench::memo::set_disk_dir(None);
+/// ```
+pub fn clear_disk() -> Result<usize> {
+    disk::clear().map_err(|e| crate::Error::from(e).context("clearing the memo cache's disk tier"))
 }
 
 /// Resolves `memo` through the global cache: computes it on first use, hands
@@ -260,7 +414,7 @@ pub fn stats() -> MemoStats {
 ///     .into_iter()
 ///     .find(|t| t.type_name.ends_with("Embeddings"))
 ///     .unwrap();
-/// assert_eq!((mine.stats.entries, mine.stats.resident_bytes, mine.computes), (1, 1024, 1));
+/// assert_eq!((mine.stats.entries, mine.stats.resident_bytes, mine.stats.computes), (1, 1024, 1));
 /// # nnbench::memo::evict(&Embeddings);
 /// ```
 pub fn stats_by_type() -> Vec<TypeStats> {

@@ -13,9 +13,10 @@ pub(super) fn render(stats: &[TypeStats]) -> String {
         "entries",
         "resident",
         "hits",
-        "misses",
+        "disk hits",
         "computes",
         "evictions",
+        "spills",
     ]);
     for t in stats {
         table.add_row([
@@ -23,9 +24,10 @@ pub(super) fn render(stats: &[TypeStats]) -> String {
             t.stats.entries.to_string(),
             format_bytes(t.stats.resident_bytes),
             t.stats.hits.to_string(),
-            t.stats.misses.to_string(),
-            t.computes.to_string(),
+            t.stats.disk_hits.to_string(),
+            t.stats.computes.to_string(),
             t.stats.evictions.to_string(),
+            t.stats.spills.to_string(),
         ]);
     }
     format!("memo cache\n{table}")

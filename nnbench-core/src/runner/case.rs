@@ -16,11 +16,14 @@ use crate::record::{
     CaseError, CaseRecord, LeakRecord, MemoRecord, MemoryRecord, Stage, TimeRecord,
 };
 use crate::registry::{Body, Case};
+use crate::report::format_bytes;
 use crate::{Error, Result, State};
 
 /// What the run asks of each case.
 pub(crate) struct Settings<'a> {
     pub keep_memos: bool,
+    /// Bytes resident memos may hold together.
+    pub memo_budget: Option<u64>,
     pub record_memory: bool,
     pub timing: &'a RunTiming,
 }
@@ -61,10 +64,25 @@ pub(crate) fn run(
     let mut args = Args::with_len(case.params.len());
     let mut memo_record = MemoRecord::default();
     for (index, memo) in case.params.memos() {
+        if let Some(budget) = settings.memo_budget
+            && !cache.contains(memo)
+        {
+            make_room(budget, cache.expected_bytes(memo), case);
+        }
         let (value, how) = memo::resolve_erased(memo);
         match how {
             Resolution::Hit => memo_record.hits += 1,
-            Resolution::Computed => memo_record.misses += 1,
+            Resolution::Loaded => {
+                memo_record.misses += 1;
+                memo_record.disk_hits += 1;
+            }
+            Resolution::Computed => {
+                memo_record.misses += 1;
+                memo_record.computes += 1;
+            }
+        }
+        if let Some(budget) = settings.memo_budget {
+            make_room(budget, 0, case);
         }
         match value {
             Ok(value) => args.set(index, value),
@@ -128,6 +146,25 @@ pub(crate) fn run(
         load_ns,
         memory: meter.map_or_else(MemoryRecord::default, |m| m.finish(memo_resident_bytes)),
         memo: memo_record,
+    }
+}
+
+/// Evicts least recently used memos that `case` does not use until `need`
+/// more bytes fit in `budget`. When the case's own memos exceed it, they
+/// load anyway, with a warning.
+fn make_room(budget: u64, need: u64, case: &Case) {
+    let cache = memo::global_cache();
+    let keep = |m: &dyn ErasedMemo| case.params.memos().any(|(_, own)| own.same_as(m));
+    while cache.resident_total().saturating_add(need) > budget {
+        if !cache.evict_least_recent(&keep) {
+            eprintln!(
+                "warning: {}: its memos need {} with a memo budget of {}; they load anyway",
+                case.id,
+                format_bytes(cache.resident_total().saturating_add(need)),
+                format_bytes(budget)
+            );
+            return;
+        }
     }
 }
 

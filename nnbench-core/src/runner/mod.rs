@@ -42,6 +42,8 @@ use timed::{Engine, RunTiming};
 pub struct Runner {
     selection: Selection,
     keep_memos: bool,
+    memo_budget: Option<u64>,
+    memo_cache: MemoCacheSetting,
     print_cache: bool,
     skip_memory: bool,
     timing: RunTiming,
@@ -152,6 +154,63 @@ impl Runner {
     /// ```
     pub fn keep_memos(mut self, keep: bool) -> Self {
         self.keep_memos = keep;
+        self
+    }
+
+    /// Keeps the bytes of resident memos within `bytes`: before a memo
+    /// loads, least recently used memos that the running case does not use
+    /// are evicted (spilled to the disk tier if they persist). A case whose
+    /// own memos exceed the budget still runs, with a warning.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().memo_budget(8 << 30);
+    /// # let _ = runner;
+    /// ```
+    pub fn memo_budget(mut self, bytes: u64) -> Self {
+        self.memo_budget = Some(bytes);
+        self
+    }
+
+    /// Puts the disk tier of persisted memos in `dir` for this run and
+    /// after (by default `target/nnbench/memo-cache`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().memo_cache_dir("/scratch/memo-cache");
+    /// # let _ = runner;
+    /// ```
+    pub fn memo_cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.memo_cache.dir = Some(Some(dir.into()));
+        self
+    }
+
+    /// Turns the disk tier off: persisted memos are computed and kept in
+    /// memory only.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().no_memo_cache();
+    /// # let _ = runner;
+    /// ```
+    pub fn no_memo_cache(mut self) -> Self {
+        self.memo_cache.dir = Some(None);
+        self
+    }
+
+    /// Empties the disk tier before the run.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().clear_memo_cache(true);
+    /// # let _ = runner;
+    /// ```
+    pub fn clear_memo_cache(mut self, clear: bool) -> Self {
+        self.memo_cache.clear = clear;
         self
     }
 
@@ -382,6 +441,12 @@ impl Runner {
         if let Some(out) = &self.out {
             OutputFormat::of(out)?;
         }
+        if let Some(dir) = &self.memo_cache.dir {
+            memo::set_disk_dir(dir.clone());
+        }
+        if self.memo_cache.clear {
+            memo::clear_disk()?;
+        }
         let cases = registry::cases();
         let selected = self.select(&cases);
         let started_at = context::now_rfc3339();
@@ -408,6 +473,7 @@ impl Runner {
         let stats_before = cache.stats();
         let settings = case::Settings {
             keep_memos: self.keep_memos,
+            memo_budget: self.memo_budget,
             record_memory: !self.skip_memory,
             timing: &self.timing,
         };
@@ -465,16 +531,28 @@ impl Runner {
     }
 }
 
+/// What a run does with the disk tier.
+#[derive(Clone, Debug, Default)]
+struct MemoCacheSetting {
+    /// `Some(None)`: off; `Some(Some(dir))`: there; `None`: as it is.
+    dir: Option<Option<PathBuf>>,
+    clear: bool,
+}
+
 /// The cache's counters over the run. Other threads of the process (tests
 /// running side by side) count too; a bench binary runs alone.
 fn memo_record(before: memo::MemoStats, after: memo::MemoStats) -> RunMemoRecord {
     RunMemoRecord {
         hits: after.hits - before.hits,
         misses: after.misses - before.misses,
+        disk_hits: after.disk_hits - before.disk_hits,
+        computes: after.computes - before.computes,
+        spills: after.spills - before.spills,
         failures: after.failures - before.failures,
         evictions: after.evictions - before.evictions,
         entries_at_end: after.entries,
         resident_bytes_at_end: after.resident_bytes,
+        disk_bytes_at_end: after.disk_bytes,
     }
 }
 

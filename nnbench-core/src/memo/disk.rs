@@ -1,0 +1,320 @@
+//! The memo cache's disk tier: one file per entry under
+//! `target/nnbench/memo-cache/<type>/<hash>.memo`.
+//!
+//! A file is a small header and the payload the memo's
+//! [`Format`](crate::store::Format) wrote, page-aligned so that it can be
+//! memory-mapped:
+//!
+//! ```text
+//! "NNBMEMO1" | header length (u32, little endian) | header (JSON) | zeros | payload
+//! ```
+//!
+//! The header holds what the entry is for (memo type, description, version,
+//! input fingerprint, format) and the payload's offset, length and BLAKE3
+//! checksum. An entry that does not match what is asked for, or whose
+//! payload is shorter or differs from its checksum, is never loaded: it is
+//! reported and recomputed. Entries are written under a temporary name and
+//! renamed into place, so processes sharing the folder never see a torn one,
+//! and named by a hash of the key, so no key can reach outside the folder.
+
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{PoisonError, RwLock};
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::Payload;
+
+const MAGIC: &[u8; 8] = b"NNBMEMO1";
+const PAGE: u64 = 4096;
+
+/// Where entries go; `None` when the tier is off.
+static DIR: RwLock<Option<Option<PathBuf>>> = RwLock::new(None);
+
+/// The folder of the disk tier, or `None` when it is off. By default
+/// `target/nnbench/memo-cache`.
+pub(crate) fn dir() -> Option<PathBuf> {
+    if let Some(configured) = DIR.read().unwrap_or_else(PoisonError::into_inner).as_ref() {
+        return configured.clone();
+    }
+    Some(crate::target_dir().join("nnbench").join("memo-cache"))
+}
+
+pub(crate) fn set_dir(dir: Option<PathBuf>) {
+    *DIR.write().unwrap_or_else(PoisonError::into_inner) = Some(dir);
+}
+
+/// What an entry is for; all of it must match for the entry to be used.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Key {
+    /// The memo's type.
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// Its `Debug` description.
+    pub memo: String,
+    /// `Memo::version`.
+    pub version: u32,
+    /// `Memo::fingerprint`.
+    pub fingerprint: Option<String>,
+    /// The format's name and version.
+    pub format: String,
+}
+
+impl Key {
+    /// `<dir>/<type>/<hash>.memo`: the type's name with every character that
+    /// could mean something to a file system replaced, and a hash of the key.
+    pub(crate) fn path(&self, dir: &Path) -> PathBuf {
+        let folder: String = self
+            .type_name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .take(120)
+            .collect();
+        let mut hasher = blake3::Hasher::new();
+        for part in [
+            self.type_name.as_str(),
+            self.memo.as_str(),
+            &self.version.to_string(),
+            self.fingerprint.as_deref().unwrap_or(""),
+            self.format.as_str(),
+        ] {
+            hasher.update(&(part.len() as u64).to_le_bytes());
+            hasher.update(part.as_bytes());
+        }
+        let hash = hasher.finalize().to_hex();
+        dir.join(folder).join(format!("{}.memo", &hash[..32]))
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Header {
+    #[serde(flatten)]
+    key: Key,
+    payload_offset: u64,
+    payload_bytes: u64,
+    checksum: String,
+}
+
+/// Why an entry could not be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EntryError {
+    /// There is none: compute, and save.
+    #[error("no entry")]
+    Missing,
+    /// There is one, but it must not be loaded: warn, compute, overwrite.
+    #[error("{}: {reason}", path.display())]
+    Unusable { path: PathBuf, reason: String },
+}
+
+fn unusable(path: &Path, reason: impl Into<String>) -> EntryError {
+    EntryError::Unusable {
+        path: path.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Opens and verifies the entry for `key`; `load` reads the value from its
+/// payload.
+pub(crate) fn load<T>(
+    path: &Path,
+    key: &Key,
+    load: impl FnOnce(Payload<'_>) -> crate::Result<T>,
+) -> Result<(T, u64), EntryError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(EntryError::Missing),
+        Err(e) => return Err(unusable(path, e.to_string())),
+    };
+    let header = read_header(&mut file).map_err(|reason| unusable(path, reason))?;
+    if header.key != *key {
+        return Err(unusable(
+            path,
+            format!(
+                "it holds {:?}, not {:?} (a foreign or outdated entry)",
+                header.key, key
+            ),
+        ));
+    }
+    let file_len = file
+        .metadata()
+        .map_err(|e| unusable(path, e.to_string()))?
+        .len();
+    if header.payload_offset.checked_add(header.payload_bytes) != Some(file_len) {
+        return Err(unusable(
+            path,
+            format!(
+                "truncated: {file_len} bytes, but the header promises {} after offset {}",
+                header.payload_bytes, header.payload_offset
+            ),
+        ));
+    }
+    let actual = checksum(&mut file, header.payload_offset, header.payload_bytes)
+        .map_err(|e| unusable(path, e.to_string()))?;
+    if actual != header.checksum {
+        return Err(unusable(
+            path,
+            "corrupt: its payload does not match its checksum",
+        ));
+    }
+    let payload = Payload::new(&file, path, header.payload_offset, header.payload_bytes);
+    let value = load(payload).map_err(|e| unusable(path, format!("{e:#}")))?;
+    Ok((value, header.payload_bytes))
+}
+
+fn read_header(file: &mut File) -> Result<Header, String> {
+    let mut prefix = [0u8; 12];
+    file.read_exact(&mut prefix)
+        .map_err(|_| "too short to be a memo cache entry".to_owned())?;
+    if &prefix[..8] != MAGIC {
+        return Err("not a memo cache entry (wrong magic)".into());
+    }
+    let len = u32::from_le_bytes([prefix[8], prefix[9], prefix[10], prefix[11]]) as u64;
+    if len > PAGE * 16 {
+        return Err(format!("header of {len} bytes: corrupt"));
+    }
+    let mut text = vec![0u8; len as usize];
+    file.read_exact(&mut text)
+        .map_err(|_| "truncated inside its header".to_owned())?;
+    serde_json::from_slice(&text).map_err(|e| format!("corrupt header: {e}"))
+}
+
+/// BLAKE3 of `len` bytes at `offset`, read (not mapped: a mapped payload
+/// would become resident just to be checked).
+fn checksum(file: &mut File, offset: u64, len: u64) -> io::Result<String> {
+    file.seek(SeekFrom::Start(offset))?;
+    let mut hasher = blake3::Hasher::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let want = buffer
+            .len()
+            .min(usize::try_from(left).unwrap_or(usize::MAX));
+        let got = file.read(&mut buffer[..want])?;
+        if got == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "payload ends early",
+            ));
+        }
+        hasher.update(&buffer[..got]);
+        left -= got as u64;
+    }
+    Ok(hasher.finalize().to_hex().to_string())
+}
+
+/// Writes the entry for `key` atomically; `save` writes the payload.
+/// Returns the payload's size.
+pub(crate) fn save(
+    path: &Path,
+    key: &Key,
+    save: impl FnOnce(&mut dyn Write) -> crate::Result<()>,
+) -> crate::Result<u64> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| crate::Error::msg(format!("{}: no folder", path.display())))?;
+    fs::create_dir_all(dir).map_err(|e| with_path(e, dir))?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(|e| with_path(e, dir))?;
+    // The payload goes after a page-aligned header slot sized for the
+    // largest header this key can have.
+    let longest = Header {
+        key: key.clone(),
+        payload_offset: u64::MAX,
+        payload_bytes: u64::MAX,
+        checksum: "0".repeat(64),
+    };
+    let slot = 12 + serde_json::to_vec(&longest)?.len() as u64;
+    let payload_offset = slot.div_ceil(PAGE) * PAGE;
+    let file = temp.as_file_mut();
+    file.seek(SeekFrom::Start(payload_offset))?;
+    let mut writer = HashingWriter {
+        inner: io::BufWriter::new(&mut *file),
+        hasher: blake3::Hasher::new(),
+        written: 0,
+    };
+    save(&mut writer)?;
+    writer.inner.flush()?;
+    let (payload_bytes, checksum) = (
+        writer.written,
+        writer.hasher.finalize().to_hex().to_string(),
+    );
+    drop(writer);
+    let header = serde_json::to_vec(&Header {
+        key: key.clone(),
+        payload_offset,
+        payload_bytes,
+        checksum,
+    })?;
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(MAGIC)?;
+    file.write_all(&(header.len() as u32).to_le_bytes())?;
+    file.write_all(&header)?;
+    file.sync_all()?;
+    temp.persist(path).map_err(|e| with_path(e.error, path))?;
+    Ok(payload_bytes)
+}
+
+fn with_path(error: io::Error, path: &Path) -> crate::Error {
+    crate::Error::from(error).context(format!("memo cache: {}", path.display()))
+}
+
+struct HashingWriter<W> {
+    inner: W,
+    hasher: blake3::Hasher,
+    written: u64,
+}
+
+impl<W: Write> Write for HashingWriter<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(bytes)?;
+        self.hasher.update(&bytes[..n]);
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Bytes of the entries in the tier's folder.
+pub(crate) fn bytes_on_disk() -> u64 {
+    let Some(dir) = dir() else { return 0 };
+    let Ok(types) = fs::read_dir(dir) else {
+        return 0;
+    };
+    types
+        .flatten()
+        .filter_map(|t| fs::read_dir(t.path()).ok())
+        .flat_map(|entries| entries.flatten())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "memo"))
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// Removes every entry; returns how many there were.
+pub(crate) fn clear() -> io::Result<usize> {
+    let Some(dir) = dir() else { return Ok(0) };
+    let types = match fs::read_dir(&dir) {
+        Ok(types) => types,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut removed = 0;
+    for folder in types.flatten() {
+        for entry in fs::read_dir(folder.path())?.flatten() {
+            if entry.path().extension().is_some_and(|x| x == "memo") {
+                fs::remove_file(entry.path())?;
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
+}
