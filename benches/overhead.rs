@@ -76,7 +76,7 @@ fn criterion_median() -> f64 {
         .sample_size(s.sample_size.unwrap_or(100))
         .warm_up_time(s.warm_up.unwrap_or_default())
         .measurement_time(s.measurement_time.unwrap_or_default());
-    criterion.bench_function("overhead_plain_criterion", |b| b.iter(trivial));
+    criterion.bench_function("overhead_plain_criterion", |b| b.iter(overhead_trivial));
     let path = nnbench::target_dir().join("criterion/overhead_plain_criterion/new/sample.json");
     median_of_sample_file(&path)
 }
@@ -175,7 +175,7 @@ fn main() {
     if !test_mode {
         // Alternate the two sides so that both see the same machine.
         let (mut ours, mut plain) = (Vec::new(), Vec::new());
-        for _ in 0..3 {
+        for _ in 0..5 {
             ours.push(nnbench_median());
             plain.push(criterion_median());
         }

@@ -113,11 +113,23 @@ impl Timer {
         }
     }
 
-    /// Calls `f` `iters` times; returns the last value, or the first that
-    /// `failed` picks (an `Err`). The others are dropped inside the timed
-    /// region, as criterion's `iter` drops them.
+    /// Calls `f` `iters` times; returns the last value. The others are
+    /// dropped inside the timed region, as criterion's `iter` drops them.
     #[inline(never)]
-    pub fn time<R>(&mut self, mut f: impl FnMut() -> R, failed: impl Fn(&R) -> bool) -> R {
+    pub fn time<R>(&mut self, mut f: impl FnMut() -> R) -> R {
+        let start = Instant::now();
+        for _ in 1..self.iters {
+            std::hint::black_box(f());
+        }
+        let out = std::hint::black_box(f());
+        self.elapsed = Some(start.elapsed());
+        out
+    }
+
+    /// [`time`](Self::time) for a function that returns a `Result`: stops at
+    /// the first value that `failed` picks, so no `Err` goes unseen.
+    #[inline(never)]
+    pub fn time_fallible<R>(&mut self, mut f: impl FnMut() -> R, failed: impl Fn(&R) -> bool) -> R {
         let start = Instant::now();
         for _ in 1..self.iters {
             let out = f();

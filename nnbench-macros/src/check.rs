@@ -10,6 +10,8 @@ use crate::parse::{Attr, Errors, Kind, Options, Values};
 /// What the expansion needs to know, checked.
 pub(crate) struct Plan {
     pub function: Ident,
+    /// The declared return type.
+    pub output: syn::ReturnType,
     pub family: String,
     pub params: Vec<ParamPlan>,
     pub grid: Grid,
@@ -125,6 +127,7 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
     };
     Ok(Plan {
         function: sig.ident.clone(),
+        output: sig.output.clone(),
         family,
         params,
         grid,
