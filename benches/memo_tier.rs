@@ -6,6 +6,9 @@
 //!
 //! `cargo bench --bench memo_tier`
 
+#[path = "support/harness.rs"]
+mod harness;
+
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -17,14 +20,9 @@ use nnbench::measure::rss;
 use nnbench::report::{format_bytes, format_ns};
 use nnbench::store::{Format, MappedArray, MappedNpy, Npy};
 
-/// Without `--bench` (`cargo test --benches`) the array is small.
-fn test_mode() -> bool {
-    !std::env::args().any(|a| a == "--bench")
-}
-
 fn side() -> usize {
     // 8192² f64 = 512 MiB; 1448² ≈ 16 MiB.
-    if test_mode() { 1448 } else { 8192 }
+    if harness::test_mode() { 1448 } else { 8192 }
 }
 
 fn fill(side: usize) -> Array2<f64> {
@@ -81,13 +79,7 @@ fn entry_files(dir: &PathBuf) -> Vec<PathBuf> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--list") {
-        println!("memo_tier: benchmark");
-        return;
-    }
-    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    if !filters.is_empty() && !filters.iter().any(|f| "memo_tier".contains(f.as_str())) {
+    if !harness::should_run("memo_tier") {
         return;
     }
     let side = side();
@@ -182,9 +174,17 @@ fn main() {
         read_rss,
     ));
     println!("{table}");
+    // Mapping reads nothing; touching 1% of the rows makes about 1% resident.
+    let touched = map_rss + slice_rss;
+    println!(
+        "memory-mapped view: {} resident after touching 1% of {} {}",
+        format_bytes(touched),
+        format_bytes(bytes),
+        harness::verdict(touched <= bytes / 100 + (8 << 20))
+    );
     println!(
         "warm page cache; RSS growth measured while the value is held{}",
-        if test_mode() {
+        if harness::test_mode() {
             " (test mode: a small array, run with --bench to measure)"
         } else {
             ""

@@ -10,6 +10,8 @@
 //! `cargo bench --bench memory` (`NNBENCH_MEMORY_N` sets the models' side;
 //! default 4096, 128 MiB each).
 
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/matrices.rs"]
 mod matrices;
 
@@ -29,14 +31,8 @@ static ALLOC: TrackingAllocator = TrackingAllocator::system();
 
 const MIB: u64 = 1 << 20;
 
-/// Without `--bench` (`cargo test --benches`) everything runs small, only
-/// to check that it runs.
-fn test_mode() -> bool {
-    !std::env::args().any(|a| a == "--bench")
-}
-
 fn side() -> usize {
-    if test_mode() {
+    if harness::test_mode() {
         return 256;
     }
     std::env::var("NNBENCH_MEMORY_N")
@@ -140,13 +136,7 @@ fn allocation_costs() -> (f64, f64) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--list") {
-        println!("memory: bench");
-        return;
-    }
-    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    if !filters.is_empty() && !filters.iter().any(|f| "memory".contains(f.as_str())) {
+    if !harness::should_run("memory") {
         return;
     }
 
@@ -157,7 +147,7 @@ fn main() {
     let allowance = 1.05 + 16.0 * MIB as f64 / largest as f64;
 
     let small = median_ns(21, 2000, reset_and_read);
-    let (one, four) = if test_mode() {
+    let (one, four) = if harness::test_mode() {
         (16 << 20, 64 << 20)
     } else {
         (1 << 30, 4 << 30)
@@ -178,7 +168,7 @@ fn main() {
         format!("{:.3} ({})", ratio(auto), format_bytes(auto)),
         format!(
             "<= 1.05 + 16 MiB = {allowance:.3} {}; Python nnbench 0.4 with teardown eviction: 2.07",
-            verdict(ratio(auto) <= allowance)
+            harness::verdict(ratio(auto) <= allowance)
         ),
     ]);
     table.add_row([
@@ -189,7 +179,7 @@ fn main() {
     table.add_row([
         "reset + read of the peak per case, small process".to_owned(),
         format_ns(small),
-        format!("<= 20 µs {}", verdict(small <= 20_000.0)),
+        format!("<= 20 µs {}", harness::verdict(small <= 20_000.0)),
     ]);
     table.add_row([
         format!("  with {} resident", format_bytes(one as u64)),
@@ -221,15 +211,6 @@ fn main() {
         "medians of repeated batches; peak per case from {:?}",
         rss_method()
     );
-}
-
-/// Whether a target was met; nothing in test mode.
-fn verdict(met: bool) -> &'static str {
-    match (test_mode(), met) {
-        (true, _) => "",
-        (false, true) => "(met)",
-        (false, false) => "(MISSED)",
-    }
 }
 
 fn rss_method() -> &'static str {

@@ -8,6 +8,9 @@
 //!
 //! `cargo bench --bench overhead`
 
+#[path = "support/harness.rs"]
+mod harness;
+
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -136,28 +139,11 @@ fn cache_hit() -> f64 {
     median(&mut times)
 }
 
-/// Whether a target was met; nothing in test mode, whose debug build and
-/// single runs measure nothing worth judging.
-fn verdict(met: bool) -> &'static str {
-    match (std::env::args().any(|a| a == "--bench"), met) {
-        (false, _) => "",
-        (true, true) => "(met)",
-        (true, false) => "(MISSED)",
-    }
-}
-
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--list") {
-        println!("overhead: benchmark");
+    if !harness::should_run("overhead") {
         return;
     }
-    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    if !filters.is_empty() && !filters.iter().any(|f| "overhead".contains(f.as_str())) {
-        return;
-    }
-    // Without --bench (cargo test --benches) only check that it all runs.
-    let test_mode = !args.iter().any(|a| a == "--bench");
+    let test_mode = harness::test_mode();
 
     let hit = cache_hit();
     let (mut with_memory, mut without_memory) = (Vec::new(), Vec::new());
@@ -186,7 +172,7 @@ fn main() {
             format!("{ratio:.3} ({} / {})", format_ns(ours), format_ns(plain)),
             format!(
                 "in [0.97, 1.03] {}",
-                verdict((0.97..=1.03).contains(&ratio))
+                harness::verdict((0.97..=1.03).contains(&ratio))
             ),
         ]);
     }
@@ -195,18 +181,18 @@ fn main() {
         format_ns(with_memory),
         format!(
             "<= 13 µs {}; Python nnbench 0.5: 26 µs (0.4: 42 µs), no memory",
-            verdict(with_memory <= 13_000.0)
+            harness::verdict(with_memory <= 13_000.0)
         ),
     ]);
     table.add_row([
         "  memory not recorded".to_owned(),
         format_ns(without_memory),
-        format!("<= 1.3 µs {}", verdict(without_memory <= 1_300.0)),
+        format!("<= 1.3 µs {}", harness::verdict(without_memory <= 1_300.0)),
     ]);
     table.add_row([
         "resolve of a cached memo".to_owned(),
         format_ns(hit),
-        format!("<= 100 ns {}", verdict(hit <= 100.0)),
+        format!("<= 100 ns {}", harness::verdict(hit <= 100.0)),
     ]);
     println!("{table}");
     println!(
