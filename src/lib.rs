@@ -33,6 +33,8 @@
 //! nnbench::main!();
 //! ```
 
+#![warn(missing_docs)]
+
 pub use nnbench_core::*;
 
 #[doc(inline)]

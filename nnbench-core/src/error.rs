@@ -182,6 +182,10 @@ struct WithContext {
 /// ```
 pub trait Context<T> {
     /// Wraps the error with `message`.
+    ///
+    /// # Errors
+    ///
+    /// The original error, wrapped, when `self` is an error.
     fn context(self, message: impl fmt::Display) -> Result<T>;
 }
 

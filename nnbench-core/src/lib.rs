@@ -4,6 +4,8 @@
 //! Use it through the `nnbench` crate, which re-exports this crate and adds
 //! the `#[benchmark]`, `#[parametrize]` and `#[product]` attributes.
 
+#![warn(missing_docs)]
+
 pub mod alloc;
 mod cli;
 mod context;

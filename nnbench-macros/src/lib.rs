@@ -2,6 +2,8 @@
 //! `#[parametrize]` and `#[product]`. Use them through the `nnbench` crate,
 //! whose documentation of each attribute lists its options.
 
+#![warn(missing_docs)]
+
 mod check;
 mod expand;
 mod parse;

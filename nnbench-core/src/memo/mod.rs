@@ -61,6 +61,11 @@ pub trait Memo: Clone + Debug + Hash + Eq + Send + Sync + 'static {
 
     /// Computes the value. Errors of any `std::error::Error + Send + Sync`
     /// type convert through `?`, and their causes are kept for the record.
+    ///
+    /// # Errors
+    ///
+    /// Whatever keeps the value from being made; every case that needs the
+    /// memo fails with it.
     fn compute(&self) -> Result<Self::Value>;
 
     /// The bytes `value` holds, when the memo can tell exactly.

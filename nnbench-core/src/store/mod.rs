@@ -70,10 +70,20 @@ pub trait Format<V>: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// Writes `value`.
+    ///
+    /// # Errors
+    ///
+    /// When the value cannot be encoded or written; it then stays in memory
+    /// only, with a warning.
     fn save(&self, value: &V, out: &mut dyn io::Write) -> Result<()>;
 
     /// Reads a value back from what [`save`](Self::save) wrote. The payload's
     /// length and checksum are verified before this is called.
+    ///
+    /// # Errors
+    ///
+    /// When the payload is not what `save` writes; the value is then
+    /// computed again, with a warning.
     fn load(&self, payload: Payload<'_>) -> Result<V>;
 }
 
