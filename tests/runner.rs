@@ -596,7 +596,7 @@ fn the_cache_report_lists_memo_types() {
         .collect();
     assert_eq!(
         cells,
-        ["runner::Reported", "1", "4 B", "1", "0", "1", "0", "0"]
+        ["runner::Reported", "1", "4 B", "1", "1", "0", "1", "0", "0"]
     );
     nnbench::memo::evict(&Reported);
 }

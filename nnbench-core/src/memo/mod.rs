@@ -428,7 +428,7 @@ pub fn stats_by_type() -> Vec<TypeStats> {
 
 /// The cache report that `--print-cache` (or `NNBENCH_PRINT_CACHE_SIZE=1`)
 /// prints at the end of a run: per memo type, entries, resident bytes,
-/// hits, misses, computes and evictions.
+/// hits, misses (disk hits and computes), evictions and spills.
 ///
 /// # Example
 ///

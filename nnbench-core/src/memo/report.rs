@@ -5,7 +5,8 @@ use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use super::TypeStats;
 use crate::report::format_bytes;
 
-/// A table of `stats`, one row per memo type.
+/// A table of `stats`, one row per memo type: misses are split into disk
+/// hits and computes.
 pub(super) fn render(stats: &[TypeStats]) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header([
@@ -13,6 +14,7 @@ pub(super) fn render(stats: &[TypeStats]) -> String {
         "entries",
         "resident",
         "hits",
+        "misses",
         "disk hits",
         "computes",
         "evictions",
@@ -24,6 +26,7 @@ pub(super) fn render(stats: &[TypeStats]) -> String {
             t.stats.entries.to_string(),
             format_bytes(t.stats.resident_bytes),
             t.stats.hits.to_string(),
+            t.stats.misses.to_string(),
             t.stats.disk_hits.to_string(),
             t.stats.computes.to_string(),
             t.stats.evictions.to_string(),
