@@ -195,9 +195,10 @@ impl Cli {
     }
 }
 
-/// Parses the command line, runs, writes `latest.json`, exits: 0 when every
-/// case passed, 1 when any failed or the record could not be written, 2 for
-/// bad flags.
+/// Parses the command line, runs, writes `latest.json` (when measuring:
+/// a test-mode run must not replace the figures of the last real one),
+/// exits: 0 when every case passed, 1 when any failed or the record could
+/// not be written, 2 for bad flags.
 pub(crate) fn main(bench: &str, manifest_dir: &str) -> ! {
     let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
     let runner = cli.runner();
@@ -207,12 +208,11 @@ pub(crate) fn main(bench: &str, manifest_dir: &str) -> ! {
         }
         std::process::exit(0);
     }
-    let latest = crate::target_dir().join("nnbench").join(bench);
-    let outcome = runner
-        .name(bench)
-        .repo_dir(manifest_dir)
-        .latest_dir(latest)
-        .run();
+    let mut runner = runner.name(bench).repo_dir(manifest_dir);
+    if cli.bench {
+        runner = runner.latest_dir(crate::target_dir().join("nnbench").join(bench));
+    }
+    let outcome = runner.run();
     match outcome {
         Ok(record) if record.failed() > 0 => {
             eprintln!(
