@@ -11,8 +11,8 @@
 //! The counters are process-wide atomics updated without locks (four atomic
 //! additions per allocation and its deallocation). Measured side by side by
 //! `cargo bench --bench memory` on a 2-core x86-64 VM: an allocation and
-//! deallocation of 64 bytes took 23 ns through the tracker against 7 ns
-//! through the system allocator alone, +16 ns per pair. Use one tracker, as
+//! deallocation of 64 bytes took 25 ns through the tracker against 7.7 ns
+//! through the system allocator alone, +17 ns per pair. Use one tracker, as
 //! the global allocator: every instance counts into the same counters.
 //! Without it, the `heap_*` fields of records are `null`.
 
