@@ -1,6 +1,6 @@
 //! What the harness measures around a case: resident memory (exact peak
 //! where the kernel resets its high-water mark, sampled elsewhere), heap
-//! (with [`alloc::TrackingAllocator`](crate::alloc::TrackingAllocator)) and
+//! (with [`TrackingAllocator`](crate::alloc::TrackingAllocator) installed) and
 //! GPU memory (through NVML). Time is taken around the call itself.
 
 pub mod gpu;
