@@ -213,24 +213,97 @@ pub(crate) fn main(bench: &str, manifest_dir: &str) -> ! {
         runner = runner.latest_dir(crate::target_dir().join("nnbench").join(bench));
     }
     let outcome = runner.run();
+    if let Some(message) = failure_message(&outcome) {
+        eprintln!("error: {message}");
+        std::process::exit(1);
+    }
+    std::process::exit(0)
+}
+
+/// Why the bench binary exits non-zero, if it does: a case failed, or the
+/// run could not be made or recorded.
+fn failure_message(outcome: &crate::Result<crate::RunRecord>) -> Option<String> {
     match outcome {
-        Ok(record) if record.failed() > 0 => {
-            eprintln!(
-                "error: {} of {} cases failed",
-                record.failed(),
-                record.cases.len()
-            );
-            std::process::exit(1)
-        }
-        Ok(_) => std::process::exit(0),
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            std::process::exit(1)
-        }
+        Ok(record) if record.failed() > 0 => Some(format!(
+            "{} of {} cases failed",
+            record.failed(),
+            record.cases.len()
+        )),
+        Ok(_) => None,
+        Err(error) => Some(format!("{error:#}")),
     }
 }
 
 /// Whether the environment variable is set to something other than `0` or empty.
 fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{CaseError, Stage};
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_args(
+            std::iter::once("bench")
+                .chain(args.iter().copied())
+                .map(OsString::from),
+        )
+    }
+
+    #[test]
+    fn without_bench_the_binary_is_in_test_mode() {
+        assert!(!parse(&[]).unwrap().bench);
+        assert!(parse(&["--bench"]).unwrap().bench);
+        assert!(parse(&["accuracy", "--bench", "--quiet"]).unwrap().quiet);
+    }
+
+    #[test]
+    fn sizes_and_durations_parse_in_the_forms_criterion_and_people_use() {
+        assert_eq!(size("8GiB"), Ok(8 << 30));
+        assert_eq!(size("512 MiB"), Ok(512 << 20));
+        assert_eq!(size("1000"), Ok(1000));
+        assert!(size("lots").unwrap_err().contains("8GiB"));
+        assert_eq!(duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(duration("0").is_err());
+        assert!(duration("-1").is_err());
+    }
+
+    #[test]
+    fn the_exit_status_follows_failed_cases_and_errors() {
+        let mut record: crate::RunRecord = serde_json::from_str(
+            r#"{"schema":1,"run":"r","started_at":"t","context":{"host":{"arch":"x","cores":1},"git":null,"nnbench":"0"},"cases":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(failure_message(&Ok(record.clone())), None);
+        let mut case: crate::CaseRecord = serde_json::from_value(serde_json::json!({
+            "id": "a", "family": "a", "params": {}, "tags": [], "value": null, "error": null,
+            "time": {"mode": "once", "samples": 0, "iters": 0, "mean_ns": 0.0, "median_ns": 0.0,
+                     "std_ns": 0.0, "min_ns": 0.0, "max_ns": 0.0},
+            "load_ns": 0,
+            "memory": {"rss_before_bytes": null, "rss_peak_bytes": null, "rss_after_bytes": null,
+                       "heap_peak_bytes": null, "gpu_peak_bytes": null},
+            "memo": {"hits": 0, "misses": 0, "evicted": []}
+        }))
+        .unwrap();
+        record.cases.push(case.clone());
+        case.error = Some(CaseError {
+            stage: Stage::Call,
+            message: "boom".into(),
+            causes: vec![],
+            also: vec![],
+        });
+        record.cases.push(case);
+        assert_eq!(
+            failure_message(&Ok(record)).as_deref(),
+            Some("1 of 2 cases failed")
+        );
+        let error = Err(crate::Error::msg("disk full").context("writing run.json"));
+        assert_eq!(
+            failure_message(&error).as_deref(),
+            Some("writing run.json: disk full")
+        );
+    }
 }
