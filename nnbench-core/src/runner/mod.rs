@@ -447,12 +447,11 @@ impl Runner {
         if self.memo_cache.clear {
             memo::clear_disk()?;
         }
-        let cases = registry::cases();
-        let selected = self.select(&cases);
         let started_at = context::now_rfc3339();
         let repo_dir = self.repo_dir.clone().unwrap_or_else(|| PathBuf::from("."));
         // The context (git, host, GPU) takes milliseconds to gather: it is
-        // gathered beside the cases rather than before them.
+        // gathered while the grids are built, and done before the first case
+        // starts, so that it disturbs no case's figures.
         let command: Vec<String> = std::env::args().collect();
         let context = std::thread::Builder::new()
             .name("nnbench-context".into())
@@ -460,6 +459,8 @@ impl Runner {
                 let (dir, command) = (repo_dir.clone(), command.clone());
                 move || context::collect(&dir, command)
             });
+        let cases = registry::cases();
+        let selected = self.select(&cases);
 
         let mut family_sizes: HashMap<&str, usize> = HashMap::new();
         for case in &selected {
@@ -469,6 +470,12 @@ impl Runner {
         let mut console = Console::new(self.quiet, selected.len());
         let mut schedule = Schedule::new(&selected);
         let mut records = Vec::with_capacity(selected.len());
+        let context = match context {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|_| context::collect(&repo_dir, command)),
+            Err(_) => context::collect(&repo_dir, command),
+        };
         let cache = memo::global_cache();
         let stats_before = cache.stats();
         let settings = case::Settings {
@@ -494,12 +501,6 @@ impl Runner {
         }
 
         engine.finish();
-        let context = match context {
-            Ok(handle) => handle
-                .join()
-                .unwrap_or_else(|_| context::collect(&repo_dir, command)),
-            Err(_) => context::collect(&repo_dir, command),
-        };
         let record = RunRecord {
             schema: SCHEMA,
             run: self.name.clone().unwrap_or_else(default_run_name),
