@@ -55,7 +55,8 @@ pub struct Runner {
 }
 
 impl Runner {
-    /// A runner that runs every registered case, quietly nothing left out.
+    /// A runner of every registered case, with each family's own timing,
+    /// progress lines and the final table, and no record file.
     ///
     /// # Example
     ///
@@ -68,7 +69,8 @@ impl Runner {
     }
 
     /// A runner configured by the same flags a bench binary takes
-    /// (`args` without the program name).
+    /// (`args` without the program name). As in a bench binary, without
+    /// `--bench` it is in test mode: each case runs once.
     ///
     /// # Errors
     ///
