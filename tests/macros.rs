@@ -296,3 +296,43 @@ fn raw_identifiers_negative_and_float_literals_work() {
     );
     assert_eq!(run("odd_parameters/").cases[1].value, "a-20.5");
 }
+
+/// A crate that re-exports nnbench under another name points the attribute
+/// at it, as divan's and serde's `crate = path` do.
+mod reexported {
+    pub use nnbench as harness;
+}
+
+#[nnbench::product(crate = crate::reexported::harness, n = [1, 2], tags = ["renamed"])]
+fn through_a_reexport(n: u32) -> u32 {
+    n * 10
+}
+
+#[nnbench::benchmark(
+    crate = "crate::reexported::harness",
+    timing = "once",
+    warm_up = 0.05,
+    measurement_time = "1s"
+)]
+fn options_as_strings_and_seconds() -> u8 {
+    3
+}
+
+#[test]
+fn the_crate_option_and_string_or_seconds_forms_are_accepted() {
+    let record = run("through_a_reexport/");
+    let values: Vec<_> = record.cases.iter().map(|c| c.value.clone()).collect();
+    assert_eq!(values, [10, 20]);
+    assert_eq!(record.cases[0].tags, ["renamed"]);
+    // `timing = "once"` is `timing = once`: one call even when measuring.
+    let measured = Runner::new()
+        .filter("options_as_strings_and_seconds")
+        .quiet(true)
+        .run()
+        .unwrap();
+    assert_eq!(measured.cases[0].value, 3);
+    assert_eq!(
+        measured.cases[0].time.mode,
+        nnbench::record::TimingMode::Once
+    );
+}

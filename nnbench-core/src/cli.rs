@@ -1,4 +1,6 @@
-//! The command line of bench binaries made by `nnbench::main!()`.
+//! The command line of bench binaries made by `nnbench::main!()`: flags
+//! become plain [`RunSettings`] that the runner consumes, as criterion's
+//! `cli::Args` and divan's `cli::command()` do.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -6,8 +8,8 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::runner::select::Selection as CaseSelection;
-use crate::{Runner, Sampling, Timing};
+use crate::memo::DiskTier;
+use crate::settings::{Baselines, RunSettings, RunTiming, Sampling, Selection, Timing};
 
 /// Flags of a bench binary: `cargo bench [--bench NAME] -- [FLAGS]`.
 #[derive(Debug, Parser)]
@@ -31,7 +33,7 @@ pub(crate) struct Cli {
     tags: Vec<String>,
     /// List the selected cases and exit.
     #[arg(long)]
-    list: bool,
+    pub list: bool,
     /// Keep memos in the cache after their last use.
     #[arg(long)]
     keep_memos: bool,
@@ -96,7 +98,7 @@ pub(crate) struct Cli {
     /// Given by `cargo bench`: measure. Without it (`cargo test --benches`)
     /// each case runs once, quickly.
     #[arg(long, help_heading = "Test harness compatibility")]
-    bench: bool,
+    pub bench: bool,
     /// Run only ignored cases; nnbench ignores none, so this selects nothing.
     #[arg(long, help_heading = "Test harness compatibility")]
     ignored: bool,
@@ -122,115 +124,67 @@ fn size(text: &str) -> Result<u64, String> {
         .map_err(|e| format!("{e} (write a size such as 8GiB or 512MiB)"))
 }
 
-/// Seconds (`1.5`) or a duration (`500ms`, `2s`).
+/// Seconds (`1.5`) or a duration (`500ms`, `2s`), as the attributes take them.
 fn duration(text: &str) -> Result<Duration, String> {
-    let parsed = match text.parse::<f64>() {
-        Ok(seconds) => Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string()),
-        Err(_) => humantime::parse_duration(text).map_err(|e| e.to_string()),
-    };
-    match parsed {
-        Ok(d) if d.is_zero() => Err("must be longer than zero".into()),
-        Ok(d) => Ok(d),
-        Err(e) => Err(format!(
-            "{e} (write seconds, such as 1.5, or a duration, such as 500ms)"
-        )),
-    }
+    nnbench_units::parse_duration(text)
 }
 
 impl Cli {
+    /// Parses `args`, the program's name first.
     pub(crate) fn try_parse_args(
         args: impl IntoIterator<Item = OsString>,
     ) -> Result<Self, clap::Error> {
         Self::try_parse_from(args)
     }
 
-    pub(crate) fn runner(&self) -> Runner {
-        let mut runner = Runner::new()
-            .set_selection(CaseSelection {
+    /// The run these flags ask for.
+    pub(crate) fn settings(&self) -> RunSettings {
+        let timing = if self.once {
+            Some(Timing::Once)
+        } else if self.sampled {
+            Some(Timing::Sampled)
+        } else {
+            None
+        };
+        let disk_tier = match (&self.memo_cache_dir, self.no_memo_cache) {
+            (_, true) => DiskTier::Off,
+            (Some(dir), false) => DiskTier::At(dir.clone()),
+            (None, false) => DiskTier::Default,
+        };
+        RunSettings {
+            selection: Selection {
                 filters: self.filters.clone(),
                 skip: self.skip.clone(),
                 tags: self.tags.clone(),
                 exact: self.exact,
                 nothing: self.ignored,
-            })
-            .record_memory(!self.no_memory)
-            .test_mode(!self.bench)
-            .sampling(Sampling {
-                sample_size: self.sample_size.map(|n| n as usize),
-                warm_up: self.warm_up_time,
-                measurement_time: self.measurement_time,
-            })
-            .keep_memos(self.keep_memos)
-            .print_cache(self.print_cache || env_flag("NNBENCH_PRINT_CACHE_SIZE"))
-            .quiet(self.quiet);
-        if self.once {
-            runner = runner.timing(Timing::Once);
+            },
+            keep_memos: self.keep_memos,
+            memo_budget: self.memo_budget,
+            disk_tier,
+            clear_disk_tier: self.memo_cache.is_some(),
+            print_cache: self.print_cache || env_flag("NNBENCH_PRINT_CACHE_SIZE"),
+            skip_memory: self.no_memory,
+            timing: RunTiming {
+                timing,
+                sampling: Sampling {
+                    sample_size: self.sample_size.map(|n| n as usize),
+                    warm_up: self.warm_up_time,
+                    measurement_time: self.measurement_time,
+                },
+                auto_threshold: self
+                    .auto_threshold
+                    .unwrap_or(crate::settings::DEFAULT_AUTO_THRESHOLD),
+                test_mode: !self.bench,
+                baselines: Baselines {
+                    save: self.save_baseline.clone(),
+                    compare: self.baseline.clone(),
+                },
+            },
+            quiet: self.quiet,
+            out: self.out.clone(),
+            ..RunSettings::default()
         }
-        if self.sampled {
-            runner = runner.timing(Timing::Sampled);
-        }
-        if let Some(threshold) = self.auto_threshold {
-            runner = runner.auto_threshold(threshold);
-        }
-        if let Some(budget) = self.memo_budget {
-            runner = runner.memo_budget(budget);
-        }
-        if let Some(dir) = &self.memo_cache_dir {
-            runner = runner.memo_cache_dir(dir);
-        }
-        if self.no_memo_cache {
-            runner = runner.no_memo_cache();
-        }
-        runner = runner.clear_memo_cache(self.memo_cache.is_some());
-        if let Some(name) = &self.save_baseline {
-            runner = runner.save_baseline(name);
-        }
-        if let Some(name) = &self.baseline {
-            runner = runner.baseline(name);
-        }
-        match &self.out {
-            Some(out) => runner.out(out),
-            None => runner,
-        }
-    }
-}
-
-/// Parses the command line, runs, writes `latest.json` (when measuring:
-/// a test-mode run must not replace the figures of the last real one),
-/// exits: 0 when every case passed, 1 when any failed or the record could
-/// not be written, 2 for bad flags.
-pub(crate) fn main(bench: &str, manifest_dir: &str) -> ! {
-    let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
-    let runner = cli.runner();
-    if cli.list {
-        for id in runner.list() {
-            println!("{id}: benchmark");
-        }
-        std::process::exit(0);
-    }
-    let mut runner = runner.name(bench).repo_dir(manifest_dir);
-    if cli.bench {
-        runner = runner.latest_dir(crate::target_dir().join("nnbench").join(bench));
-    }
-    let outcome = runner.run();
-    if let Some(message) = failure_message(&outcome) {
-        eprintln!("error: {message}");
-        std::process::exit(1);
-    }
-    std::process::exit(0)
-}
-
-/// Why the bench binary exits non-zero, if it does: a case failed, or the
-/// run could not be made or recorded.
-fn failure_message(outcome: &crate::Result<crate::RunRecord>) -> Option<String> {
-    match outcome {
-        Ok(record) if record.failed() > 0 => Some(format!(
-            "{} of {} cases failed",
-            record.failed(),
-            record.cases.len()
-        )),
-        Ok(_) => None,
-        Err(error) => Some(format!("{error:#}")),
     }
 }
 
@@ -242,7 +196,6 @@ fn env_flag(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{CaseError, Stage};
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_args(
@@ -269,41 +222,5 @@ mod tests {
         assert_eq!(duration("250ms"), Ok(Duration::from_millis(250)));
         assert!(duration("0").is_err());
         assert!(duration("-1").is_err());
-    }
-
-    #[test]
-    fn the_exit_status_follows_failed_cases_and_errors() {
-        let mut record: crate::RunRecord = serde_json::from_str(
-            r#"{"schema":1,"run":"r","started_at":"t","context":{"host":{"arch":"x","cores":1},"git":null,"nnbench":"0"},"cases":[]}"#,
-        )
-        .unwrap();
-        assert_eq!(failure_message(&Ok(record.clone())), None);
-        let mut case: crate::CaseRecord = serde_json::from_value(serde_json::json!({
-            "id": "a", "family": "a", "params": {}, "tags": [], "value": null, "error": null,
-            "time": {"mode": "once", "samples": 0, "iters": 0, "mean_ns": 0.0, "median_ns": 0.0,
-                     "std_ns": 0.0, "min_ns": 0.0, "max_ns": 0.0},
-            "load_ns": 0,
-            "memory": {"rss_before_bytes": null, "rss_peak_bytes": null, "rss_after_bytes": null,
-                       "heap_peak_bytes": null, "gpu_peak_bytes": null},
-            "memo": {"hits": 0, "misses": 0, "evicted": []}
-        }))
-        .unwrap();
-        record.cases.push(case.clone());
-        case.error = Some(CaseError {
-            stage: Stage::Call,
-            message: "boom".into(),
-            causes: vec![],
-            also: vec![],
-        });
-        record.cases.push(case);
-        assert_eq!(
-            failure_message(&Ok(record)).as_deref(),
-            Some("1 of 2 cases failed")
-        );
-        let error = Err(crate::Error::msg("disk full").context("writing run.json"));
-        assert_eq!(
-            failure_message(&error).as_deref(),
-            Some("writing run.json: disk full")
-        );
     }
 }

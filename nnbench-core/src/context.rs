@@ -5,13 +5,13 @@ use std::process::Command;
 
 use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 
-use crate::record::{Context, Git, Host};
+use crate::record::{Git, Host, RunContext};
 
 /// Reads the context of a run started from `dir` (for the repository) with
 /// `command` as its command line.
-pub(crate) fn collect(dir: &Path, command: Vec<String>) -> Context {
+pub(crate) fn collect(dir: &Path, command: Vec<String>) -> RunContext {
     let rustc = env!("NNBENCH_RUSTC_VERSION");
-    Context {
+    RunContext {
         host: host(),
         git: git(dir),
         nnbench: env!("CARGO_PKG_VERSION").to_owned(),

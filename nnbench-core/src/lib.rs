@@ -6,7 +6,12 @@
 
 #![warn(missing_docs)]
 
+// Floors, leaves first: `record` (the schema) imports none of the others;
+// `measure` and `memo` produce records; `settings` are plain values that
+// `cli` fills in; `registry` holds what the attributes register; `runner`
+// consumes all of them; `__private` only re-exports for generated code.
 pub mod alloc;
+mod atomic_file;
 mod cli;
 mod context;
 mod error;
@@ -18,9 +23,9 @@ pub mod record;
 mod registry;
 pub mod report;
 mod runner;
+mod settings;
 mod state;
 pub mod store;
-mod timing;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -31,8 +36,8 @@ pub use memo::Memo;
 pub use param::{Param, Params};
 pub use record::{CaseRecord, RecordError, RunRecord};
 pub use runner::Runner;
+pub use settings::{DEFAULT_AUTO_THRESHOLD, Sampling, Timing};
 pub use state::State;
-pub use timing::{DEFAULT_AUTO_THRESHOLD, Sampling, Timing};
 
 /// Cargo's target folder, where bench binaries keep their records and
 /// benches can keep the data they generate: `CARGO_TARGET_DIR` if set, else

@@ -14,6 +14,8 @@ use ndarray::{Array, ArrayBase, Data, Dimension};
 use ndarray_npy::{ReadNpyError, ReadNpyExt, ReadableElement, WritableElement, WriteNpyExt};
 use py_literal::Value as PyValue;
 
+use crate::atomic_file::{self, WriteError};
+
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// numpy writes headers of a few hundred bytes; anything near this is not one.
 const MAX_HEADER_BYTES: usize = 1 << 20;
@@ -310,27 +312,21 @@ where
     D: Dimension,
 {
     let path = path.as_ref();
-    let io = |source| NpyError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let temp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    let mut writer = BufWriter::new(temp);
-    array
-        .write_npy(&mut writer)
-        .map_err(|source| NpyError::Write {
+    let written = atomic_file::write(path, |file| {
+        let mut writer = BufWriter::new(file);
+        array.write_npy(&mut writer)?;
+        writer.flush().map_err(ndarray_npy::WriteNpyError::Io)
+    });
+    written.map_err(|e| match e {
+        WriteError::Io(source) => NpyError::Io {
             path: path.to_owned(),
             source,
-        })?;
-    writer.flush().map_err(io)?;
-    let temp = writer.into_inner().map_err(|e| io(e.into_error()))?;
-    temp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+        },
+        WriteError::Fill(source) => NpyError::Write {
+            path: path.to_owned(),
+            source,
+        },
+    })
 }
 
 fn open(path: &Path) -> Result<File, NpyError> {

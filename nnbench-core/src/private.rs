@@ -1,153 +1,26 @@
 //! What the attribute macros expand to. Not a public API: generated code
 //! reaches the harness only through here, so a user crate needs no direct
 //! dependency on `inventory` or on the harness's internals.
+//!
+//! It holds re-exports, and the dispatch traits that classify values by
+//! autoref specialization at the expansion site, where their types are
+//! concrete. Nothing in the library imports from here.
 
-use std::any::Any;
 use std::cell::Cell;
 use std::error::Error as StdError;
 use std::fmt::Debug;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
 pub use inventory;
 
-use crate::{Error, Memo, Param, Params, Result, State};
-
-/// One annotated function: its name, options and parameter grid.
-pub struct Family {
-    pub name: &'static str,
-    pub module_path: &'static str,
-    pub file: &'static str,
-    pub line: u32,
-    pub tags: &'static [&'static str],
-    pub setup: Option<Hook>,
-    pub teardown: Option<Hook>,
-    /// The `timing` option; `None` leaves it to the run.
-    pub timing: Option<crate::Timing>,
-    /// The `sample_size`, `warm_up` and `measurement_time` options.
-    pub sampling: crate::Sampling,
-    /// Builds the family's cases in declared order.
-    pub cases: fn() -> Vec<CaseSpec>,
-}
-
-inventory::collect!(Family);
-
-/// A setup or teardown hook, wrapped so that `()` and `Result` returns look alike.
-pub type Hook = fn(&State, &Params) -> Result<()>;
-
-/// The call of one case: fetches its arguments from `Args`, times the user's
-/// function with `Timer`, and turns its return value into the metric.
-pub type Call = dyn Fn(&Args, &mut Timer) -> Result<Json> + Send + Sync;
-
-/// One case of a family before selection: its parameters and its call.
-pub struct CaseSpec {
-    pub(crate) params: Params,
-    pub(crate) call: Box<Call>,
-}
-
-impl CaseSpec {
-    pub fn new(
-        params: Vec<Param>,
-        call: impl Fn(&Args, &mut Timer) -> Result<Json> + Send + Sync + 'static,
-    ) -> Self {
-        Self {
-            params: Params::new(params),
-            call: Box::new(call),
-        }
-    }
-}
-
-/// The memo values the runner resolved for a case, by parameter position.
-#[derive(Default)]
-pub struct Args {
-    values: Vec<Option<Arc<dyn Any + Send + Sync>>>,
-}
-
-impl Args {
-    pub(crate) fn with_len(len: usize) -> Self {
-        Self {
-            values: vec![None; len],
-        }
-    }
-
-    pub(crate) fn set(&mut self, index: usize, value: Arc<dyn Any + Send + Sync>) {
-        self.values[index] = Some(value);
-    }
-
-    fn memo<V: Send + Sync + 'static>(&self, index: usize, name: &str) -> Result<Arc<V>> {
-        let value = self
-            .values
-            .get(index)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| Error::msg(format!("memo parameter `{name}` was not resolved")))?;
-        Arc::clone(value).downcast().map_err(|_| {
-            Error::msg(format!(
-                "memo parameter `{name}` does not hold a {}",
-                std::any::type_name::<V>()
-            ))
-        })
-    }
-}
-
-/// Times the user's function alone (argument fetching and metric
-/// serialization stay outside), called `iters` times in a row.
-pub struct Timer {
-    iters: u64,
-    elapsed: Option<Duration>,
-}
-
-impl Default for Timer {
-    fn default() -> Self {
-        Self::new(1)
-    }
-}
-
-impl Timer {
-    pub(crate) fn new(iters: u64) -> Self {
-        Self {
-            iters: iters.max(1),
-            elapsed: None,
-        }
-    }
-
-    /// Calls `f` `iters` times; returns the last value. The others are
-    /// dropped inside the timed region, as criterion's `iter` drops them.
-    #[inline(never)]
-    pub fn time<R>(&mut self, mut f: impl FnMut() -> R) -> R {
-        let start = Instant::now();
-        for _ in 1..self.iters {
-            std::hint::black_box(f());
-        }
-        let out = std::hint::black_box(f());
-        self.elapsed = Some(start.elapsed());
-        out
-    }
-
-    /// [`time`](Self::time) for a function that returns a `Result`: stops at
-    /// the first value that `failed` picks, so no `Err` goes unseen.
-    #[inline(never)]
-    pub fn time_fallible<R>(&mut self, mut f: impl FnMut() -> R, failed: impl Fn(&R) -> bool) -> R {
-        let start = Instant::now();
-        for _ in 1..self.iters {
-            let out = f();
-            if failed(&out) {
-                self.elapsed = Some(start.elapsed());
-                return out;
-            }
-            std::hint::black_box(out);
-        }
-        let out = std::hint::black_box(f());
-        self.elapsed = Some(start.elapsed());
-        out
-    }
-
-    pub(crate) fn elapsed(&self) -> Option<Duration> {
-        self.elapsed
-    }
-}
+pub use crate::measure::Timer;
+pub use crate::registry::{Args, CaseSpec, Family, Hook};
+pub use crate::runner::bench_main as main;
+pub use crate::settings::{Sampling, Timing};
+pub use crate::{Error, Memo, Param, Params, Result, State};
 
 /// Classifies a grid value by autoref specialization, at the expansion site
 /// where its type is concrete: `(&&&Probe(&v)).param(..)` picks the memo
@@ -360,9 +233,4 @@ impl<T> Ret<T> {
     {
         self.take().map(drop)
     }
-}
-
-/// The body of `nnbench::main!()`.
-pub fn main(bench: &str, manifest_dir: &str) -> ! {
-    crate::cli::main(bench, manifest_dir)
 }

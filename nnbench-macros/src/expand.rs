@@ -12,26 +12,33 @@ use syn::spanned::Spanned;
 use syn::{Expr, ItemFn, Type};
 
 use crate::check::{Grid, ParamPlan, Passing, Plan};
-use crate::parse::Values;
+use crate::parse::{TimingMode, Values};
+
+/// The path to nnbench's generated-code module: `::nnbench::__private`, or
+/// under the `crate = path` option's path. Generated code names nothing of
+/// nnbench but through it.
+fn private(plan: &Plan) -> TokenStream {
+    match &plan.options.krate {
+        Some(path) => quote!(#path::__private),
+        None => quote!(::nnbench::__private),
+    }
+}
 
 pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
     let options = &plan.options;
-    let krate = quote!(::nnbench::__private);
+    let krate = private(plan);
     let family = &plan.family;
-    let tags = options.tags.iter();
-    let setup = hook(options.setup.as_ref());
-    let teardown = hook(options.teardown.as_ref());
-    let timing = match &options.timing {
-        Some(mode) => {
-            let variant = match mode.to_string().as_str() {
-                "once" => quote!(Once),
-                "sampled" => quote!(Sampled),
-                _ => quote!(Auto),
-            };
-            quote!(::core::option::Option::Some(::nnbench::Timing::#variant))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let tags = options.tags.iter().flatten();
+    let setup = hook(&krate, options.setup.as_ref());
+    let teardown = hook(&krate, options.teardown.as_ref());
+    let timing = optional(options.timing.map(|mode| {
+        let variant = match mode {
+            TimingMode::Once => quote!(Once),
+            TimingMode::Sampled => quote!(Sampled),
+            TimingMode::Auto => quote!(Auto),
+        };
+        quote!(#krate::Timing::#variant)
+    }));
     let sample_size = optional(options.sample_size.map(|n| quote!(#n)));
     let duration = |d: Option<std::time::Duration>| {
         optional(d.map(|d| {
@@ -65,7 +72,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
                     setup: #setup,
                     teardown: #teardown,
                     timing: #timing,
-                    sampling: ::nnbench::Sampling {
+                    sampling: #krate::Sampling {
                         sample_size: #sample_size,
                         warm_up: #warm_up,
                         measurement_time: #measurement_time,
@@ -121,16 +128,16 @@ fn optional(value: Option<TokenStream>) -> TokenStream {
     }
 }
 
-fn hook(hook: Option<&Expr>) -> TokenStream {
+fn hook(krate: &TokenStream, hook: Option<&Expr>) -> TokenStream {
     let Some(hook) = hook else {
         return quote!(::core::option::Option::None);
     };
     let call = quote_spanned! {hook.span()=>
-        (&&::nnbench::__private::Ret::new((#hook)(__state, __params))).hook()
+        (&&#krate::Ret::new((#hook)(__state, __params))).hook()
     };
     quote! {
         ::core::option::Option::Some(
-            |__state: &::nnbench::State, __params: &::nnbench::Params| -> ::nnbench::Result<()> { #call }
+            |__state: &#krate::State, __params: &#krate::Params| -> #krate::Result<()> { #call }
         )
     }
 }
@@ -222,7 +229,7 @@ fn element_type(param: &ParamPlan) -> Type {
 
 /// One `CaseSpec`, built from the values `__value_i` of the current case.
 fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
-    let krate = quote!(::nnbench::__private);
+    let krate = private(plan);
     let function = &plan.function;
     let mut params = Vec::new();
     let mut fetches = Vec::new();

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use proc_macro2::Span;
+use syn::ext::IdentExt as _;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -26,22 +27,33 @@ impl Kind {
     }
 }
 
-/// Options every attribute takes.
+/// Options every attribute takes, parsed into what they mean.
 #[derive(Default)]
 pub(crate) struct Options {
     pub name: Option<LitStr>,
-    pub tags: Vec<LitStr>,
+    pub tags: Option<Vec<LitStr>>,
     pub setup: Option<Expr>,
     pub teardown: Option<Expr>,
-    pub timing: Option<Ident>,
+    pub timing: Option<TimingMode>,
     pub sample_size: Option<usize>,
     pub warm_up: Option<Duration>,
     pub measurement_time: Option<Duration>,
+    /// `crate = path`: where the `nnbench` crate is, for a crate that
+    /// renamed or re-exports it.
+    pub krate: Option<syn::Path>,
+}
+
+/// The `timing` option.
+#[derive(Clone, Copy)]
+pub(crate) enum TimingMode {
+    Once,
+    Sampled,
+    Auto,
 }
 
 /// The options' names, for messages.
 const OPTIONS: &str =
-    "name, tags, setup, teardown, timing, sample_size, warm_up and measurement_time";
+    "name, tags, setup, teardown, timing, sample_size, warm_up, measurement_time and crate";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -86,7 +98,8 @@ impl Parse for Item {
             let sets = Punctuated::<ParamSet, Token![,]>::parse_terminated(&content)?;
             return Ok(Item::Sets(sets.into_iter().collect()));
         }
-        let name: Ident = input.parse()?;
+        // `crate` is a keyword, and an option.
+        let name = Ident::parse_any(input)?;
         input.parse::<Token![=]>()?;
         let value: Expr = input.parse()?;
         Ok(Item::Named(name, value))
@@ -185,109 +198,24 @@ struct Sorted {
 
 impl Sorted {
     fn add(&mut self, name: Ident, value: Expr, as_axis: bool) -> syn::Result<()> {
-        let duplicate = || syn::Error::new(name.span(), format!("`{name}` is given twice"));
         let option = if as_axis {
             String::new()
         } else {
             name.to_string()
         };
+        let o = &mut self.options;
         match option.as_str() {
-            "name" => {
-                if self.options.name.is_some() {
-                    return Err(duplicate());
-                }
-                self.options.name = Some(string_literal(&value, "name")?);
+            "name" => set_once(&mut o.name, &name, || string_literal(&value, "name")),
+            "tags" => set_once(&mut o.tags, &name, || tags(&value)),
+            "timing" => set_once(&mut o.timing, &name, || timing(&value)),
+            "sample_size" => set_once(&mut o.sample_size, &name, || sample_size(&value)),
+            "warm_up" => set_once(&mut o.warm_up, &name, || duration(&name, &value)),
+            "measurement_time" => {
+                set_once(&mut o.measurement_time, &name, || duration(&name, &value))
             }
-            "tags" => {
-                if !self.options.tags.is_empty() {
-                    return Err(duplicate());
-                }
-                let Expr::Array(array) = &value else {
-                    return Err(syn::Error::new(
-                        value.span(),
-                        "tags are a list of strings: tags = [\"cpu\"]",
-                    ));
-                };
-                self.options.tags = array
-                    .elems
-                    .iter()
-                    .map(|e| string_literal(e, "a tag"))
-                    .collect::<syn::Result<_>>()?;
-            }
-            "timing" => {
-                if self.options.timing.is_some() {
-                    return Err(duplicate());
-                }
-                let mode = match &value {
-                    Expr::Path(p) => p.path.get_ident().cloned(),
-                    _ => None,
-                }
-                .filter(|m| ["once", "sampled", "auto"].contains(&m.to_string().as_str()));
-                let Some(mode) = mode else {
-                    return Err(syn::Error::new(
-                        value.span(),
-                        "timing is `once`, `sampled` or `auto`",
-                    ));
-                };
-                self.options.timing = Some(mode);
-            }
-            "sample_size" => {
-                if self.options.sample_size.is_some() {
-                    return Err(duplicate());
-                }
-                let size = match &value {
-                    Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Int(n),
-                        ..
-                    }) => n.base10_parse::<usize>().ok(),
-                    _ => None,
-                };
-                match size {
-                    Some(n) if n >= 10 => self.options.sample_size = Some(n),
-                    _ => {
-                        return Err(syn::Error::new(
-                            value.span(),
-                            "sample_size is a whole number of at least 10 (criterion's minimum)",
-                        ));
-                    }
-                }
-            }
-            "warm_up" | "measurement_time" => {
-                let slot = if name == "warm_up" {
-                    &mut self.options.warm_up
-                } else {
-                    &mut self.options.measurement_time
-                };
-                if slot.is_some() {
-                    return Err(duplicate());
-                }
-                let text =
-                    string_literal(&value, &format!("{name} (a duration such as \"500ms\")"))?;
-                let duration = humantime::parse_duration(&text.value()).map_err(|e| {
-                    syn::Error::new(
-                        text.span(),
-                        format!("{name}: {e}; write a duration such as \"500ms\" or \"2s\""),
-                    )
-                })?;
-                if duration.is_zero() {
-                    return Err(syn::Error::new(
-                        text.span(),
-                        format!("{name} must be longer than zero"),
-                    ));
-                }
-                *slot = Some(duration);
-            }
-            "setup" | "teardown" => {
-                let slot = if name == "setup" {
-                    &mut self.options.setup
-                } else {
-                    &mut self.options.teardown
-                };
-                if slot.is_some() {
-                    return Err(duplicate());
-                }
-                *slot = Some(value);
-            }
+            "setup" => set_once(&mut o.setup, &name, || Ok(value)),
+            "teardown" => set_once(&mut o.teardown, &name, || Ok(value)),
+            "crate" => set_once(&mut o.krate, &name, || crate_path(&value)),
             _ if self.kind == Kind::Product => {
                 if self.axes.iter().any(|a| a.name == name) {
                     return Err(syn::Error::new(
@@ -300,18 +228,120 @@ impl Sorted {
                     other => Values::Iter(other),
                 };
                 self.axes.push(Axis { name, values });
+                Ok(())
             }
-            _ => {
-                return Err(syn::Error::new(
-                    name.span(),
-                    format!(
-                        "unknown option `{name}`: {} takes {OPTIONS}",
-                        self.kind.attribute()
-                    ),
-                ));
-            }
+            _ => Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "unknown option `{name}`: {} takes {OPTIONS}",
+                    self.kind.attribute()
+                ),
+            )),
         }
-        Ok(())
+    }
+}
+
+/// Sets an option given once; the second time is an error at its name.
+fn set_once<T>(
+    slot: &mut Option<T>,
+    name: &Ident,
+    parse: impl FnOnce() -> syn::Result<T>,
+) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(syn::Error::new(
+            name.span(),
+            format!("`{name}` is given twice"),
+        ));
+    }
+    *slot = Some(parse()?);
+    Ok(())
+}
+
+fn tags(value: &Expr) -> syn::Result<Vec<LitStr>> {
+    let Expr::Array(array) = value else {
+        return Err(syn::Error::new(
+            value.span(),
+            "tags are a list of strings: tags = [\"cpu\"]",
+        ));
+    };
+    array
+        .elems
+        .iter()
+        .map(|e| string_literal(e, "a tag"))
+        .collect()
+}
+
+/// `once`, `sampled` or `auto`, bare or as a string: users write both.
+fn timing(value: &Expr) -> syn::Result<TimingMode> {
+    let word = match value {
+        Expr::Path(p) => p.path.get_ident().map(Ident::to_string),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
+        _ => None,
+    };
+    match word.as_deref() {
+        Some("once") => Ok(TimingMode::Once),
+        Some("sampled") => Ok(TimingMode::Sampled),
+        Some("auto") => Ok(TimingMode::Auto),
+        _ => Err(syn::Error::new(
+            value.span(),
+            "timing is `once`, `sampled` or `auto`",
+        )),
+    }
+}
+
+fn sample_size(value: &Expr) -> syn::Result<usize> {
+    let size = match value {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => n.base10_parse::<usize>().ok(),
+        _ => None,
+    };
+    size.filter(|&n| n >= 10).ok_or_else(|| {
+        syn::Error::new(
+            value.span(),
+            "sample_size is a whole number of at least 10 (criterion's minimum)",
+        )
+    })
+}
+
+/// A duration as the command line takes it: `"500ms"`, `"2s"`, or seconds
+/// (`"1.5"`, or the number `1.5`).
+fn duration(name: &Ident, value: &Expr) -> syn::Result<Duration> {
+    let text = match value {
+        Expr::Lit(syn::ExprLit { lit, .. }) => match lit {
+            syn::Lit::Str(s) => Some(s.value()),
+            syn::Lit::Int(n) => Some(n.base10_digits().to_owned()),
+            syn::Lit::Float(f) => Some(f.base10_digits().to_owned()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(text) = text else {
+        return Err(syn::Error::new(
+            value.span(),
+            format!("{name} must be a duration such as \"500ms\", or seconds"),
+        ));
+    };
+    nnbench_units::parse_duration(&text)
+        .map_err(|e| syn::Error::new(value.span(), format!("{name}: {e}")))
+}
+
+/// `crate = path` or `crate = "path"`, as divan and serde take it.
+fn crate_path(value: &Expr) -> syn::Result<syn::Path> {
+    match value {
+        Expr::Path(p) if p.qself.is_none() => Ok(p.path.clone()),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => s.parse(),
+        _ => Err(syn::Error::new(
+            value.span(),
+            "crate is a path: crate = ::my_reexport::nnbench",
+        )),
     }
 }
 

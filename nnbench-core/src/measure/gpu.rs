@@ -12,26 +12,9 @@ use std::sync::OnceLock;
 
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enums::device::UsedGpuMemory;
-use serde::{Deserialize, Serialize};
 
+pub use crate::record::GpuMethod;
 use crate::record::{GpuContext, GpuDevice};
-
-/// How a case's GPU figure was taken.
-///
-/// # Example
-///
-/// ```
-/// use nnbench::measure::gpu::GpuMethod;
-/// assert_eq!(serde_json::to_string(&GpuMethod::DeviceDelta).unwrap(), "\"device_delta\"");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GpuMethod {
-    /// This process's own used memory, summed over the devices.
-    Process,
-    /// The devices' used memory minus what they used when the case started.
-    DeviceDelta,
-}
 
 struct Gpu {
     nvml: Nvml,

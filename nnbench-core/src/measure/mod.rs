@@ -6,32 +6,15 @@
 pub mod gpu;
 pub mod rss;
 mod sampler;
-pub(crate) mod time;
+mod timer;
 
-use serde::{Deserialize, Serialize};
+pub use timer::Timer;
+pub(crate) use timer::summarize;
 
 use crate::alloc;
-use crate::record::MemoryRecord;
-use gpu::GpuMethod;
-use sampler::Sampling;
-
-/// How a case's peak resident memory was measured.
-///
-/// # Example
-///
-/// ```
-/// use nnbench::measure::RssMethod;
-/// assert_eq!(serde_json::to_string(&RssMethod::Hwm).unwrap(), "\"hwm\"");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RssMethod {
-    /// The kernel's high-water mark (`VmHWM`), reset before the case: exact.
-    Hwm,
-    /// The largest of samples taken every millisecond: a spike shorter
-    /// than that can be missed.
-    Sampled,
-}
+pub use crate::record::RssMethod;
+use crate::record::{GpuMethod, MemoryRecord};
+use sampler::Watch;
 
 /// `NNBENCH_RSS=sampled` makes the runner sample even where the kernel
 /// could keep the peak, to compare the two or to test the fallback.
@@ -46,7 +29,7 @@ pub(crate) struct CaseMeter {
     rss_method: Option<RssMethod>,
     heap_before: Option<u64>,
     gpu: Option<(GpuMethod, Option<u64>)>,
-    sampling: Sampling,
+    watch: Watch,
 }
 
 impl CaseMeter {
@@ -61,22 +44,22 @@ impl CaseMeter {
         alloc::reset_peak();
         let heap_before = alloc::stats().map(|s| s.current_bytes);
         let gpu = gpu::method().map(|method| (method, gpu::used_bytes()));
-        let sampling = Sampling {
+        let watch = Watch {
             rss: rss_method == Some(RssMethod::Sampled),
             gpu: gpu.is_some(),
         };
-        sampler::begin(sampling);
+        sampler::begin(watch);
         Self {
             rss_before,
             rss_method,
             heap_before,
             gpu,
-            sampling,
+            watch,
         }
     }
 
     pub(crate) fn finish(self, memo_resident_bytes: u64) -> MemoryRecord {
-        let peaks = sampler::end(self.sampling);
+        let peaks = sampler::end(self.watch);
         let heap = alloc::stats();
         let (hwm, rss_after_bytes) = match self.rss_method {
             Some(RssMethod::Hwm) => rss::peak_and_current_bytes(),

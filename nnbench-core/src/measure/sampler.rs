@@ -15,9 +15,9 @@ pub(crate) const RSS_PERIOD: Duration = Duration::from_millis(1);
 /// read of `/proc/self/statm`.
 pub(crate) const GPU_PERIOD: Duration = Duration::from_millis(5);
 
-/// What to sample during one case.
+/// What to watch during one case.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Sampling {
+pub(crate) struct Watch {
     pub rss: bool,
     pub gpu: bool,
 }
@@ -31,20 +31,20 @@ pub(crate) struct Peaks {
 
 #[derive(Default)]
 struct State {
-    sampling: Sampling,
+    watch: Watch,
     peaks: Peaks,
     last_gpu: Option<Instant>,
 }
 
 impl State {
     fn sample(&mut self) {
-        if self.sampling.rss
+        if self.watch.rss
             && let Some(now) = rss::current_bytes()
         {
             self.peaks.rss = Some(self.peaks.rss.map_or(now, |p| p.max(now)));
         }
         let gpu_due = self.last_gpu.is_none_or(|t| t.elapsed() >= GPU_PERIOD);
-        if self.sampling.gpu
+        if self.watch.gpu
             && gpu_due
             && let Some(now) = gpu::used_bytes()
         {
@@ -99,16 +99,16 @@ fn sampler() -> &'static Arc<Sampler> {
     })
 }
 
-/// Starts sampling what `sampling` asks for, from a first sample now.
-pub(crate) fn begin(sampling: Sampling) {
-    if sampling == Sampling::default() {
+/// Starts sampling what `watch` asks for, from a first sample now.
+pub(crate) fn begin(watch: Watch) {
+    if watch == Watch::default() {
         return;
     }
     let sampler = sampler();
     {
         let mut state = sampler.state.lock().unwrap_or_else(PoisonError::into_inner);
         *state = State {
-            sampling,
+            watch,
             ..State::default()
         };
         state.sample();
@@ -118,8 +118,8 @@ pub(crate) fn begin(sampling: Sampling) {
 }
 
 /// Stops sampling after a last sample; returns the peaks since [`begin`].
-pub(crate) fn end(sampling: Sampling) -> Peaks {
-    if sampling == Sampling::default() {
+pub(crate) fn end(watch: Watch) -> Peaks {
+    if watch == Watch::default() {
         return Peaks::default();
     }
     let sampler = sampler();

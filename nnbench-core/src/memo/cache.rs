@@ -12,6 +12,7 @@ use super::journal::{self, Eviction};
 use super::{Memo, MemoError};
 use crate::measure::rss;
 use crate::panic_message;
+use crate::record::MemoCounters;
 
 /// A computed value, or why there is none.
 type Outcome = Result<Ready, Arc<MemoError>>;
@@ -65,23 +66,20 @@ pub struct MemoStats {
     /// [`size_of`](crate::Memo::size_of), or the resident-memory growth while
     /// it was computed.
     pub resident_bytes: u64,
-    /// Resolves that found the value (or waited for another thread's compute).
-    pub hits: u64,
-    /// Resolves that did not find the value in memory: loaded from disk or
-    /// computed.
-    pub misses: u64,
-    /// Misses served from the disk tier.
-    pub disk_hits: u64,
-    /// Calls of `compute`, failed ones included.
-    pub computes: u64,
-    /// Computes that returned an error or panicked.
-    pub failures: u64,
-    /// Entries removed by `evict`, `evict_value`, `clear` or the runner.
-    pub evictions: u64,
-    /// Evicted entries written to the disk tier on their way out.
-    pub spills: u64,
     /// Bytes of the disk tier's entries (in [`memo::stats`](crate::memo::stats) only).
     pub disk_bytes: u64,
+    /// What the cache did: a hit also counts a resolve that waited for
+    /// another thread's compute; `computes` counts failed ones too; an
+    /// eviction is by `evict`, `evict_value`, `clear` or the runner. Read
+    /// through `Deref`: `stats.hits`.
+    pub counters: MemoCounters,
+}
+
+impl std::ops::Deref for MemoStats {
+    type Target = MemoCounters;
+    fn deref(&self) -> &MemoCounters {
+        &self.counters
+    }
 }
 
 /// [`MemoStats`] of the memos of one type, from
@@ -102,16 +100,49 @@ pub struct TypeStats {
     pub stats: MemoStats,
 }
 
-/// Counters kept per memo type, shared by its entries.
+/// Counters kept per memo type, shared by its entries: atomics, so that a
+/// resolve that hits takes no lock for them.
 #[derive(Default)]
 struct TypeCounters {
     type_name: &'static str,
-    hits: AtomicU64,
-    disk_hits: AtomicU64,
-    computes: AtomicU64,
-    failures: AtomicU64,
-    evictions: AtomicU64,
-    spills: AtomicU64,
+    counts: [AtomicU64; MemoCounters::LEN],
+}
+
+impl TypeCounters {
+    fn add(&self, counters: MemoCounters) {
+        for (slot, n) in self.counts.iter().zip(counters.to_array()) {
+            if n > 0 {
+                slot.fetch_add(n, Relaxed);
+            }
+        }
+    }
+
+    fn load(&self) -> MemoCounters {
+        MemoCounters::from_array(std::array::from_fn(|i| self.counts[i].load(Relaxed)))
+    }
+}
+
+impl Resolution {
+    /// What one resolve adds to the counters.
+    pub(crate) fn counters(self, failed: bool) -> MemoCounters {
+        let one = MemoCounters {
+            failures: u64::from(failed && self == Resolution::Computed),
+            ..MemoCounters::default()
+        };
+        match self {
+            Resolution::Hit => MemoCounters { hits: 1, ..one },
+            Resolution::Loaded => MemoCounters {
+                misses: 1,
+                disk_hits: 1,
+                ..one
+            },
+            Resolution::Computed => MemoCounters {
+                misses: 1,
+                computes: 1,
+                ..one
+            },
+        }
+    }
 }
 
 #[derive(Default)]
@@ -228,15 +259,7 @@ impl Cache {
             }
             outcome
         });
-        let counters = &entry.counters;
-        match how {
-            Resolution::Hit => counters.hits.fetch_add(1, Relaxed),
-            Resolution::Loaded => counters.disk_hits.fetch_add(1, Relaxed),
-            Resolution::Computed => counters.computes.fetch_add(1, Relaxed),
-        };
-        if how == Resolution::Computed && outcome.is_err() {
-            counters.failures.fetch_add(1, Relaxed);
-        }
+        entry.counters.add(how.counters(outcome.is_err()));
         let value = match outcome {
             Ok(ready) => Ok(Arc::clone(&ready.value)),
             Err(failure) => Err(Arc::clone(failure)),
@@ -344,12 +367,15 @@ impl Cache {
         {
             match victim.memo.save_erased(&path, &key, &*ready.value) {
                 Ok(_) => {
-                    victim.counters.spills.fetch_add(1, Relaxed);
+                    victim.counters.add(MemoCounters {
+                        spills: 1,
+                        ..MemoCounters::default()
+                    });
                 }
-                Err(e) => eprintln!(
-                    "warning: memo {} could not be spilled to the disk tier ({e:#}); it will be computed again",
+                Err(e) => journal::warn(format!(
+                    "memo {} could not be spilled to the disk tier ({e:#}); it will be computed again",
                     victim.memo.describe()
-                ),
+                )),
             }
         }
         self.evict(&*victim.memo)
@@ -372,14 +398,8 @@ impl Cache {
             .fold(MemoStats::default(), |total, t| MemoStats {
                 entries: total.entries + t.stats.entries,
                 resident_bytes: total.resident_bytes + t.stats.resident_bytes,
-                hits: total.hits + t.stats.hits,
-                misses: total.misses + t.stats.misses,
-                disk_hits: total.disk_hits + t.stats.disk_hits,
-                computes: total.computes + t.stats.computes,
-                failures: total.failures + t.stats.failures,
-                evictions: total.evictions + t.stats.evictions,
-                spills: total.spills + t.stats.spills,
                 disk_bytes: 0,
+                counters: total.counters + t.stats.counters,
             });
         total.disk_bytes = super::disk::bytes_on_disk();
         total
@@ -401,20 +421,13 @@ impl Cache {
             .map(|c| {
                 let (entries, resident_bytes) =
                     held.get(&Arc::as_ptr(c)).copied().unwrap_or_default();
-                let (disk_hits, computes) = (c.disk_hits.load(Relaxed), c.computes.load(Relaxed));
                 TypeStats {
                     type_name: c.type_name,
                     stats: MemoStats {
                         entries,
                         resident_bytes,
-                        hits: c.hits.load(Relaxed),
-                        misses: disk_hits + computes,
-                        disk_hits,
-                        computes,
-                        failures: c.failures.load(Relaxed),
-                        evictions: c.evictions.load(Relaxed),
-                        spills: c.spills.load(Relaxed),
                         disk_bytes: 0,
+                        counters: c.load(),
                     },
                 }
             })
@@ -425,22 +438,25 @@ impl Cache {
 /// Counts, journals and drops an entry taken out of the cache, warning when
 /// its value outlives the eviction because something else still holds it.
 fn evicted(entry: Arc<Entry>) {
-    entry.counters.evictions.fetch_add(1, Relaxed);
+    entry.counters.add(MemoCounters {
+        evictions: 1,
+        ..MemoCounters::default()
+    });
     // The entry's own reference is one of the count.
     let others = entry
         .ready()
         .map_or(0, |ready| Arc::strong_count(&ready.value).saturating_sub(1));
     let memo = entry.memo.describe();
     if others > 0 {
-        eprintln!(
-            "warning: memo {memo} was evicted while {others} other reference{} to its value {} held \
+        journal::warn(format!(
+            "memo {memo} was evicted while {others} other reference{} to its value {} held \
              elsewhere (a hook or static keeps an Arc?): its memory is not freed until {} dropped",
             if others == 1 { "" } else { "s" },
             if others == 1 { "is" } else { "are" },
             if others == 1 { "it is" } else { "they are" },
-        );
+        ));
     }
-    journal::record(Eviction {
+    journal::evicted(Eviction {
         memo,
         references: others,
     });
@@ -458,25 +474,25 @@ fn load_or_compute(memo: &dyn ErasedMemo) -> (Outcome, Resolution) {
                 return (Ok(ready(value, exact, before)), Resolution::Loaded);
             }
             Ok(Err(EntryError::Missing)) => {}
-            Ok(Err(unusable)) => eprintln!(
-                "warning: memo {}: the disk tier's entry is not used ({unusable}); computing it again",
+            Ok(Err(unusable)) => journal::warn(format!(
+                "memo {}: the disk tier's entry is not used ({unusable}); computing it again",
                 memo.describe()
-            ),
-            Err(payload) => eprintln!(
-                "warning: memo {}: loading its disk entry panicked ({}); computing it again",
+            )),
+            Err(payload) => journal::warn(format!(
+                "memo {}: loading its disk entry panicked ({}); computing it again",
                 memo.describe(),
                 panic_message(&*payload)
-            ),
+            )),
         }
     }
     let outcome = compute(memo);
     if let (Ok(ready), Some((path, key))) = (&outcome, &disk)
         && let Err(e) = memo.save_erased(path, key, &*ready.value)
     {
-        eprintln!(
-            "warning: memo {} could not be saved to the disk tier ({e:#}); it stays in memory only",
+        journal::warn(format!(
+            "memo {} could not be saved to the disk tier ({e:#}); it stays in memory only",
             memo.describe()
-        );
+        ));
     }
     (outcome, Resolution::Computed)
 }

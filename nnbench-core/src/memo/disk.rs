@@ -17,6 +17,7 @@
 //! renamed into place, so processes sharing the folder never see a torn one,
 //! and named by a hash of the key, so no key can reach outside the folder.
 
+use std::cell::RefCell;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -24,25 +25,94 @@ use std::sync::{PoisonError, RwLock};
 
 use serde::{Deserialize, Serialize};
 
+use crate::atomic_file::{self, WriteError};
 use crate::store::Payload;
 
 const MAGIC: &[u8; 8] = b"NNBMEMO1";
 const PAGE: u64 = 4096;
 
-/// Where entries go; `None` when the tier is off.
-static DIR: RwLock<Option<Option<PathBuf>>> = RwLock::new(None);
-
-/// The folder of the disk tier, or `None` when it is off. By default
-/// `target/nnbench/memo-cache`.
-pub(crate) fn dir() -> Option<PathBuf> {
-    if let Some(configured) = DIR.read().unwrap_or_else(PoisonError::into_inner).as_ref() {
-        return configured.clone();
-    }
-    Some(crate::target_dir().join("nnbench").join("memo-cache"))
+/// Where the disk tier of persisted memos lives.
+///
+/// A [`Runner`](crate::Runner) uses its own (`--memo-cache-dir`,
+/// `--no-memo-cache`) for its cases and their hooks; memos resolved outside
+/// a run use the process's, which [`set_disk_dir`](crate::memo::set_disk_dir) sets.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::memo::DiskTier;
+/// assert_eq!(DiskTier::Off.dir(), None);
+/// assert_eq!(DiskTier::At("/scratch/memos".into()).dir(), Some("/scratch/memos".into()));
+/// assert!(DiskTier::Default.dir().unwrap().ends_with("nnbench/memo-cache"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum DiskTier {
+    /// `target/nnbench/memo-cache` under cargo's target folder.
+    #[default]
+    Default,
+    /// No disk tier: persisted memos are computed and kept in memory only.
+    Off,
+    /// This folder.
+    At(PathBuf),
 }
 
-pub(crate) fn set_dir(dir: Option<PathBuf>) {
-    *DIR.write().unwrap_or_else(PoisonError::into_inner) = Some(dir);
+impl DiskTier {
+    /// The tier's folder, or `None` when it is off.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let tier = nnbench::memo::DiskTier::At("memos".into());
+    /// assert_eq!(tier.dir().as_deref(), Some(std::path::Path::new("memos")));
+    /// ```
+    pub fn dir(&self) -> Option<PathBuf> {
+        match self {
+            DiskTier::Default => Some(crate::target_dir().join("nnbench").join("memo-cache")),
+            DiskTier::Off => None,
+            DiskTier::At(dir) => Some(dir.clone()),
+        }
+    }
+}
+
+/// The tier of resolves made outside a run.
+static PROCESS_TIER: RwLock<DiskTier> = RwLock::new(DiskTier::Default);
+
+thread_local! {
+    /// The tier of the run going on in this thread, if any.
+    static RUN_TIER: RefCell<Option<DiskTier>> = const { RefCell::new(None) };
+}
+
+/// The tier in force on this thread: its run's, else the process's.
+pub(crate) fn current() -> DiskTier {
+    RUN_TIER.with(|t| t.borrow().clone()).unwrap_or_else(|| {
+        PROCESS_TIER
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    })
+}
+
+/// The folder of the tier in force, or `None` when it is off.
+pub(crate) fn dir() -> Option<PathBuf> {
+    current().dir()
+}
+
+pub(crate) fn set_process_tier(tier: DiskTier) {
+    *PROCESS_TIER.write().unwrap_or_else(PoisonError::into_inner) = tier;
+}
+
+/// Runs `f` with `tier` in force on this thread, as a run does for its
+/// cases; the previous tier is back afterwards, even if `f` panics.
+pub(crate) fn with_run_tier<T>(tier: DiskTier, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<DiskTier>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            RUN_TIER.with(|t| *t.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(RUN_TIER.with(|t| t.borrow_mut().replace(tier)));
+    f()
 }
 
 /// What an entry is for; all of it must match for the entry to be used.
@@ -216,48 +286,46 @@ pub(crate) fn save(
     key: &Key,
     save: impl FnOnce(&mut dyn Write) -> crate::Result<()>,
 ) -> crate::Result<u64> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| crate::Error::msg(format!("{}: no folder", path.display())))?;
-    fs::create_dir_all(dir).map_err(|e| with_path(e, dir))?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(|e| with_path(e, dir))?;
-    // The payload goes after a page-aligned header slot sized for the
-    // largest header this key can have.
-    let longest = Header {
-        key: key.clone(),
-        payload_offset: u64::MAX,
-        payload_bytes: u64::MAX,
-        checksum: "0".repeat(64),
-    };
-    let slot = 12 + serde_json::to_vec(&longest)?.len() as u64;
-    let payload_offset = slot.div_ceil(PAGE) * PAGE;
-    let file = temp.as_file_mut();
-    file.seek(SeekFrom::Start(payload_offset))?;
-    let mut writer = HashingWriter {
-        inner: io::BufWriter::new(&mut *file),
-        hasher: blake3::Hasher::new(),
-        written: 0,
-    };
-    save(&mut writer)?;
-    writer.inner.flush()?;
-    let (payload_bytes, checksum) = (
-        writer.written,
-        writer.hasher.finalize().to_hex().to_string(),
-    );
-    drop(writer);
-    let header = serde_json::to_vec(&Header {
-        key: key.clone(),
-        payload_offset,
-        payload_bytes,
-        checksum,
-    })?;
-    file.seek(SeekFrom::Start(0))?;
-    file.write_all(MAGIC)?;
-    file.write_all(&(header.len() as u32).to_le_bytes())?;
-    file.write_all(&header)?;
-    file.sync_all()?;
-    temp.persist(path).map_err(|e| with_path(e.error, path))?;
-    Ok(payload_bytes)
+    let written = atomic_file::write(path, |file| -> crate::Result<u64> {
+        // The payload goes after a page-aligned header slot sized for the
+        // largest header this key can have.
+        let longest = Header {
+            key: key.clone(),
+            payload_offset: u64::MAX,
+            payload_bytes: u64::MAX,
+            checksum: "0".repeat(64),
+        };
+        let slot = 12 + serde_json::to_vec(&longest)?.len() as u64;
+        let payload_offset = slot.div_ceil(PAGE) * PAGE;
+        file.seek(SeekFrom::Start(payload_offset))?;
+        let mut writer = HashingWriter {
+            inner: io::BufWriter::new(&mut *file),
+            hasher: blake3::Hasher::new(),
+            written: 0,
+        };
+        save(&mut writer)?;
+        writer.inner.flush()?;
+        let (payload_bytes, checksum) = (
+            writer.written,
+            writer.hasher.finalize().to_hex().to_string(),
+        );
+        drop(writer);
+        let header = serde_json::to_vec(&Header {
+            key: key.clone(),
+            payload_offset,
+            payload_bytes,
+            checksum,
+        })?;
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(MAGIC)?;
+        file.write_all(&(header.len() as u32).to_le_bytes())?;
+        file.write_all(&header)?;
+        Ok(payload_bytes)
+    });
+    written.map_err(|e| match e {
+        WriteError::Io(e) => with_path(e, path),
+        WriteError::Fill(e) => e,
+    })
 }
 
 fn with_path(error: io::Error, path: &Path) -> crate::Error {

@@ -1,6 +1,8 @@
-//! Evictions seen by the current thread, so the runner can tell which memos
-//! a case evicted (its teardown, or the runner after their last use) and
-//! which of them stayed alive through an outside reference.
+//! What the memo cache saw on the current thread that a run must record:
+//! evictions (to tell which memos a case evicted, and which of them stayed
+//! alive through an outside reference) and warnings. While a run records,
+//! both go into its record and its console; outside a run a warning is
+//! printed to stderr.
 
 use std::cell::RefCell;
 
@@ -13,24 +15,60 @@ pub(crate) struct Eviction {
     pub references: usize,
 }
 
+/// What was recorded since the last [`take`].
+#[derive(Debug, Default)]
+pub(crate) struct Journal {
+    pub evictions: Vec<Eviction>,
+    pub warnings: Vec<String>,
+}
+
 thread_local! {
-    static JOURNAL: RefCell<Option<Vec<Eviction>>> = const { RefCell::new(None) };
+    static JOURNAL: RefCell<Option<Journal>> = const { RefCell::new(None) };
 }
 
-/// Starts recording this thread's evictions (dropping any not taken).
-pub(crate) fn start() {
-    JOURNAL.with(|j| *j.borrow_mut() = Some(Vec::new()));
+/// Records this thread's evictions and warnings until the returned guard
+/// drops (dropping anything recorded and not taken).
+pub(crate) fn record() -> Recording {
+    JOURNAL.with(|j| *j.borrow_mut() = Some(Journal::default()));
+    Recording(())
 }
 
-/// Stops recording and returns what was recorded since [`start`].
-pub(crate) fn take() -> Vec<Eviction> {
-    JOURNAL.with(|j| j.borrow_mut().take().unwrap_or_default())
+/// Ends the recording [`record`] began, even when a run unwinds.
+pub(crate) struct Recording(());
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        JOURNAL.with(|j| *j.borrow_mut() = None);
+    }
 }
 
-pub(super) fn record(eviction: Eviction) {
+/// What was recorded since the last take; recording goes on.
+pub(crate) fn take() -> Journal {
+    JOURNAL.with(|j| match j.borrow_mut().as_mut() {
+        Some(journal) => std::mem::take(journal),
+        None => Journal::default(),
+    })
+}
+
+pub(super) fn evicted(eviction: Eviction) {
     JOURNAL.with(|j| {
-        if let Some(log) = j.borrow_mut().as_mut() {
-            log.push(eviction);
+        if let Some(journal) = j.borrow_mut().as_mut() {
+            journal.evictions.push(eviction);
         }
     });
+}
+
+/// Records `message` for the run going on in this thread, or prints it
+/// when there is none.
+pub(crate) fn warn(message: String) {
+    let unrecorded = JOURNAL.with(|j| match j.borrow_mut().as_mut() {
+        Some(journal) => {
+            journal.warnings.push(message);
+            None
+        }
+        None => Some(message),
+    });
+    if let Some(message) = unrecorded {
+        eprintln!("warning: {message}");
+    }
 }

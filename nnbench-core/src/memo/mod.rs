@@ -16,11 +16,12 @@ pub(crate) mod journal;
 mod report;
 
 pub use cache::{MemoStats, TypeStats};
+pub use disk::DiskTier;
 pub use error::MemoError;
 
 #[cfg(test)]
 use cache::global;
-pub(crate) use cache::{Resolution, global as global_cache, resolve_erased};
+pub(crate) use cache::{global as global_cache, resolve_erased};
 pub(crate) use erased::ErasedMemo;
 
 use std::fmt::Debug;
@@ -202,8 +203,9 @@ pub fn file_fingerprint(path: impl AsRef<std::path::Path>) -> Result<String> {
     Ok(format!("{}|{}|{}", path.display(), meta.len(), modified))
 }
 
-/// Sets the folder of the disk tier (by default `target/nnbench/memo-cache`),
-/// or turns the tier off with `None`.
+/// Sets the folder of the disk tier for memos resolved outside a run (by
+/// default `target/nnbench/memo-cache`), or turns it off with `None`. A
+/// [`Runner`](crate::Runner) uses its own [`DiskTier`] for its cases.
 ///
 /// # Example
 ///
@@ -215,10 +217,11 @@ pub fn file_fingerprint(path: impl AsRef<std::path::Path>) -> Result<String> {
 /// assert_eq!(nnbench::memo::disk_dir(), None);
 /// ```
 pub fn set_disk_dir(dir: Option<std::path::PathBuf>) {
-    disk::set_dir(dir);
+    disk::set_process_tier(dir.map_or(DiskTier::Off, DiskTier::At));
 }
 
-/// The folder of the disk tier, or `None` when it is off.
+/// The folder of the disk tier in force on this thread (its run's, else the
+/// one [`set_disk_dir`] set), or `None` when it is off.
 ///
 /// # Example
 ///

@@ -1,32 +1,44 @@
-//! Console output of a run.
+//! Console output of a run: a line per finished case and a table at the
+//! end; on a terminal, a progress bar below the lines with cases done,
+//! failures and the time left. Warnings go to stderr. Quiet prints nothing.
 
-use std::io::{self, Write as _};
+use std::io::{self, IsTerminal as _, Write as _};
+use std::time::Duration;
 
 use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value as Json;
 
+use super::silence;
 use super::{format_bytes, format_ns};
 use crate::record::{CaseRecord, RunRecord, TimingMode};
 
-/// Prints progress and the final table, unless quiet.
+/// Prints progress, warnings and the final table, unless quiet.
 pub(crate) struct Console {
     quiet: bool,
     total: usize,
     done: usize,
+    failed: usize,
+    /// Drawn only when stdout is a terminal: CI logs get plain lines.
+    bar: Option<ProgressBar>,
 }
 
 impl Console {
     pub(crate) fn new(quiet: bool, total: usize) -> Self {
+        let bar = (!quiet && total > 0 && io::stdout().is_terminal()).then(|| progress_bar(total));
         Self {
             quiet,
             total,
             done: 0,
+            failed: 0,
+            bar,
         }
     }
 
-    /// One line per finished case.
+    /// One line per finished case, with its warnings.
     pub(crate) fn case(&mut self, case: &CaseRecord) {
         self.done += 1;
+        self.failed += usize::from(case.error.is_some());
         if self.quiet {
             return;
         }
@@ -51,14 +63,58 @@ impl Console {
                 error.summary()
             ),
         };
-        let mut out = io::stdout().lock();
-        // A closed stdout (piped into `head`) must not fail the run.
-        let _ = writeln!(out, "{line}");
+        self.above_bar(|| {
+            // A closed stdout (piped into `head`) must not fail the run.
+            let _ = writeln!(io::stdout().lock(), "{line}");
+        });
+        for warning in &case.warnings {
+            self.warn(&format!("{}: {warning}", case.id));
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.done as u64);
+            bar.set_message(match self.failed {
+                0 => String::new(),
+                n => format!(", {n} failed"),
+            });
+        }
+    }
+
+    /// A warning on stderr, unless quiet.
+    pub(crate) fn warn(&self, warning: &str) {
+        if !self.quiet {
+            self.above_bar(|| eprintln!("warning: {warning}"));
+        }
+    }
+
+    /// Runs `f`, which prints on its own (criterion): with the progress bar
+    /// out of its way, and with stdout silenced when the run is quiet.
+    pub(crate) fn foreign_output<T>(&self, f: impl FnOnce() -> T) -> T {
+        match (&self.bar, self.quiet) {
+            (_, true) => silence::stdout(f),
+            (Some(bar), false) => bar.suspend(f),
+            (None, false) => f(),
+        }
+    }
+
+    fn above_bar(&self, print: impl FnOnce()) {
+        match &self.bar {
+            Some(bar) => bar.suspend(print),
+            None => print(),
+        }
     }
 
     /// The table of all cases and a summary line.
     pub(crate) fn summary(&self, record: &RunRecord) {
-        if self.quiet || record.cases.is_empty() {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        if self.quiet {
+            return;
+        }
+        for warning in &record.warnings {
+            self.warn(warning);
+        }
+        if record.cases.is_empty() {
             return;
         }
         let mut table = Table::new();
@@ -95,6 +151,20 @@ impl Console {
             record.memo.entries_at_end,
         );
     }
+}
+
+/// `[=====>    ] 12/40 cases, 1 failed, 3m left`, redrawn a few times a
+/// second, on stdout with the case lines above it.
+fn progress_bar(total: usize) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stdout());
+    let style = ProgressStyle::with_template(
+        "[{bar:30.cyan/blue}] {pos}/{len} cases{msg}, {elapsed} elapsed, {eta} left",
+    )
+    .map(|s| s.progress_chars("=> "))
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
 }
 
 fn metric(value: &Json) -> String {

@@ -1,6 +1,8 @@
-//! What a run prints: a progress line per case and a table at the end.
+//! What a run prints: a line per case (under a progress bar on a terminal),
+//! its warnings, and a table at the end.
 
 mod console;
+mod silence;
 mod units;
 
 pub(crate) use console::Console;

@@ -7,26 +7,17 @@ use std::time::Instant;
 
 use serde_json::Value as Json;
 
-use super::timed::{self, Engine, RunTiming};
-use crate::__private::{Args, Hook};
+use super::engine::{self, Engine};
 use crate::measure::CaseMeter;
-use crate::memo::{self, ErasedMemo, Resolution, journal};
+use crate::memo::{self, ErasedMemo, journal};
 use crate::panic_message;
 use crate::record::{
     CaseError, CaseRecord, LeakRecord, MemoRecord, MemoryRecord, Stage, TimeRecord,
 };
-use crate::registry::{Body, Case};
-use crate::report::format_bytes;
+use crate::registry::{Args, Body, Case, Hook};
+use crate::report::{Console, format_bytes};
+use crate::settings::RunSettings;
 use crate::{Error, Result, State};
-
-/// What the run asks of each case.
-pub(crate) struct Settings<'a> {
-    pub keep_memos: bool,
-    /// Bytes resident memos may hold together.
-    pub memo_budget: Option<u64>,
-    pub record_memory: bool,
-    pub timing: &'a RunTiming,
-}
 
 /// Where a case stands in its family, for the [`State`] its hooks receive.
 #[derive(Clone, Copy)]
@@ -41,16 +32,16 @@ pub(crate) fn run(
     case: &Case,
     place: Place,
     unused: &[&dyn ErasedMemo],
-    settings: &Settings<'_>,
+    settings: &RunSettings,
     engine: &mut Engine,
+    console: &Console,
 ) -> CaseRecord {
     let cache = memo::global_cache();
-    let (memo_resident_bytes, meter) = if settings.record_memory {
-        (cache.resident_total(), Some(CaseMeter::start()))
-    } else {
+    let (memo_resident_bytes, meter) = if settings.skip_memory {
         (0, None)
+    } else {
+        (cache.resident_total(), Some(CaseMeter::start()))
     };
-    journal::start();
     let mut failure = Failure::default();
 
     // Made only for families with hooks: the owned strings cost a case.
@@ -71,17 +62,7 @@ pub(crate) fn run(
             make_room(budget, cache.expected_bytes(memo), case);
         }
         let (value, how) = memo::resolve_erased(memo);
-        match how {
-            Resolution::Hit => memo_record.hits += 1,
-            Resolution::Loaded => {
-                memo_record.misses += 1;
-                memo_record.disk_hits += 1;
-            }
-            Resolution::Computed => {
-                memo_record.misses += 1;
-                memo_record.computes += 1;
-            }
-        }
+        memo_record.counters += how.counters(value.is_err());
         if let Some(budget) = settings.memo_budget {
             make_room(budget, 0, case);
         }
@@ -108,8 +89,8 @@ pub(crate) fn run(
         ..TimeRecord::default()
     };
     if let (true, Body::Call(call)) = (failure.is_clear(), &case.body) {
-        let plan = timed::plan(settings.timing, case.family.timing, case.family.sampling);
-        match guarded(|| engine.time(&case.id, &**call, &args, &plan)) {
+        let plan = engine::plan(&settings.timing, case.family.timing, case.family.sampling);
+        match guarded(|| engine.time(&case.id, &**call, &args, &plan, console)) {
             Ok((metric, timed)) => (value, time) = (metric, timed),
             Err(error) => failure.add(Stage::Call, &error),
         }
@@ -126,7 +107,8 @@ pub(crate) fn run(
             cache.evict(*memo);
         }
     }
-    for eviction in journal::take() {
+    let journal = journal::take();
+    for eviction in journal.evictions {
         if eviction.references > 0 {
             memo_record.leaked.push(LeakRecord {
                 memo: eviction.memo.clone(),
@@ -147,6 +129,7 @@ pub(crate) fn run(
         load_ns,
         memory: meter.map_or_else(MemoryRecord::default, |m| m.finish(memo_resident_bytes)),
         memo: memo_record,
+        warnings: journal.warnings,
     }
 }
 
@@ -158,12 +141,11 @@ fn make_room(budget: u64, need: u64, case: &Case) {
     let keep = |m: &dyn ErasedMemo| case.params.memos().any(|(_, own)| own.same_as(m));
     while cache.resident_total().saturating_add(need) > budget {
         if !cache.evict_least_recent(&keep) {
-            eprintln!(
-                "warning: {}: its memos need {} with a memo budget of {}; they load anyway",
-                case.id,
+            journal::warn(format!(
+                "its memos need {} with a memo budget of {}; they load anyway",
                 format_bytes(cache.resident_total().saturating_add(need)),
                 format_bytes(budget)
-            );
+            ));
             return;
         }
     }

@@ -1,30 +1,33 @@
 //! Runs the registered cases: select, order, run each through its
 //! lifecycle, evict memos past their last use, record, report.
 
+mod bench_main;
 mod case;
+mod engine;
 mod schedule;
-pub(crate) mod select;
-mod timed;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+pub use bench_main::bench_main;
+
 use crate::cli::Cli;
-use crate::memo;
+use crate::memo::{self, DiskTier, journal};
 use crate::record::{OutputFormat, RunMemoRecord, RunRecord, SCHEMA};
 use crate::registry::{self, Case};
 use crate::report::Console;
+use crate::settings::{RunSettings, Sampling, Timing};
 use crate::{Result, context};
 
+use engine::Engine;
 use schedule::Schedule;
-use select::Selection;
-use timed::{Engine, RunTiming};
 
 /// Runs the cases registered by `#[benchmark]`, `#[parametrize]` and
 /// `#[product]` in this binary, and returns the run record.
 ///
 /// The bench binary made by `nnbench::main!()` is a `Runner` configured from
-/// the command line; tests and examples build one directly.
+/// the command line; tests and examples build one directly. Each builder
+/// method names the flag it equals.
 ///
 /// # Example
 ///
@@ -40,29 +43,21 @@ use timed::{Engine, RunTiming};
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Runner {
-    selection: Selection,
-    keep_memos: bool,
-    memo_budget: Option<u64>,
-    memo_cache: MemoCacheSetting,
-    print_cache: bool,
-    skip_memory: bool,
-    timing: RunTiming,
-    quiet: bool,
-    out: Option<PathBuf>,
-    name: Option<String>,
-    latest_dir: Option<PathBuf>,
-    repo_dir: Option<PathBuf>,
+    settings: RunSettings,
 }
 
 impl Runner {
     /// A runner of every registered case, with each family's own timing,
-    /// progress lines and the final table, and no record file.
+    /// progress lines and the final table, and no record file: a bench
+    /// binary run without flags, except that it samples (`--bench`).
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new();
-    /// # let _ = runner;
+    /// #[nnbench::benchmark]
+    /// fn registered() {}
+    ///
+    /// assert!(nnbench::Runner::new().list().contains(&"registered".to_owned()));
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -79,8 +74,11 @@ impl Runner {
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::from_args(["accuracy", "--tag", "cpu", "--quiet"]).unwrap();
-    /// # let _ = runner;
+    /// #[nnbench::benchmark(tags = ["cpu"])]
+    /// fn tagged() {}
+    ///
+    /// let runner = nnbench::Runner::from_args(["tagged", "--tag", "cpu", "--quiet"]).unwrap();
+    /// assert_eq!(runner.list(), ["tagged"]);
     /// assert!(nnbench::Runner::from_args(["--no-such-flag"]).is_err());
     /// ```
     pub fn from_args<I, T>(args: I) -> Result<Self>
@@ -90,190 +88,275 @@ impl Runner {
     {
         let program = std::iter::once(std::ffi::OsString::from("nnbench"));
         let cli = Cli::try_parse_args(program.chain(args.into_iter().map(Into::into)))?;
-        Ok(cli.runner())
+        Ok(Self::with_settings(cli.settings()))
     }
 
-    /// Runs only cases whose id contains `pattern` (any of several filters).
+    pub(crate) fn with_settings(settings: RunSettings) -> Self {
+        Self { settings }
+    }
+
+    /// Runs only cases whose id contains `pattern` (any of several
+    /// filters): the positional `FILTER` arguments.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().filter("accuracy").filter("latency");
-    /// # let _ = runner;
+    /// #[nnbench::parametrize([(n = 1), (n = 2)])]
+    /// fn filtered(n: u32) -> u32 { n }
+    ///
+    /// let ids = nnbench::Runner::new().filter("filtered/n=2").list();
+    /// assert_eq!(ids, ["filtered/n=2"]);
     /// ```
     pub fn filter(mut self, pattern: impl Into<String>) -> Self {
-        self.selection.filters.push(pattern.into());
+        self.settings.selection.filters.push(pattern.into());
         self
     }
 
-    /// Leaves out cases whose id contains `pattern`.
+    /// Leaves out cases whose id contains `pattern`: `--skip PATTERN`.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().skip("batch=1024");
-    /// # let _ = runner;
+    /// #[nnbench::parametrize([(batch = 32), (batch = 1024)])]
+    /// fn skipped(batch: usize) -> usize { batch }
+    ///
+    /// let ids = nnbench::Runner::new().filter("skipped/").skip("batch=1024").list();
+    /// assert_eq!(ids, ["skipped/batch=32"]);
     /// ```
     pub fn skip(mut self, pattern: impl Into<String>) -> Self {
-        self.selection.skip.push(pattern.into());
+        self.settings.selection.skip.push(pattern.into());
         self
     }
 
-    /// Runs only cases tagged `tag` (any of several tags).
+    /// Runs only cases tagged `tag` (any of several tags): `--tag TAG`.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().tag("cpu");
-    /// # let _ = runner;
+    /// #[nnbench::benchmark(tags = ["gpu-only"])]
+    /// fn on_gpu() {}
+    ///
+    /// assert_eq!(nnbench::Runner::new().tag("gpu-only").list(), ["on_gpu"]);
     /// ```
     pub fn tag(mut self, tag: impl Into<String>) -> Self {
-        self.selection.tags.push(tag.into());
+        self.settings.selection.tags.push(tag.into());
         self
     }
 
-    /// Makes filters and skips match whole ids.
+    /// Makes filters and skips match whole ids: `--exact`.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().filter("startup").exact(true);
-    /// # let _ = runner;
+    /// #[nnbench::benchmark]
+    /// fn startup() {}
+    /// #[nnbench::benchmark]
+    /// fn startup_cold() {}
+    ///
+    /// assert_eq!(nnbench::Runner::new().filter("startup").exact(true).list(), ["startup"]);
     /// ```
     pub fn exact(mut self, exact: bool) -> Self {
-        self.selection.exact = exact;
+        self.settings.selection.exact = exact;
         self
     }
 
     /// Keeps memos in the cache after their last use (by default each memo is
-    /// evicted as soon as no remaining case needs it).
+    /// evicted as soon as no remaining case needs it): `--keep-memos`.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().keep_memos(true);
-    /// # let _ = runner;
+    /// use nnbench::Memo;
+    ///
+    /// #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+    /// struct Table;
+    /// impl Memo for Table {
+    ///     type Value = Vec<u8>;
+    ///     fn compute(&self) -> nnbench::Result<Vec<u8>> { Ok(vec![1; 8]) }
+    /// }
+    ///
+    /// #[nnbench::product(t = [Table])]
+    /// fn kept(t: &[u8]) -> usize { t.len() }
+    ///
+    /// nnbench::Runner::new().filter("kept/").test_mode(true).quiet(true).keep_memos(true).run().unwrap();
+    /// assert!(nnbench::memo::contains(&Table));
     /// ```
     pub fn keep_memos(mut self, keep: bool) -> Self {
-        self.keep_memos = keep;
+        self.settings.keep_memos = keep;
         self
     }
 
     /// Keeps the bytes of resident memos within `bytes`: before a memo
     /// loads, least recently used memos that the running case does not use
     /// are evicted (spilled to the disk tier if they persist). A case whose
-    /// own memos exceed the budget still runs, with a warning.
+    /// own memos exceed the budget still runs, with a warning in its record.
+    /// `--memo-budget SIZE`.
     ///
     /// # Example
     ///
     /// ```
     /// let runner = nnbench::Runner::new().memo_budget(8 << 30);
-    /// # let _ = runner;
+    /// assert_eq!(format!("{runner:?}").matches("memo_budget: Some(8589934592)").count(), 1);
     /// ```
     pub fn memo_budget(mut self, bytes: u64) -> Self {
-        self.memo_budget = Some(bytes);
+        self.settings.memo_budget = Some(bytes);
         self
     }
 
-    /// Puts the disk tier of persisted memos in `dir` for this run and
-    /// after (by default `target/nnbench/memo-cache`).
+    /// Puts the disk tier of persisted memos in `dir` for this run's cases
+    /// and hooks (by default `target/nnbench/memo-cache`):
+    /// `--memo-cache-dir DIR`.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().memo_cache_dir("/scratch/memo-cache");
-    /// # let _ = runner;
+    /// let runner = nnbench::Runner::new().memo_cache_dir("/scratch/memos");
+    /// assert!(format!("{runner:?}").contains(r#"disk_tier: At("/scratch/memos")"#));
     /// ```
     pub fn memo_cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.memo_cache.dir = Some(Some(dir.into()));
+        self.settings.disk_tier = DiskTier::At(dir.into());
         self
     }
 
-    /// Turns the disk tier off: persisted memos are computed and kept in
-    /// memory only.
+    /// Turns the disk tier off for this run: persisted memos are computed
+    /// and kept in memory only. `--no-memo-cache`.
     ///
     /// # Example
     ///
     /// ```
     /// let runner = nnbench::Runner::new().no_memo_cache();
-    /// # let _ = runner;
+    /// assert!(format!("{runner:?}").contains("disk_tier: Off"));
     /// ```
     pub fn no_memo_cache(mut self) -> Self {
-        self.memo_cache.dir = Some(None);
+        self.settings.disk_tier = DiskTier::Off;
         self
     }
 
-    /// Empties the disk tier before the run.
+    /// Sets this run's disk tier: the default folder, none, or a folder
+    /// ([`memo_cache_dir`](Self::memo_cache_dir) and
+    /// [`no_memo_cache`](Self::no_memo_cache) are its shorthands).
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().clear_memo_cache(true);
-    /// # let _ = runner;
+    /// use nnbench::memo::DiskTier;
+    /// let runner = nnbench::Runner::new().no_memo_cache().disk_tier(DiskTier::Default);
+    /// assert!(format!("{runner:?}").contains("disk_tier: Default"));
+    /// ```
+    pub fn disk_tier(mut self, tier: DiskTier) -> Self {
+        self.settings.disk_tier = tier;
+        self
+    }
+
+    /// Empties the disk tier before the run: `--memo-cache clear`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let stale = dir.path().join("SomeMemo").join("0123.memo");
+    /// std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
+    /// std::fs::write(&stale, b"old").unwrap();
+    /// nnbench::Runner::new()
+    ///     .filter("no case has this id")
+    ///     .memo_cache_dir(dir.path())
+    ///     .clear_memo_cache(true)
+    ///     .quiet(true)
+    ///     .run()
+    ///     .unwrap();
+    /// assert!(!stale.exists());
     /// ```
     pub fn clear_memo_cache(mut self, clear: bool) -> Self {
-        self.memo_cache.clear = clear;
+        self.settings.clear_disk_tier = clear;
         self
     }
 
     /// Prints the memo cache report ([`memo::report`](crate::memo::report))
-    /// at the end of the run, even when quiet.
+    /// at the end of the run, even when quiet: `--print-cache`.
     ///
     /// # Example
     ///
     /// ```
     /// let runner = nnbench::Runner::new().print_cache(true);
-    /// # let _ = runner;
+    /// assert!(format!("{runner:?}").contains("print_cache: true"));
     /// ```
     pub fn print_cache(mut self, print: bool) -> Self {
-        self.print_cache = print;
+        self.settings.print_cache = print;
         self
     }
 
     /// Times every case this way, whatever its family says (by default each
-    /// family's `timing` option, else [`Timing::Auto`](crate::Timing::Auto)).
+    /// family's `timing` option, else [`Timing::Auto`]): `--once` or
+    /// `--sampled`.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().timing(nnbench::Timing::Sampled);
-    /// # let _ = runner;
+    /// #[nnbench::benchmark(timing = sampled)]
+    /// fn forced() -> u8 { 1 }
+    ///
+    /// let record = nnbench::Runner::new()
+    ///     .filter("forced")
+    ///     .timing(nnbench::Timing::Once)
+    ///     .quiet(true)
+    ///     .run()
+    ///     .unwrap();
+    /// assert_eq!(record.cases[0].time.mode, nnbench::record::TimingMode::Once);
     /// ```
-    pub fn timing(mut self, timing: crate::Timing) -> Self {
-        self.timing.timing = Some(timing);
+    pub fn timing(mut self, timing: Timing) -> Self {
+        self.settings.timing.timing = Some(timing);
         self
     }
 
-    /// Sampling settings that override every family's.
+    /// Sampling settings that override every family's: `--sample-size`,
+    /// `--warm-up-time` and `--measurement-time`.
     ///
     /// # Example
     ///
     /// ```
-    /// let quick = nnbench::Sampling { sample_size: Some(10), ..Default::default() };
-    /// let runner = nnbench::Runner::new().sampling(quick);
-    /// # let _ = runner;
+    /// use std::time::Duration;
+    ///
+    /// #[nnbench::benchmark(timing = sampled)]
+    /// fn quick() -> u64 { (0..100u64).sum() }
+    ///
+    /// let quick_sampling = nnbench::Sampling {
+    ///     sample_size: Some(10),
+    ///     warm_up: Some(Duration::from_millis(10)),
+    ///     measurement_time: Some(Duration::from_millis(50)),
+    /// };
+    /// let record = nnbench::Runner::new().filter("quick").sampling(quick_sampling).quiet(true).run().unwrap();
+    /// assert_eq!(record.cases[0].time.samples, 10);
     /// ```
-    pub fn sampling(mut self, sampling: crate::Sampling) -> Self {
-        self.timing.sampling = sampling;
+    pub fn sampling(mut self, sampling: Sampling) -> Self {
+        self.settings.timing.sampling = sampling;
         self
     }
 
-    /// The first-call duration from which [`Timing::Auto`](crate::Timing::Auto)
-    /// keeps a case to one call (default 100 ms).
+    /// The first-call duration from which [`Timing::Auto`] keeps a case to
+    /// one call (default 100 ms): `--auto-threshold DURATION`.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().auto_threshold(std::time::Duration::from_millis(20));
-    /// # let _ = runner;
+    /// #[nnbench::benchmark]
+    /// fn slowish() { std::thread::sleep(std::time::Duration::from_millis(5)); }
+    ///
+    /// let record = nnbench::Runner::new()
+    ///     .filter("slowish")
+    ///     .auto_threshold(std::time::Duration::from_millis(1))
+    ///     .quiet(true)
+    ///     .run()
+    ///     .unwrap();
+    /// assert_eq!(record.cases[0].time.mode, nnbench::record::TimingMode::Once);
     /// ```
     pub fn auto_threshold(mut self, threshold: std::time::Duration) -> Self {
-        self.timing.auto_threshold = threshold;
+        self.settings.timing.auto_threshold = threshold;
         self
     }
 
     /// Test mode: each case runs once, quickly, whatever its timing, as
-    /// `cargo test --benches` runs bench binaries.
+    /// `cargo test --benches` runs bench binaries (a bench binary without
+    /// `--bench`).
     ///
     /// # Example
     ///
@@ -285,75 +368,91 @@ impl Runner {
     /// assert_eq!(record.cases[0].time.samples, 1);
     /// ```
     pub fn test_mode(mut self, test: bool) -> Self {
-        self.timing.test_mode = test;
+        self.settings.timing.test_mode = test;
         self
     }
 
-    /// Saves criterion's estimates of sampled cases under baseline `name`
-    /// (criterion's `--save-baseline`).
+    /// Saves criterion's estimates of sampled cases under baseline `name`:
+    /// `--save-baseline NAME`, as in criterion.
     ///
     /// # Example
     ///
     /// ```
     /// let runner = nnbench::Runner::new().save_baseline("main");
-    /// # let _ = runner;
+    /// assert!(format!("{runner:?}").contains(r#"save: Some("main")"#));
     /// ```
     pub fn save_baseline(mut self, name: impl Into<String>) -> Self {
-        self.timing.baselines.save = Some(name.into());
+        self.settings.timing.baselines.save = Some(name.into());
         self
     }
 
-    /// Compares sampled cases against baseline `name` without overwriting it
-    /// (criterion's `--baseline`).
+    /// Compares sampled cases against baseline `name` without overwriting
+    /// it: `--baseline NAME`, as in criterion.
     ///
     /// # Example
     ///
     /// ```
     /// let runner = nnbench::Runner::new().baseline("main");
-    /// # let _ = runner;
+    /// assert!(format!("{runner:?}").contains(r#"compare: Some("main")"#));
     /// ```
     pub fn baseline(mut self, name: impl Into<String>) -> Self {
-        self.timing.baselines.compare = Some(name.into());
+        self.settings.timing.baselines.compare = Some(name.into());
         self
     }
 
-    /// Records no memory figures (they cost about 4 µs a case).
+    /// Records no memory figures (they cost about 4 µs a case):
+    /// `--no-memory` when `record` is false.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().record_memory(false);
-    /// # let _ = runner;
+    /// #[nnbench::benchmark]
+    /// fn unmeasured() {}
+    ///
+    /// let record = nnbench::Runner::new()
+    ///     .filter("unmeasured")
+    ///     .record_memory(false)
+    ///     .test_mode(true)
+    ///     .quiet(true)
+    ///     .run()
+    ///     .unwrap();
+    /// assert_eq!(record.cases[0].memory.rss_peak_bytes, None);
     /// ```
     pub fn record_memory(mut self, record: bool) -> Self {
-        self.skip_memory = !record;
+        self.settings.skip_memory = !record;
         self
     }
 
-    /// Prints nothing: no progress lines, no table.
+    /// Prints nothing: no progress, no warnings, no table: `--quiet`. The
+    /// record still holds every warning.
     ///
     /// # Example
     ///
     /// ```
     /// let runner = nnbench::Runner::new().quiet(true);
-    /// # let _ = runner;
+    /// assert!(format!("{runner:?}").contains("quiet: true"));
     /// ```
     pub fn quiet(mut self, quiet: bool) -> Self {
-        self.quiet = quiet;
+        self.settings.quiet = quiet;
         self
     }
 
     /// Also writes the record to `path` (`.json`, or `.ndjson` for one case
-    /// per line).
+    /// per line): `--out FILE`.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().out("results/run.json");
-    /// # let _ = runner;
+    /// #[nnbench::benchmark]
+    /// fn written() -> u8 { 7 }
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("run.json");
+    /// nnbench::Runner::new().filter("written").test_mode(true).quiet(true).out(&path).run().unwrap();
+    /// assert_eq!(nnbench::RunRecord::read(&path).unwrap().cases[0].value, 7);
     /// ```
     pub fn out(mut self, path: impl Into<PathBuf>) -> Self {
-        self.out = Some(path.into());
+        self.settings.out = Some(path.into());
         self
     }
 
@@ -363,39 +462,46 @@ impl Runner {
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().name("nightly");
-    /// # let _ = runner;
+    /// let record = nnbench::Runner::new().filter("no such case").name("nightly").quiet(true).run().unwrap();
+    /// assert_eq!(record.run, "nightly");
     /// ```
     pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
+        self.settings.name = Some(name.into());
         self
     }
 
     /// Writes the record to `dir/latest.json` after each run, as bench
-    /// binaries do under `target/nnbench/<bench>/`.
+    /// binaries do under `target/nnbench/<bench>/` when given `--bench`.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().latest_dir("target/nnbench/mine");
-    /// # let _ = runner;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// nnbench::Runner::new().filter("no such case").quiet(true).latest_dir(dir.path()).run().unwrap();
+    /// assert!(dir.path().join("latest.json").is_file());
     /// ```
     pub fn latest_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.latest_dir = Some(dir.into());
+        self.settings.latest_dir = Some(dir.into());
         self
     }
 
     /// The folder whose git state the record's context describes (default:
-    /// the current folder).
+    /// the current folder; a bench binary's crate folder).
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().repo_dir(env!("CARGO_MANIFEST_DIR"));
-    /// # let _ = runner;
+    /// let not_a_repo = tempfile::tempdir().unwrap();
+    /// let record = nnbench::Runner::new()
+    ///     .filter("no such case")
+    ///     .repo_dir(not_a_repo.path())
+    ///     .quiet(true)
+    ///     .run()
+    ///     .unwrap();
+    /// assert_eq!(record.context.git, None);
     /// ```
     pub fn repo_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.repo_dir = Some(dir.into());
+        self.settings.repo_dir = Some(dir.into());
         self
     }
 
@@ -440,17 +546,28 @@ impl Runner {
     /// assert_eq!(record.failed(), 0);
     /// ```
     pub fn run(&self) -> Result<RunRecord> {
-        if let Some(out) = &self.out {
+        let settings = &self.settings;
+        if let Some(out) = &settings.out {
             OutputFormat::of(out)?;
         }
-        if let Some(dir) = &self.memo_cache.dir {
-            memo::set_disk_dir(dir.clone());
-        }
-        if self.memo_cache.clear {
+        // The run's disk tier is in force on this thread, where its cases
+        // and their hooks resolve memos; a run beside it keeps its own.
+        memo::disk::with_run_tier(settings.disk_tier.clone(), || {
+            let _recording = journal::record();
+            self.run_recorded()
+        })
+    }
+
+    fn run_recorded(&self) -> Result<RunRecord> {
+        let settings = &self.settings;
+        if settings.clear_disk_tier {
             memo::clear_disk()?;
         }
         let started_at = context::now_rfc3339();
-        let repo_dir = self.repo_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        let repo_dir = settings
+            .repo_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("."));
         // The context (git, host, GPU) takes milliseconds to gather: it is
         // gathered while the grids are built, and done before the first case
         // starts, so that it disturbs no case's figures.
@@ -469,7 +586,7 @@ impl Runner {
             *family_sizes.entry(&case.family.name).or_default() += 1;
         }
         let mut family_seen: HashMap<&str, usize> = HashMap::new();
-        let mut console = Console::new(self.quiet, selected.len());
+        let mut console = Console::new(settings.quiet, selected.len());
         let mut schedule = Schedule::new(&selected);
         let mut records = Vec::with_capacity(selected.len());
         let context = match context {
@@ -480,13 +597,8 @@ impl Runner {
         };
         let cache = memo::global_cache();
         let stats_before = cache.stats();
-        let settings = case::Settings {
-            keep_memos: self.keep_memos,
-            memo_budget: self.memo_budget,
-            record_memory: !self.skip_memory,
-            timing: &self.timing,
-        };
-        let mut engine = Engine::new(self.timing.baselines.clone());
+        let mut warnings = run_warnings(settings);
+        let mut engine = Engine::new(settings.timing.baselines.clone());
         while let Some(at) = schedule.next(|m| cache.resident_bytes(m)) {
             let case = selected[at];
             let unused = schedule.finish(at);
@@ -497,65 +609,63 @@ impl Runner {
                 family_index: *index,
             };
             *index += 1;
-            let record = case::run(case, place, &unused, &settings, &mut engine);
+            // What was said between cases belongs to the run.
+            warnings.extend(journal::take().warnings);
+            let record = case::run(case, place, &unused, settings, &mut engine, &console);
             console.case(&record);
             records.push(record);
         }
 
-        engine.finish();
+        engine.finish(&console);
+        warnings.extend(journal::take().warnings);
+        let stats_after = cache.stats();
         let record = RunRecord {
             schema: SCHEMA,
-            run: self.name.clone().unwrap_or_else(default_run_name),
+            run: settings.name.clone().unwrap_or_else(default_run_name),
             started_at,
             context,
             cases: records,
-            memo: memo_record(stats_before, cache.stats()),
+            // Other threads of the process (tests running side by side)
+            // count too; a bench binary runs alone.
+            memo: RunMemoRecord {
+                counters: stats_after.counters - stats_before.counters,
+                entries_at_end: stats_after.entries,
+                resident_bytes_at_end: stats_after.resident_bytes,
+                disk_bytes_at_end: stats_after.disk_bytes,
+            },
+            warnings,
         };
         console.summary(&record);
-        if self.print_cache {
+        if settings.print_cache {
             println!("\n{}", memo::report());
         }
-        if let Some(dir) = &self.latest_dir {
+        if let Some(dir) = &settings.latest_dir {
             record.write(dir.join("latest.json"))?;
         }
-        if let Some(out) = &self.out {
+        if let Some(out) = &settings.out {
             record.write(out)?;
         }
         Ok(record)
     }
 
     fn select<'a>(&self, cases: &'a [Case]) -> Vec<&'a Case> {
-        cases.iter().filter(|c| self.selection.selects(c)).collect()
-    }
-
-    pub(crate) fn set_selection(mut self, selection: Selection) -> Self {
-        self.selection = selection;
-        self
+        let selection = &self.settings.selection;
+        cases
+            .iter()
+            .filter(|c| selection.selects(&c.id, &c.family.tags))
+            .collect()
     }
 }
 
-/// What a run does with the disk tier.
-#[derive(Clone, Debug, Default)]
-struct MemoCacheSetting {
-    /// `Some(None)`: off; `Some(Some(dir))`: there; `None`: as it is.
-    dir: Option<Option<PathBuf>>,
-    clear: bool,
-}
-
-/// The cache's counters over the run. Other threads of the process (tests
-/// running side by side) count too; a bench binary runs alone.
-fn memo_record(before: memo::MemoStats, after: memo::MemoStats) -> RunMemoRecord {
-    RunMemoRecord {
-        hits: after.hits - before.hits,
-        misses: after.misses - before.misses,
-        disk_hits: after.disk_hits - before.disk_hits,
-        computes: after.computes - before.computes,
-        spills: after.spills - before.spills,
-        failures: after.failures - before.failures,
-        evictions: after.evictions - before.evictions,
-        entries_at_end: after.entries,
-        resident_bytes_at_end: after.resident_bytes,
-        disk_bytes_at_end: after.disk_bytes,
+/// Settings that ask for something the run will not do.
+fn run_warnings(settings: &RunSettings) -> Vec<String> {
+    let baselines = &settings.timing.baselines;
+    let baseline = baselines.save.as_ref().or(baselines.compare.as_ref());
+    match baseline {
+        Some(name) if settings.timing.test_mode => vec![format!(
+            "baseline `{name}` is neither saved nor compared: in test mode (no --bench) no case is sampled"
+        )],
+        _ => Vec::new(),
     }
 }
 

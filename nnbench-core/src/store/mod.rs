@@ -25,10 +25,10 @@
 //! }
 //! ```
 
-mod npy;
+mod npy_formats;
 mod serde_formats;
 
-pub use npy::{MappedArray, MappedNpy, Npy};
+pub use npy_formats::{MappedArray, MappedNpy, Npy};
 pub use serde_formats::{Binary, Json};
 
 use std::fs::File;

@@ -1,8 +1,66 @@
-//! Summary statistics of sampled timings, per call.
+//! The time of a case's call: a timer around the user's function, and the
+//! per-call statistics of the samples it took.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::record::{TimeRecord, TimingMode};
+
+/// Times the user's function alone (argument fetching and metric
+/// serialization stay outside), called `iters` times in a row.
+pub struct Timer {
+    iters: u64,
+    elapsed: Option<Duration>,
+}
+
+impl Default for Timer {
+    fn default() -> Self {
+        Self::new(1)
+    }
+}
+
+impl Timer {
+    pub(crate) fn new(iters: u64) -> Self {
+        Self {
+            iters: iters.max(1),
+            elapsed: None,
+        }
+    }
+
+    /// Calls `f` `iters` times; returns the last value. The others are
+    /// dropped inside the timed region, as criterion's `iter` drops them.
+    #[inline(never)]
+    pub fn time<R>(&mut self, mut f: impl FnMut() -> R) -> R {
+        let start = Instant::now();
+        for _ in 1..self.iters {
+            std::hint::black_box(f());
+        }
+        let out = std::hint::black_box(f());
+        self.elapsed = Some(start.elapsed());
+        out
+    }
+
+    /// [`time`](Self::time) for a function that returns a `Result`: stops at
+    /// the first value that `failed` picks, so no `Err` goes unseen.
+    #[inline(never)]
+    pub fn time_fallible<R>(&mut self, mut f: impl FnMut() -> R, failed: impl Fn(&R) -> bool) -> R {
+        let start = Instant::now();
+        for _ in 1..self.iters {
+            let out = f();
+            if failed(&out) {
+                self.elapsed = Some(start.elapsed());
+                return out;
+            }
+            std::hint::black_box(out);
+        }
+        let out = std::hint::black_box(f());
+        self.elapsed = Some(start.elapsed());
+        out
+    }
+
+    pub(crate) fn elapsed(&self) -> Option<Duration> {
+        self.elapsed
+    }
+}
 
 /// The record of samples of `(iterations, elapsed)`: mean, median, standard
 /// deviation, min and max of the time per iteration over the samples.

@@ -1,12 +1,18 @@
 //! The registered families and their cases, in declared order.
 
+mod args;
+mod family;
+
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use crate::__private::{Call, Family, Hook};
+pub use args::Args;
+pub use family::{Call, CaseSpec, Family, Hook};
+
 use crate::panic_message;
 use crate::param::Params;
+use crate::settings::{Sampling, Timing};
 
 /// What a family contributes to each of its cases.
 pub(crate) struct FamilyInfo {
@@ -16,8 +22,8 @@ pub(crate) struct FamilyInfo {
     pub tags: Vec<String>,
     pub setup: Option<Hook>,
     pub teardown: Option<Hook>,
-    pub timing: Option<crate::Timing>,
-    pub sampling: crate::Sampling,
+    pub timing: Option<Timing>,
+    pub sampling: Sampling,
 }
 
 /// One case of the registry.

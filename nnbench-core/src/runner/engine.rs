@@ -9,10 +9,12 @@ use std::time::Duration;
 use criterion::Criterion;
 use serde_json::Value as Json;
 
-use crate::__private::{Args, Call, Timer};
-use crate::measure::time::summarize;
+use crate::measure::{Timer, summarize};
 use crate::record::TimeRecord;
-use crate::{Error, Result, Sampling, Timing};
+use crate::registry::{Args, Call};
+use crate::report::Console;
+use crate::settings::{Baselines, RunTiming, Sampling, Timing};
+use crate::{Error, Result};
 
 /// criterion's defaults, restated because its builder has no reset.
 const SAMPLE_SIZE: usize = 100;
@@ -25,13 +27,6 @@ pub(crate) struct Plan {
     pub timing: Timing,
     pub sampling: Sampling,
     pub auto_threshold: Duration,
-}
-
-/// Baselines as criterion's `--save-baseline` / `--baseline` take them.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Baselines {
-    pub save: Option<String>,
-    pub compare: Option<String>,
 }
 
 /// One criterion for the whole run, made when a case first samples.
@@ -58,6 +53,7 @@ impl Engine {
         call: &Call,
         args: &Args,
         plan: &Plan,
+        console: &Console,
     ) -> Result<(Json, TimeRecord)> {
         let mut first = Timer::new(1);
         let metric = call(args, &mut first)?;
@@ -70,7 +66,7 @@ impl Engine {
         if !sample {
             return Ok((metric, TimeRecord::once(once.as_nanos() as f64)));
         }
-        let samples = self.sample(id, &plan.sampling, |iters| {
+        let samples = self.sample(id, &plan.sampling, console, |iters| {
             let mut timer = Timer::new(iters);
             call(args, &mut timer).map(|_| timer.elapsed().unwrap_or_default())
         })?;
@@ -100,25 +96,30 @@ impl Engine {
         &mut self,
         id: &str,
         sampling: &Sampling,
+        console: &Console,
         mut routine: impl FnMut(u64) -> Result<Duration>,
     ) -> Result<Vec<(u64, Duration)>> {
         let mut criterion = self.criterion(sampling);
         let calls: RefCell<Vec<(u64, Duration)>> = RefCell::new(Vec::new());
         let failure: RefCell<Option<Error>> = RefCell::new(None);
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            criterion.bench_function(id, |bencher| {
-                bencher.iter_custom(|iters| match routine(iters) {
-                    Ok(elapsed) => {
-                        calls.borrow_mut().push((iters, elapsed));
-                        elapsed
-                    }
-                    Err(error) => {
-                        *failure.borrow_mut() = Some(error);
-                        resume_unwind(Box::new(Aborted))
-                    }
+        // criterion prints as it samples: around the progress bar, or not at
+        // all when the run is quiet.
+        let outcome = console.foreign_output(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                criterion.bench_function(id, |bencher| {
+                    bencher.iter_custom(|iters| match routine(iters) {
+                        Ok(elapsed) => {
+                            calls.borrow_mut().push((iters, elapsed));
+                            elapsed
+                        }
+                        Err(error) => {
+                            *failure.borrow_mut() = Some(error);
+                            resume_unwind(Box::new(Aborted))
+                        }
+                    });
                 });
-            });
-        }));
+            }))
+        });
         self.criterion = Some(criterion);
         if let Err(payload) = outcome {
             return match failure.into_inner() {
@@ -132,9 +133,9 @@ impl Engine {
     }
 
     /// criterion's closing summary, once every case has run.
-    pub(crate) fn finish(self) {
+    pub(crate) fn finish(self, console: &Console) {
         if let Some(criterion) = self.criterion {
-            criterion.final_summary();
+            console.foreign_output(|| criterion.final_summary());
         }
     }
 }
@@ -154,29 +155,5 @@ pub(crate) fn plan(
         },
         sampling: family_sampling.overridden_by(run.sampling),
         auto_threshold: run.auto_threshold,
-    }
-}
-
-/// The run's timing settings.
-#[derive(Clone, Debug)]
-pub(crate) struct RunTiming {
-    /// Forces every family's timing.
-    pub timing: Option<Timing>,
-    pub sampling: Sampling,
-    pub auto_threshold: Duration,
-    /// Each case once, quickly: `cargo test --benches`.
-    pub test_mode: bool,
-    pub baselines: Baselines,
-}
-
-impl Default for RunTiming {
-    fn default() -> Self {
-        Self {
-            timing: None,
-            sampling: Sampling::default(),
-            auto_threshold: crate::DEFAULT_AUTO_THRESHOLD,
-            test_mode: false,
-            baselines: Baselines::default(),
-        }
     }
 }

@@ -1,0 +1,65 @@
+//! Files that appear whole or not at all: records, npy arrays and memo
+//! cache entries are written under a temporary name in their folder, synced,
+//! and renamed into place. A reader (another process sharing the folder, or
+//! the next run after a crash) never sees a torn file, and a rename never
+//! publishes data the disk does not hold yet.
+
+use std::fs::{self, File};
+use std::io;
+use std::path::Path;
+
+/// Why [`write`] failed: the file system, or the closure that filled the file.
+#[derive(Debug)]
+pub(crate) enum WriteError<E> {
+    Io(io::Error),
+    Fill(E),
+}
+
+/// Creates `path`'s folder if needed, lets `fill` write a temporary file
+/// beside `path`, syncs it and renames it to `path`. On failure the
+/// temporary file is removed and `path` is left as it was.
+pub(crate) fn write<T, E>(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> Result<T, E>,
+) -> Result<T, WriteError<E>> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(dir).map_err(WriteError::Io)?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(WriteError::Io)?;
+    let out = fill(temp.as_file_mut()).map_err(WriteError::Fill)?;
+    temp.as_file().sync_all().map_err(WriteError::Io)?;
+    temp.persist(path).map_err(|e| WriteError::Io(e.error))?;
+    Ok(out)
+}
+
+impl WriteError<io::Error> {
+    /// The one `io::Error` of a fill that fails only with those.
+    pub(crate) fn into_io(self) -> io::Error {
+        match self {
+            WriteError::Io(e) | WriteError::Fill(e) => e,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    #[test]
+    fn a_failed_fill_leaves_the_old_file_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested").join("run.json");
+        write(&path, |f| f.write_all(b"old")).unwrap();
+        let failed = write(&path, |f| {
+            f.write_all(b"half")?;
+            Err::<(), _>(io::Error::other("disk full"))
+        });
+        assert!(matches!(failed, Err(WriteError::Fill(_))));
+        assert_eq!(fs::read(&path).unwrap(), b"old");
+        assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
+    }
+}

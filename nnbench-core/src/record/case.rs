@@ -1,0 +1,235 @@
+//! What one case measured, as its record holds it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+
+use super::memo::MemoRecord;
+use super::{GpuMethod, RssMethod};
+
+/// What one case measured.
+///
+/// # Example
+///
+/// ```
+/// # fn f(case: &nnbench::CaseRecord) {
+/// match &case.error {
+///     None => println!("{} = {} in {} ns", case.id, case.value, case.time.median_ns),
+///     Some(e) => println!("{} failed at {:?}: {}", case.id, e.stage, e.message),
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaseRecord {
+    /// `family/name=value,...`, unique in the run and stable across runs.
+    pub id: String,
+    /// The family the case belongs to.
+    pub family: String,
+    /// Each parameter's description: a memo by its `Debug` form.
+    pub params: Map<String, Json>,
+    /// The family's tags.
+    pub tags: Vec<String>,
+    /// What the function returned; `null` for `()` or a failed case.
+    pub value: Json,
+    /// Why the case failed, or `null`.
+    pub error: Option<CaseError>,
+    /// How long the function took.
+    pub time: TimeRecord,
+    /// Time spent resolving the case's memos, apart from `time`.
+    pub load_ns: u64,
+    /// Resident memory around the case.
+    pub memory: MemoryRecord,
+    /// What the case did with the memo cache.
+    pub memo: MemoRecord,
+    /// What went wrong without failing the case (a damaged disk entry
+    /// recomputed, a memo budget exceeded, a memo evicted while held).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// How a case was timed and what the timing gave, per call of the function.
+///
+/// # Example
+///
+/// ```
+/// # fn f(time: &nnbench::record::TimeRecord) {
+/// println!("{:?}: median {} ns over {} samples", time.mode, time.median_ns, time.samples);
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeRecord {
+    /// How the case was timed.
+    pub mode: TimingMode,
+    /// How many samples were taken (0 when the function never ran).
+    pub samples: u64,
+    /// How many calls all samples made together.
+    pub iters: u64,
+    /// Mean time of one call, in nanoseconds.
+    pub mean_ns: f64,
+    /// Median time of one call.
+    pub median_ns: f64,
+    /// Standard deviation of the time of one call.
+    pub std_ns: f64,
+    /// Fastest call.
+    pub min_ns: f64,
+    /// Slowest call.
+    pub max_ns: f64,
+}
+
+impl TimeRecord {
+    /// The record of a single call that took `ns` nanoseconds.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let t = nnbench::record::TimeRecord::once(1500.0);
+    /// assert_eq!((t.samples, t.median_ns, t.std_ns), (1, 1500.0, 0.0));
+    /// ```
+    pub fn once(ns: f64) -> Self {
+        Self {
+            mode: TimingMode::Once,
+            samples: 1,
+            iters: 1,
+            mean_ns: ns,
+            median_ns: ns,
+            std_ns: 0.0,
+            min_ns: ns,
+            max_ns: ns,
+        }
+    }
+}
+
+/// How a case's function was called and timed.
+///
+/// # Example
+///
+/// ```
+/// assert_eq!(serde_json::to_string(&nnbench::record::TimingMode::Once).unwrap(), "\"once\"");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimingMode {
+    /// One call, its duration.
+    #[default]
+    Once,
+    /// criterion sampled the function; the figures are per call.
+    Sampled,
+}
+
+/// Memory of the process around one case.
+///
+/// # Example
+///
+/// ```
+/// # fn f(m: &nnbench::record::MemoryRecord) {
+/// if let (Some(before), Some(peak)) = (m.rss_before_bytes, m.rss_peak_bytes) {
+///     println!("the case needed {} more bytes at its peak", peak.saturating_sub(before));
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryRecord {
+    /// Resident memory when the case started, before its memos were resolved.
+    pub rss_before_bytes: Option<u64>,
+    /// Peak resident memory during the case (memo loading, hooks and call
+    /// included): memory that libtorch, BLAS or `mmap` allocate counts.
+    pub rss_peak_bytes: Option<u64>,
+    /// Resident memory after teardown and eviction.
+    pub rss_after_bytes: Option<u64>,
+    /// How `rss_peak_bytes` was measured.
+    #[serde(default)]
+    pub rss_method: Option<RssMethod>,
+    /// Heap bytes live when the case started, when a
+    /// [`TrackingAllocator`](crate::alloc::TrackingAllocator) is installed.
+    #[serde(default)]
+    pub heap_before_bytes: Option<u64>,
+    /// Peak heap bytes during the case, when the tracker is installed.
+    pub heap_peak_bytes: Option<u64>,
+    /// Allocations made during the case, when the tracker is installed.
+    #[serde(default)]
+    pub heap_allocations: Option<u64>,
+    /// Peak GPU memory during the case, when a GPU is there to ask; see
+    /// `gpu_method` for what it counts.
+    pub gpu_peak_bytes: Option<u64>,
+    /// How `gpu_peak_bytes` was measured.
+    #[serde(default)]
+    pub gpu_method: Option<GpuMethod>,
+    /// Bytes the memo cache held when the case started.
+    #[serde(default)]
+    pub memo_resident_bytes: u64,
+}
+
+/// Why a case failed.
+///
+/// # Example
+///
+/// ```
+/// # fn f(e: &nnbench::record::CaseError) {
+/// eprintln!("{:?}: {}", e.stage, e.message);
+/// for cause in &e.causes {
+///     eprintln!("  caused by: {cause}");
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseError {
+    /// The step that failed.
+    pub stage: Stage,
+    /// The error's message.
+    pub message: String,
+    /// Its chain of causes, outermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<String>,
+    /// Failures of later steps of the same case (a teardown that failed too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<CaseError>,
+}
+
+impl CaseError {
+    pub(crate) fn new(stage: Stage, error: &crate::Error) -> Self {
+        let mut messages = error.messages().into_iter();
+        Self {
+            stage,
+            message: messages.next().unwrap_or_default(),
+            causes: messages.collect(),
+            also: Vec::new(),
+        }
+    }
+
+    /// One line: the message and its causes joined by `: `.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nnbench::record::{CaseError, Stage};
+    /// let e = CaseError { stage: Stage::Call, message: "outer".into(), causes: vec!["inner".into()], also: vec![] };
+    /// assert_eq!(e.summary(), "outer: inner");
+    /// ```
+    pub fn summary(&self) -> String {
+        std::iter::once(self.message.as_str())
+            .chain(self.causes.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(": ")
+    }
+}
+
+/// The steps of a case's lifecycle, as named in [`CaseError::stage`].
+///
+/// # Example
+///
+/// ```
+/// assert_eq!(serde_json::to_string(&nnbench::record::Stage::Memo).unwrap(), "\"memo\"");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Building the family's parameter grid.
+    Grid,
+    /// Resolving a memo.
+    Memo,
+    /// The setup hook.
+    Setup,
+    /// The function itself.
+    Call,
+    /// The teardown hook.
+    Teardown,
+}

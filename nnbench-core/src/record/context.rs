@@ -1,0 +1,138 @@
+//! The context of a run in its record: the machine, the source and the
+//! toolchain that produced the figures.
+
+use serde::{Deserialize, Serialize};
+
+use super::GpuMethod;
+
+/// The machine, source and toolchain behind a run.
+///
+/// # Example
+///
+/// ```
+/// # fn f(record: &nnbench::RunRecord) {
+/// let ctx = &record.context;
+/// println!("{} cores, nnbench {}", ctx.host.cores, ctx.nnbench);
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunContext {
+    /// The machine.
+    pub host: Host,
+    /// The repository the bench was run from, when it is one.
+    pub git: Option<Git>,
+    /// nnbench's version.
+    pub nnbench: String,
+    /// `rustc --version` of the compiler that built the harness.
+    #[serde(default)]
+    pub rustc: Option<String>,
+    /// The command line of the run.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// The GPUs figures were taken on, or why there were none.
+    #[serde(default)]
+    pub gpu: GpuContext,
+}
+
+/// The GPUs of the machine, as NVML sees them.
+///
+/// # Example
+///
+/// ```
+/// # fn f(gpu: &nnbench::record::GpuContext) {
+/// match &gpu.reason {
+///     Some(why) => println!("no GPU figures: {why}"),
+///     None => println!("{} GPUs, driver {:?}", gpu.devices.len(), gpu.driver),
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuContext {
+    /// Whether GPU memory was measured.
+    pub available: bool,
+    /// Why it was not (no driver, no device, disabled).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The driver's version.
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// How per-case figures are taken.
+    #[serde(default)]
+    pub method: Option<GpuMethod>,
+    /// The devices.
+    #[serde(default)]
+    pub devices: Vec<GpuDevice>,
+}
+
+/// One GPU.
+///
+/// # Example
+///
+/// ```
+/// # fn f(d: &nnbench::record::GpuDevice) {
+/// println!("GPU {}: {:?}, {:?} bytes", d.index, d.name, d.memory_bytes);
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuDevice {
+    /// NVML's index of the device.
+    pub index: u32,
+    /// Its name.
+    pub name: Option<String>,
+    /// Its total memory.
+    pub memory_bytes: Option<u64>,
+}
+
+/// The machine a run ran on.
+///
+/// # Example
+///
+/// ```
+/// # fn f(host: &nnbench::record::Host) {
+/// println!("{:?} on {:?}", host.cpu, host.os);
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    /// The host's name.
+    #[serde(default)]
+    pub hostname: Option<String>,
+    /// The operating system and its version.
+    #[serde(default)]
+    pub os: Option<String>,
+    /// The kernel's version.
+    #[serde(default)]
+    pub kernel: Option<String>,
+    /// The CPU architecture, as Rust names it (`x86_64`, `aarch64`).
+    pub arch: String,
+    /// The CPU's model name.
+    #[serde(default)]
+    pub cpu: Option<String>,
+    /// Logical cores available to the process.
+    pub cores: usize,
+    /// Physical cores of the machine.
+    #[serde(default)]
+    pub physical_cores: Option<usize>,
+    /// Total memory of the machine.
+    #[serde(default)]
+    pub memory_bytes: Option<u64>,
+}
+
+/// The state of the repository a run was made from.
+///
+/// # Example
+///
+/// ```
+/// # fn f(git: &nnbench::record::Git) {
+/// println!("{}{}", git.commit, if git.dirty { "+dirty" } else { "" });
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Git {
+    /// The commit checked out.
+    pub commit: String,
+    /// The branch checked out, if any.
+    pub branch: Option<String>,
+    /// Whether tracked files had changes not committed.
+    pub dirty: bool,
+}

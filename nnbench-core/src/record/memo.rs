@@ -1,0 +1,215 @@
+//! The memo cache's figures in the record: one counters type, whose
+//! per-case and per-run figures are sums and differences of it.
+
+use std::ops::{Add, AddAssign, Deref, DerefMut, Sub};
+
+use serde::{Deserialize, Serialize};
+
+/// Defines [`MemoCounters`] and its arithmetic from one list of fields.
+macro_rules! memo_counters {
+    ($($(#[doc = $doc:literal])* $field:ident),* $(,)?) => {
+        /// What the memo cache did: resolves that found their value, that
+        /// loaded it from disk or computed it, and what it evicted and spilled.
+        ///
+        /// Counters add and subtract field by field, so the figures of a
+        /// run are the cache's counters at its end minus those at its start.
+        ///
+        /// # Example
+        ///
+        /// ```
+        /// use nnbench::record::MemoCounters;
+        /// let before = MemoCounters { hits: 2, misses: 1, ..Default::default() };
+        /// let after = before + MemoCounters { hits: 3, ..Default::default() };
+        /// assert_eq!((after - before).hits, 3);
+        /// ```
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct MemoCounters {
+            $($(#[doc = $doc])* #[serde(default)] pub $field: u64,)*
+        }
+
+        impl Add for MemoCounters {
+            type Output = Self;
+            fn add(self, other: Self) -> Self {
+                Self { $($field: self.$field.saturating_add(other.$field),)* }
+            }
+        }
+
+        /// Saturating: counters read at two moments never go negative.
+        impl Sub for MemoCounters {
+            type Output = Self;
+            fn sub(self, other: Self) -> Self {
+                Self { $($field: self.$field.saturating_sub(other.$field),)* }
+            }
+        }
+
+        impl MemoCounters {
+            /// How many counters there are.
+            pub(crate) const LEN: usize = [$(stringify!($field)),*].len();
+
+            /// The counters in declared order.
+            pub(crate) fn to_array(self) -> [u64; Self::LEN] {
+                [$(self.$field),*]
+            }
+
+            /// The inverse of [`to_array`](Self::to_array).
+            pub(crate) fn from_array(values: [u64; Self::LEN]) -> Self {
+                let [$($field),*] = values;
+                Self { $($field),* }
+            }
+        }
+    };
+}
+
+memo_counters! {
+    /// Resolves that found their value in memory.
+    hits,
+    /// Resolves that did not: loaded from the disk tier or computed.
+    misses,
+    /// Misses loaded from the disk tier.
+    disk_hits,
+    /// Misses computed.
+    computes,
+    /// Evicted entries spilled to the disk tier.
+    spills,
+    /// Computes that failed.
+    failures,
+    /// Entries evicted.
+    evictions,
+}
+
+impl AddAssign for MemoCounters {
+    fn add_assign(&mut self, other: Self) {
+        *self = *self + other;
+    }
+}
+
+/// The memo cache over a whole run.
+///
+/// Its counters are fields of [`MemoCounters`], read through it:
+/// `record.memo.hits`.
+///
+/// # Example
+///
+/// ```
+/// # fn f(record: &nnbench::RunRecord) {
+/// let m = &record.memo;
+/// println!("{} computes, {} entries left holding {} bytes", m.misses, m.entries_at_end, m.resident_bytes_at_end);
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunMemoRecord {
+    /// What the cache did during the run.
+    #[serde(flatten)]
+    pub counters: MemoCounters,
+    /// Entries in the cache when the run ended.
+    pub entries_at_end: usize,
+    /// Bytes those entries hold.
+    pub resident_bytes_at_end: u64,
+    /// Bytes of the disk tier's entries when the run ended.
+    #[serde(default)]
+    pub disk_bytes_at_end: u64,
+}
+
+/// What one case did with the memo cache.
+///
+/// A case's record keeps the resolve counters (hits, misses, disk hits,
+/// computes) and names what it evicted; they are read through
+/// [`MemoCounters`]: `case.memo.hits`.
+///
+/// # Example
+///
+/// ```
+/// # fn f(m: &nnbench::record::MemoRecord) {
+/// println!("{} computed, {} reused, evicted {:?}", m.misses, m.hits, m.evicted);
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoRecord {
+    /// The case's resolves.
+    #[serde(flatten, with = "resolves")]
+    pub counters: MemoCounters,
+    /// Memos evicted during the case: by its hooks, or by the runner
+    /// after their last use.
+    pub evicted: Vec<String>,
+    /// Evicted memos whose value something else still held, so that its
+    /// memory was not freed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leaked: Vec<LeakRecord>,
+}
+
+/// A memo evicted while references to its value remained.
+///
+/// # Example
+///
+/// ```
+/// # fn f(case: &nnbench::CaseRecord) {
+/// for leak in &case.memo.leaked {
+///     eprintln!("{} is still held {} times", leak.memo, leak.references);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeakRecord {
+    /// The memo's description.
+    pub memo: String,
+    /// References to its value held outside the cache when it was evicted.
+    pub references: usize,
+}
+
+/// Reads `record.memo.hits` as `record.memo.counters.hits`.
+macro_rules! deref_to_counters {
+    ($($ty:ty),*) => {$(
+        impl Deref for $ty {
+            type Target = MemoCounters;
+            fn deref(&self) -> &MemoCounters {
+                &self.counters
+            }
+        }
+
+        impl DerefMut for $ty {
+            fn deref_mut(&mut self) -> &mut MemoCounters {
+                &mut self.counters
+            }
+        }
+    )*};
+}
+
+deref_to_counters!(RunMemoRecord, MemoRecord);
+
+/// The resolve counters alone, as a case's record has them since schema 1.
+mod resolves {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::MemoCounters;
+
+    #[derive(Serialize, Deserialize)]
+    struct Resolves {
+        hits: u64,
+        misses: u64,
+        #[serde(default)]
+        disk_hits: u64,
+        #[serde(default)]
+        computes: u64,
+    }
+
+    pub(super) fn serialize<S: Serializer>(c: &MemoCounters, s: S) -> Result<S::Ok, S::Error> {
+        Resolves {
+            hits: c.hits,
+            misses: c.misses,
+            disk_hits: c.disk_hits,
+            computes: c.computes,
+        }
+        .serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<MemoCounters, D::Error> {
+        let r = Resolves::deserialize(d)?;
+        Ok(MemoCounters {
+            hits: r.hits,
+            misses: r.misses,
+            disk_hits: r.disk_hits,
+            computes: r.computes,
+            ..MemoCounters::default()
+        })
+    }
+}

@@ -1,0 +1,376 @@
+//! The run record: what a run measured, as JSON (field names are a contract).
+//!
+//! A run writes one [`RunRecord`] to `target/nnbench/<bench>/latest.json` and,
+//! with `--out FILE`, to `FILE`: a `.json` file holds the whole record, a
+//! `.ndjson` file one [`CaseRecord`] per line.
+//!
+//! These types are the bottom floor of the crate: they import nothing from
+//! the modules that measure, run or parse, which all build them.
+
+mod case;
+mod context;
+mod memo;
+mod method;
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::atomic_file;
+
+pub use case::{CaseError, CaseRecord, MemoryRecord, Stage, TimeRecord, TimingMode};
+pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
+pub use memo::{LeakRecord, MemoCounters, MemoRecord, RunMemoRecord};
+pub use method::{GpuMethod, RssMethod};
+
+/// The version of the record's layout; it changes when a field changes meaning.
+pub const SCHEMA: u32 = 1;
+
+/// Everything one run measured.
+///
+/// # Example
+///
+/// ```
+/// let json = r#"{"schema":1,"run":"sweep","started_at":"2026-01-01T00:00:00Z",
+///   "context":{"host":{"arch":"x86_64","cores":2},"git":null,"nnbench":"0.1.0","command":[]},
+///   "cases":[]}"#;
+/// let record: nnbench::RunRecord = serde_json::from_str(json).unwrap();
+/// assert_eq!(record.run, "sweep");
+/// assert_eq!(record.failed(), 0);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Layout version, [`SCHEMA`].
+    pub schema: u32,
+    /// The run's name: the bench target's name under `cargo bench`.
+    pub run: String,
+    /// When the run started, RFC 3339 in UTC.
+    pub started_at: String,
+    /// The machine, the source and the toolchain that produced the figures.
+    pub context: RunContext,
+    /// One record per case, in the order they ran.
+    pub cases: Vec<CaseRecord>,
+    /// What the run did with the memo cache, and what it left in it.
+    #[serde(default)]
+    pub memo: RunMemoRecord,
+    /// What went wrong outside any case (each case keeps its own).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+impl RunRecord {
+    /// How many cases failed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(record: &nnbench::RunRecord) {
+    /// if record.failed() > 0 {
+    ///     eprintln!("{} cases failed", record.failed());
+    /// }
+    /// # }
+    /// ```
+    pub fn failed(&self) -> usize {
+        self.cases.iter().filter(|c| c.error.is_some()).count()
+    }
+
+    /// The case with id `id`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(record: &nnbench::RunRecord) {
+    /// if let Some(case) = record.case("startup") {
+    ///     println!("startup took {} ns", case.time.median_ns);
+    /// }
+    /// # }
+    /// ```
+    pub fn case(&self, id: &str) -> Option<&CaseRecord> {
+        self.cases.iter().find(|c| c.id == id)
+    }
+
+    /// Reads a record written as `.json`.
+    ///
+    /// # Errors
+    ///
+    /// [`RecordError`] naming the file when it cannot be read or parsed.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// let record = nnbench::RunRecord::read("target/nnbench/sweep/latest.json")?;
+    /// println!("{} cases", record.cases.len());
+    /// # Ok::<(), nnbench::RecordError>(())
+    /// ```
+    pub fn read(path: impl AsRef<Path>) -> Result<Self, RecordError> {
+        let path = path.as_ref();
+        let text = fs::read_to_string(path).map_err(|source| RecordError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| RecordError::Parse {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// Writes the record to `path` atomically (a temporary file renamed into
+    /// place), creating missing folders. The extension picks the format:
+    /// `.json` for the whole record, `.ndjson` for one case per line.
+    ///
+    /// # Errors
+    ///
+    /// [`RecordError`] naming the file when the extension is neither, or the
+    /// file cannot be written.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(record: &nnbench::RunRecord) -> Result<(), nnbench::RecordError> {
+    /// record.write("results/run.ndjson")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), RecordError> {
+        let path = path.as_ref();
+        let bytes = match OutputFormat::of(path)? {
+            OutputFormat::Json => {
+                let mut bytes =
+                    serde_json::to_vec_pretty(self).map_err(|source| RecordError::Serialize {
+                        path: path.to_owned(),
+                        source,
+                    })?;
+                bytes.push(b'\n');
+                bytes
+            }
+            OutputFormat::Ndjson => {
+                let mut bytes = Vec::new();
+                for case in &self.cases {
+                    serde_json::to_writer(&mut bytes, case).map_err(|source| {
+                        RecordError::Serialize {
+                            path: path.to_owned(),
+                            source,
+                        }
+                    })?;
+                    bytes.push(b'\n');
+                }
+                bytes
+            }
+        };
+        atomic_file::write(path, |file| file.write_all(&bytes)).map_err(|e| RecordError::Io {
+            path: path.to_owned(),
+            source: e.into_io(),
+        })
+    }
+}
+
+/// The formats `--out` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OutputFormat {
+    Json,
+    Ndjson,
+}
+
+impl OutputFormat {
+    pub(crate) fn of(path: &Path) -> Result<Self, RecordError> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => Ok(Self::Json),
+            Some("ndjson") => Ok(Self::Ndjson),
+            _ => Err(RecordError::Extension {
+                path: path.to_owned(),
+            }),
+        }
+    }
+}
+
+/// Why a record could not be read or written.
+///
+/// # Example
+///
+/// ```
+/// let err = nnbench::RunRecord::read("/no/such/run.json").unwrap_err();
+/// assert!(err.to_string().contains("/no/such/run.json"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The file is not a run record.
+    #[error("{}: not a run record: {source}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Where the JSON went wrong.
+        source: serde_json::Error,
+    },
+    /// A value could not be serialized.
+    #[error("{}: the record could not be serialized: {source}", path.display())]
+    Serialize {
+        /// The file.
+        path: PathBuf,
+        /// What serde said.
+        source: serde_json::Error,
+    },
+    /// The output's extension names no format.
+    #[error("{}: the output file must end in .json or .ndjson", path.display())]
+    Extension {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value as Json, json};
+
+    use super::*;
+
+    fn sample() -> RunRecord {
+        RunRecord {
+            schema: SCHEMA,
+            run: "sweep".into(),
+            started_at: "2026-11-22T10:00:00.000Z".into(),
+            context: RunContext {
+                host: Host {
+                    arch: "x86_64".into(),
+                    cores: 2,
+                    ..Host::default()
+                },
+                git: Some(Git {
+                    commit: "abc".into(),
+                    branch: Some("main".into()),
+                    dirty: true,
+                }),
+                nnbench: "0.1.0".into(),
+                rustc: None,
+                command: vec!["sweep".into(), "--bench".into()],
+                gpu: GpuContext::default(),
+            },
+            cases: vec![CaseRecord {
+                id: "accuracy/model=m1".into(),
+                family: "accuracy".into(),
+                params: [("model".to_owned(), json!("m1"))].into_iter().collect(),
+                tags: vec!["cpu".into()],
+                value: Json::Null,
+                error: Some(CaseError {
+                    stage: Stage::Memo,
+                    message: "memo m1 failed".into(),
+                    causes: vec!["no such file".into()],
+                    also: vec![CaseError {
+                        stage: Stage::Teardown,
+                        message: "teardown failed".into(),
+                        causes: vec![],
+                        also: vec![],
+                    }],
+                }),
+                time: TimeRecord::default(),
+                load_ns: 12,
+                memory: MemoryRecord {
+                    rss_before_bytes: Some(1),
+                    rss_peak_bytes: None,
+                    ..MemoryRecord::default()
+                },
+                memo: MemoRecord {
+                    counters: MemoCounters {
+                        misses: 1,
+                        computes: 1,
+                        ..MemoCounters::default()
+                    },
+                    evicted: vec!["m1".into()],
+                    leaked: vec![],
+                },
+                warnings: vec![],
+            }],
+            memo: RunMemoRecord::default(),
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn a_record_round_trips_through_json() {
+        let record = sample();
+        let text = serde_json::to_string(&record).unwrap();
+        assert_eq!(serde_json::from_str::<RunRecord>(&text).unwrap(), record);
+    }
+
+    #[test]
+    fn field_names_are_the_documented_ones() {
+        let value = serde_json::to_value(sample()).unwrap();
+        for key in ["schema", "run", "started_at", "context", "cases"] {
+            assert!(value.get(key).is_some(), "{key}");
+        }
+        let case = &value["cases"][0];
+        for key in [
+            "id", "family", "params", "tags", "value", "error", "time", "load_ns", "memory", "memo",
+        ] {
+            assert!(case.get(key).is_some(), "{key}");
+        }
+        for key in [
+            "mode",
+            "samples",
+            "iters",
+            "mean_ns",
+            "median_ns",
+            "std_ns",
+            "min_ns",
+            "max_ns",
+        ] {
+            assert!(case["time"].get(key).is_some(), "time.{key}");
+        }
+        for key in [
+            "rss_before_bytes",
+            "rss_peak_bytes",
+            "rss_after_bytes",
+            "heap_peak_bytes",
+            "gpu_peak_bytes",
+        ] {
+            assert!(case["memory"].get(key).is_some(), "memory.{key}");
+        }
+        assert_eq!(
+            case["memory"]["rss_peak_bytes"],
+            Json::Null,
+            "unknown is null, not absent"
+        );
+        assert_eq!(case["error"]["stage"], "memo");
+        assert_eq!(
+            case["memo"],
+            json!({"hits": 0, "misses": 1, "disk_hits": 0, "computes": 1, "evicted": ["m1"]})
+        );
+        assert_eq!(value["context"]["nnbench"], "0.1.0");
+        assert_eq!(value["context"]["git"]["dirty"], true);
+    }
+
+    #[test]
+    fn only_json_and_ndjson_are_output_formats() {
+        assert_eq!(
+            OutputFormat::of(Path::new("a/run.json")).unwrap(),
+            OutputFormat::Json
+        );
+        assert_eq!(
+            OutputFormat::of(Path::new("run.ndjson")).unwrap(),
+            OutputFormat::Ndjson
+        );
+        for bad in ["run.csv", "run", "run.JSON.gz"] {
+            assert!(OutputFormat::of(Path::new(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_record_is_named_in_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broken.json");
+        std::fs::write(&path, "{\"schema\": 1").unwrap();
+        let err = RunRecord::read(&path).unwrap_err();
+        assert!(
+            err.to_string().starts_with(&path.display().to_string()),
+            "{err}"
+        );
+        assert!(err.to_string().contains("not a run record"), "{err}");
+    }
+}

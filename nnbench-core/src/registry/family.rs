@@ -1,0 +1,63 @@
+//! What an attribute registers: a family of cases, its options and the
+//! builder of its cases.
+
+use serde_json::Value as Json;
+
+use super::Args;
+use crate::measure::Timer;
+use crate::param::{Param, Params};
+use crate::settings::{Sampling, Timing};
+use crate::{Result, State};
+
+/// One annotated function: its name, options and parameter grid.
+pub struct Family {
+    /// The function's name, or the `name` option.
+    pub name: &'static str,
+    /// `module_path!()` where it was declared, to tell apart two families
+    /// of one name.
+    pub module_path: &'static str,
+    /// `file!()` and `line!()`: families run in source order.
+    pub file: &'static str,
+    /// See `file`.
+    pub line: u32,
+    /// The `tags` option.
+    pub tags: &'static [&'static str],
+    /// The `setup` option.
+    pub setup: Option<Hook>,
+    /// The `teardown` option.
+    pub teardown: Option<Hook>,
+    /// The `timing` option; `None` leaves it to the run.
+    pub timing: Option<Timing>,
+    /// The `sample_size`, `warm_up` and `measurement_time` options.
+    pub sampling: Sampling,
+    /// Builds the family's cases in declared order.
+    pub cases: fn() -> Vec<CaseSpec>,
+}
+
+inventory::collect!(Family);
+
+/// A setup or teardown hook, wrapped so that `()` and `Result` returns look alike.
+pub type Hook = fn(&State, &Params) -> Result<()>;
+
+/// The call of one case: fetches its arguments from `Args`, times the user's
+/// function with `Timer`, and turns its return value into the metric.
+pub type Call = dyn Fn(&Args, &mut Timer) -> Result<Json> + Send + Sync;
+
+/// One case of a family before selection: its parameters and its call.
+pub struct CaseSpec {
+    pub(crate) params: Params,
+    pub(crate) call: Box<Call>,
+}
+
+impl CaseSpec {
+    /// A case with these parameters, in signature order, and this call.
+    pub fn new(
+        params: Vec<Param>,
+        call: impl Fn(&Args, &mut Timer) -> Result<Json> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            params: Params::new(params),
+            call: Box::new(call),
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! The `main` of a bench binary: `nnbench::main!()` expands to a call of
+//! [`bench_main`].
+
+use crate::cli::Cli;
+use crate::{Result, RunRecord, Runner};
+
+/// Parses the command line, runs, writes `latest.json` (when measuring:
+/// a test-mode run must not replace the figures of the last real one),
+/// exits: 0 when every case passed, 1 when any failed or the record could
+/// not be written, 2 for bad flags.
+pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
+    use clap::Parser as _;
+    let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
+    let mut settings = cli.settings();
+    settings.name = Some(bench.to_owned());
+    settings.repo_dir = Some(manifest_dir.into());
+    if cli.bench {
+        settings.latest_dir = Some(crate::target_dir().join("nnbench").join(bench));
+    }
+    let runner = Runner::with_settings(settings);
+    if cli.list {
+        for id in runner.list() {
+            println!("{id}: benchmark");
+        }
+        std::process::exit(0);
+    }
+    if let Some(message) = failure_message(&runner.run()) {
+        eprintln!("error: {message}");
+        std::process::exit(1);
+    }
+    std::process::exit(0)
+}
+
+/// Why the bench binary exits non-zero, if it does: a case failed, or the
+/// run could not be made or recorded.
+fn failure_message(outcome: &Result<RunRecord>) -> Option<String> {
+    match outcome {
+        Ok(record) if record.failed() > 0 => Some(format!(
+            "{} of {} cases failed",
+            record.failed(),
+            record.cases.len()
+        )),
+        Ok(_) => None,
+        Err(error) => Some(format!("{error:#}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{CaseError, Stage};
+
+    #[test]
+    fn the_exit_status_follows_failed_cases_and_errors() {
+        let mut record: RunRecord = serde_json::from_str(
+            r#"{"schema":1,"run":"r","started_at":"t","context":{"host":{"arch":"x","cores":1},"git":null,"nnbench":"0"},"cases":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(failure_message(&Ok(record.clone())), None);
+        let mut case: crate::CaseRecord = serde_json::from_value(serde_json::json!({
+            "id": "a", "family": "a", "params": {}, "tags": [], "value": null, "error": null,
+            "time": {"mode": "once", "samples": 0, "iters": 0, "mean_ns": 0.0, "median_ns": 0.0,
+                     "std_ns": 0.0, "min_ns": 0.0, "max_ns": 0.0},
+            "load_ns": 0,
+            "memory": {"rss_before_bytes": null, "rss_peak_bytes": null, "rss_after_bytes": null,
+                       "heap_peak_bytes": null, "gpu_peak_bytes": null},
+            "memo": {"hits": 0, "misses": 0, "evicted": []}
+        }))
+        .unwrap();
+        record.cases.push(case.clone());
+        case.error = Some(CaseError {
+            stage: Stage::Call,
+            message: "boom".into(),
+            causes: vec![],
+            also: vec![],
+        });
+        record.cases.push(case);
+        assert_eq!(
+            failure_message(&Ok(record)).as_deref(),
+            Some("1 of 2 cases failed")
+        );
+        let error = Err(crate::Error::msg("disk full").context("writing run.json"));
+        assert_eq!(
+            failure_message(&error).as_deref(),
+            Some("writing run.json: disk full")
+        );
+    }
+}
