@@ -38,7 +38,16 @@
 pub use nnbench_core::*;
 
 #[doc(inline)]
-pub use nnbench_macros::{benchmark, parametrize, product};
+#[doc = include_str!("docs/benchmark.md")]
+pub use nnbench_macros::benchmark;
+
+#[doc(inline)]
+#[doc = include_str!("docs/parametrize.md")]
+pub use nnbench_macros::parametrize;
+
+#[doc(inline)]
+#[doc = include_str!("docs/product.md")]
+pub use nnbench_macros::product;
 
 /// The `main` of a bench target: parses the command line (`cargo bench --
 /// --help` lists the flags), runs the selected cases, writes

@@ -1,5 +1,7 @@
-//! Memos beyond RAM: the memory budget, the disk tier, spills. The disk
-//! tier's folder is process-wide, so the tests here run one at a time.
+//! Memos beyond RAM: the memory budget, the disk tier, spills. Each run has
+//! its own disk tier, but the memo cache is one for the process, as the
+//! design has it: tests that assert on what it holds (a budget over all
+//! resident memos, an empty cache, its counters) run one at a time.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -16,17 +16,15 @@ fn quick() -> Sampling {
     }
 }
 
-/// Runs are serialized: resident-memory peaks are the process's, and a run
-/// beside another would reset its high-water mark mid-case.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
+/// Runs side by side with the other tests. Resident-memory peaks are the
+/// process's, and a run that measures them resets the high-water mark, so
+/// only the test about the peak measures memory.
 fn runner(filter: &str) -> Runner {
-    Runner::new().filter(filter).quiet(true).sampling(quick())
+    Runner::new()
+        .filter(filter)
+        .quiet(true)
+        .sampling(quick())
+        .record_memory(false)
 }
 
 static SAMPLED_CALLS: AtomicUsize = AtomicUsize::new(0);
@@ -39,10 +37,10 @@ fn sampled_kernel() -> u64 {
 
 #[test]
 fn sampled_cases_keep_criterions_samples_and_the_first_calls_metric() {
-    let _serial = serial();
     let record = Runner::new()
         .filter("sampled_kernel")
         .quiet(true)
+        .record_memory(false)
         .run()
         .unwrap();
     let case = &record.cases[0];
@@ -79,7 +77,6 @@ fn once_only() -> u8 {
 
 #[test]
 fn once_calls_the_function_exactly_once() {
-    let _serial = serial();
     let record = runner("once_only").run().unwrap();
     assert_eq!(ONCE_CALLS.load(Ordering::SeqCst), 1);
     let t = &record.cases[0].time;
@@ -95,7 +92,6 @@ fn auto_sleep(ms: u64) -> u64 {
 
 #[test]
 fn auto_keeps_slow_cases_to_one_call_and_samples_fast_ones() {
-    let _serial = serial();
     let record = runner("auto_sleep/")
         .auto_threshold(Duration::from_millis(20))
         .run()
@@ -112,14 +108,8 @@ fn auto_keeps_slow_cases_to_one_call_and_samples_fast_ones() {
 
 #[test]
 fn test_mode_and_the_runs_timing_override_the_family() {
-    let _serial = serial();
     let before = SAMPLED_CALLS.load(Ordering::Relaxed);
-    let record = Runner::new()
-        .filter("sampled_kernel")
-        .quiet(true)
-        .test_mode(true)
-        .run()
-        .unwrap();
+    let record = runner("sampled_kernel").test_mode(true).run().unwrap();
     assert_eq!(record.cases[0].time.mode, TimingMode::Once);
     assert!(SAMPLED_CALLS.load(Ordering::Relaxed) > before);
 
@@ -151,8 +141,10 @@ fn sampled_with_memo(table: &[u8], scratch_mib: usize) -> usize {
 
 #[test]
 fn under_sampling_memos_resolve_once_and_the_peak_covers_every_call() {
-    let _serial = serial();
-    let record = runner("sampled_with_memo/").run().unwrap();
+    let record = runner("sampled_with_memo/")
+        .record_memory(true)
+        .run()
+        .unwrap();
     let case = &record.cases[0];
     assert!(case.error.is_none(), "{:?}", case.error);
     assert_eq!(case.time.mode, TimingMode::Sampled);
@@ -191,7 +183,6 @@ fn panics_while_sampled() -> u32 {
 
 #[test]
 fn a_failure_while_sampling_fails_the_case_with_its_message() {
-    let _serial = serial();
     let record = runner("_while_sampled").run().unwrap();
     let error = record
         .case("fails_while_sampled")
@@ -215,7 +206,6 @@ fn a_failure_while_sampling_fails_the_case_with_its_message() {
 
 #[test]
 fn timing_flags_parse_like_criterions() {
-    let _serial = serial();
     let ok = [
         vec![
             "--sampled",
@@ -268,7 +258,6 @@ fn timing_flags_parse_like_criterions() {
 
 #[test]
 fn ignored_selects_nothing() {
-    let _serial = serial();
     let runner = Runner::from_args(["--ignored", "once_only"]).unwrap();
     assert!(runner.list().is_empty());
 }

@@ -1,7 +1,7 @@
 //! What a run is asked to do, as plain values: which cases, how they are
 //! timed, what happens to memos and where output goes. The command line
-//! ([`cli`](crate::cli)) and the [`Runner`](crate::Runner)'s builder methods
-//! fill these in; the runner consumes them.
+//! (`cli`) and the [`Runner`](crate::Runner)'s builder methods fill these
+//! in; the runner consumes them.
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -87,10 +87,10 @@ impl Console {
     }
 
     /// Runs `f`, which prints on its own (criterion): with the progress bar
-    /// out of its way, and with stdout silenced when the run is quiet.
+    /// out of its way, and silenced when the run is quiet.
     pub(crate) fn foreign_output<T>(&self, f: impl FnOnce() -> T) -> T {
         match (&self.bar, self.quiet) {
-            (_, true) => silence::stdout(f),
+            (_, true) => silence::output(f),
             (Some(bar), false) => bar.suspend(f),
             (None, false) => f(),
         }

@@ -1,52 +1,95 @@
-//! Quiet for code that prints on its own: criterion writes its estimates to
-//! stdout with no setting to stop it, so a quiet run points the process's
-//! stdout at `/dev/null` while criterion runs.
+//! Quiet for code that prints on its own: criterion writes its progress to
+//! stderr and its estimates to stdout with no setting to stop either, so a
+//! quiet run points the process's stdout and stderr at `/dev/null` while
+//! criterion runs.
 
-/// Runs `f` with stdout discarded, restored afterwards even if `f` panics.
+/// Runs `f` with stdout and stderr discarded, restored afterwards even if
+/// `f` panics.
+/// Quiet runs on several threads share one redirection: the first to start
+/// makes it, the last to finish undoes it.
 #[cfg(unix)]
-pub(crate) fn stdout<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn output<T>(f: impl FnOnce() -> T) -> T {
+    let _silenced = unix::Silenced::begin();
+    f()
+}
+
+/// Elsewhere the output stays as it is.
+#[cfg(not(unix))]
+pub(crate) fn output<T>(f: impl FnOnce() -> T) -> T {
+    f()
+}
+
+#[cfg(unix)]
+mod unix {
     use std::io::Write as _;
     use std::os::fd::AsRawFd as _;
+    use std::sync::{Mutex, PoisonError};
 
-    /// Puts the saved stdout back.
-    struct Restore(libc::c_int);
+    const STREAMS: [libc::c_int; 2] = [libc::STDOUT_FILENO, libc::STDERR_FILENO];
 
-    impl Drop for Restore {
+    /// How many quiet sections are open, and the saved streams while any is.
+    static OPEN: Mutex<(usize, Option<[libc::c_int; 2]>)> = Mutex::new((0, None));
+
+    pub(super) struct Silenced(());
+
+    impl Silenced {
+        pub(super) fn begin() -> Self {
+            let mut open = OPEN.lock().unwrap_or_else(PoisonError::into_inner);
+            if open.0 == 0 {
+                open.1 = redirect_to_null();
+            }
+            open.0 += 1;
+            Silenced(())
+        }
+    }
+
+    impl Drop for Silenced {
         fn drop(&mut self) {
-            let _ = std::io::stdout().flush();
-            // SAFETY: `self.0` is the duplicate of stdout made below and
-            // owned by this guard alone.
-            unsafe {
-                libc::dup2(self.0, libc::STDOUT_FILENO);
-                libc::close(self.0);
+            let mut open = OPEN.lock().unwrap_or_else(PoisonError::into_inner);
+            open.0 -= 1;
+            if open.0 == 0
+                && let Some(saved) = open.1.take()
+            {
+                let _ = std::io::stdout().flush();
+                for (stream, saved) in STREAMS.into_iter().zip(saved) {
+                    // SAFETY: `saved` is the duplicate of `stream` made by
+                    // `redirect_to_null`, owned here alone.
+                    unsafe {
+                        libc::dup2(saved, stream);
+                        libc::close(saved);
+                    }
+                }
             }
         }
     }
 
-    let _ = std::io::stdout().flush();
-    let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
-        return f();
-    };
-    // SAFETY: duplicating and replacing the process's own stdout descriptor;
-    // the duplicate is closed by `Restore`.
-    let saved = unsafe { libc::dup(libc::STDOUT_FILENO) };
-    if saved < 0 {
-        return f();
+    /// Points stdout and stderr at `/dev/null`; returns the saved
+    /// originals, or `None` (both left as they are) when that cannot be done.
+    fn redirect_to_null() -> Option<[libc::c_int; 2]> {
+        let _ = std::io::stdout().flush();
+        let null = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .ok()?;
+        // SAFETY: duplicating the process's own descriptors.
+        let saved = STREAMS.map(|stream| unsafe { libc::dup(stream) });
+        let redirected = saved.iter().all(|&s| s >= 0)
+            && STREAMS.iter().all(|&stream| {
+                // SAFETY: both descriptors are open.
+                unsafe { libc::dup2(null.as_raw_fd(), stream) >= 0 }
+            });
+        if redirected {
+            return Some(saved);
+        }
+        for (stream, saved) in STREAMS.into_iter().zip(saved) {
+            if saved >= 0 {
+                // SAFETY: putting back and closing what was duplicated above.
+                unsafe {
+                    libc::dup2(saved, stream);
+                    libc::close(saved);
+                }
+            }
+        }
+        None
     }
-    let restore = Restore(saved);
-    // SAFETY: `null` is an open descriptor for the duration of the call.
-    if unsafe { libc::dup2(null.as_raw_fd(), libc::STDOUT_FILENO) } < 0 {
-        drop(restore);
-        return f();
-    }
-    drop(null);
-    let out = f();
-    drop(restore);
-    out
-}
-
-/// Elsewhere stdout stays as it is.
-#[cfg(not(unix))]
-pub(crate) fn stdout<T>(f: impl FnOnce() -> T) -> T {
-    f()
 }

@@ -99,7 +99,8 @@ impl Engine {
         console: &Console,
         mut routine: impl FnMut(u64) -> Result<Duration>,
     ) -> Result<Vec<(u64, Duration)>> {
-        let mut criterion = self.criterion(sampling);
+        // Making one looks for gnuplot, and says so.
+        let mut criterion = console.foreign_output(|| self.criterion(sampling));
         let calls: RefCell<Vec<(u64, Duration)>> = RefCell::new(Vec::new());
         let failure: RefCell<Option<Error>> = RefCell::new(None);
         // criterion prints as it samples: around the progress bar, or not at
