@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use ndarray::{Array2, Ix2};
 use nnbench::store::{Binary, Format, Json, MappedArray, MappedNpy, Npy};
@@ -13,9 +13,16 @@ use nnbench::{Memo, Params, RunRecord, Runner, State};
 
 const MIB: u64 = 1 << 20;
 
-fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+static CACHE: RwLock<()> = RwLock::new(());
+
+/// For tests that assert on the whole cache: nothing else runs beside them.
+fn serial() -> RwLockWriteGuard<'static, ()> {
+    CACHE.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// For tests that touch only memos of their own: they run side by side.
+fn shared() -> RwLockReadGuard<'static, ()> {
+    CACHE.read().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn runner(filter: &str, dir: &Path) -> Runner {
@@ -288,10 +295,13 @@ impl Memo for Counts {
 
 #[test]
 fn mapped_json_and_binary_formats_round_trip() {
-    let _serial = serial();
+    let _shared = shared();
     let dir = tempfile::tempdir().unwrap();
-    nnbench::memo::set_disk_dir(Some(dir.path().to_owned()));
+    let tier = nnbench::memo::DiskTier::At(dir.path().to_owned());
+    nnbench::memo::with_disk_tier(tier, || formats_round_trip(dir.path()));
+}
 
+fn formats_round_trip(dir: &Path) {
     let computed = nnbench::memo::resolve(&Mapped(64)).unwrap();
     assert!(!computed.is_mapped());
     let sum = computed.view().sum();
@@ -329,7 +339,7 @@ fn mapped_json_and_binary_formats_round_trip() {
             .disk_hits
     };
     assert!(disk_hits("Vocabulary") >= 1 && disk_hits("Counts") >= 1 && disk_hits("Mapped") >= 1);
-    let files = entries(dir.path());
+    let files = entries(dir);
     assert!(
         files
             .iter()
@@ -337,7 +347,6 @@ fn mapped_json_and_binary_formats_round_trip() {
                 .contains(r#"["a","b","c"]"#)),
         "JSON stays readable: {files:?}"
     );
-    nnbench::memo::set_disk_dir(None);
 }
 
 // --- spill ------------------------------------------------------------------------

@@ -530,6 +530,16 @@ fn an_evicted_value_still_referenced_is_reported_and_others_are_freed() {
         .collect();
     assert_eq!(leaks.len(), 1, "{leaks:?}");
     assert_eq!(leaks[0].memo, "Held(2)");
+    let warned: Vec<&String> = record.cases.iter().flat_map(|c| &c.warnings).collect();
+    assert_eq!(
+        warned.len(),
+        1,
+        "the leak is a warning of its case: {warned:?}"
+    );
+    assert!(
+        warned[0].starts_with("memo Held(2) was evicted while 2 other references"),
+        "{warned:?}"
+    );
     assert_eq!(
         leaks[0].references, 2,
         "the hook kept two Arcs, one per case"
@@ -599,4 +609,22 @@ fn the_cache_report_lists_memo_types() {
         ["runner::Reported", "1", "4 B", "1", "1", "0", "1", "0", "0"]
     );
     nnbench::memo::evict(&Reported);
+}
+
+#[test]
+fn a_setting_the_run_cannot_honour_is_a_warning_of_the_run() {
+    let record = quiet()
+        .filter("select_beta")
+        .save_baseline("main")
+        .run()
+        .unwrap();
+    assert_eq!(record.warnings.len(), 1, "{:?}", record.warnings);
+    assert!(
+        record.warnings[0].contains("baseline `main`") && record.warnings[0].contains("test mode"),
+        "{:?}",
+        record.warnings
+    );
+    let json = serde_json::to_value(&record).unwrap();
+    assert_eq!(json["warnings"][0], record.warnings[0].as_str());
+    assert_eq!(json["cases"][0]["warnings"], serde_json::json!([]));
 }

@@ -79,12 +79,12 @@ static PROCESS_TIER: RwLock<DiskTier> = RwLock::new(DiskTier::Default);
 
 thread_local! {
     /// The tier of the run going on in this thread, if any.
-    static RUN_TIER: RefCell<Option<DiskTier>> = const { RefCell::new(None) };
+    static THREAD_TIER: RefCell<Option<DiskTier>> = const { RefCell::new(None) };
 }
 
 /// The tier in force on this thread: its run's, else the process's.
 pub(crate) fn current() -> DiskTier {
-    RUN_TIER.with(|t| t.borrow().clone()).unwrap_or_else(|| {
+    THREAD_TIER.with(|t| t.borrow().clone()).unwrap_or_else(|| {
         PROCESS_TIER
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -101,17 +101,18 @@ pub(crate) fn set_process_tier(tier: DiskTier) {
     *PROCESS_TIER.write().unwrap_or_else(PoisonError::into_inner) = tier;
 }
 
-/// Runs `f` with `tier` in force on this thread, as a run does for its
-/// cases; the previous tier is back afterwards, even if `f` panics.
-pub(crate) fn with_run_tier<T>(tier: DiskTier, f: impl FnOnce() -> T) -> T {
+/// Runs `f` with `tier` in force on this thread (a run's, or
+/// [`memo::with_disk_tier`](crate::memo::with_disk_tier)'s); the previous
+/// tier is back afterwards, even if `f` panics.
+pub(crate) fn with_thread_tier<T>(tier: DiskTier, f: impl FnOnce() -> T) -> T {
     struct Restore(Option<DiskTier>);
     impl Drop for Restore {
         fn drop(&mut self) {
             let previous = self.0.take();
-            RUN_TIER.with(|t| *t.borrow_mut() = previous);
+            THREAD_TIER.with(|t| *t.borrow_mut() = previous);
         }
     }
-    let _restore = Restore(RUN_TIER.with(|t| t.borrow_mut().replace(tier)));
+    let _restore = Restore(THREAD_TIER.with(|t| t.borrow_mut().replace(tier)));
     f()
 }
 

@@ -220,6 +220,25 @@ pub fn set_disk_dir(dir: Option<std::path::PathBuf>) {
     disk::set_process_tier(dir.map_or(DiskTier::Off, DiskTier::At));
 }
 
+/// Runs `f` with `tier` as the disk tier of the memos it resolves on this
+/// thread, as a [`Runner`](crate::Runner) does for its cases; the tier in
+/// force before is back afterwards, even if `f` panics. Other threads are
+/// not affected, so tests side by side can each keep their own folder.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::memo::{self, DiskTier};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let inside = memo::with_disk_tier(DiskTier::At(dir.path().to_owned()), memo::disk_dir);
+/// assert_eq!(inside.as_deref(), Some(dir.path()));
+/// assert_ne!(memo::disk_dir().as_deref(), Some(dir.path()));
+/// ```
+pub fn with_disk_tier<T>(tier: DiskTier, f: impl FnOnce() -> T) -> T {
+    disk::with_thread_tier(tier, f)
+}
+
 /// The folder of the disk tier in force on this thread (its run's, else the
 /// one [`set_disk_dir`] set), or `None` when it is off.
 ///

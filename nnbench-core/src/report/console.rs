@@ -122,6 +122,11 @@ impl Console {
             .load_style(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic)
             .set_header(["case", "value", "time", "load", "peak RSS", "GPU"]);
+        // A terminal that reports no size (a pty without one) would squeeze
+        // every column to a letter.
+        if table.width().is_some_and(|w| w < 40) {
+            table.set_content_arrangement(ContentArrangement::Disabled);
+        }
         for case in &record.cases {
             let value = match &case.error {
                 None => metric(&case.value),

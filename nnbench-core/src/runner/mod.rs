@@ -552,7 +552,7 @@ impl Runner {
         }
         // The run's disk tier is in force on this thread, where its cases
         // and their hooks resolve memos; a run beside it keeps its own.
-        memo::disk::with_run_tier(settings.disk_tier.clone(), || {
+        memo::with_disk_tier(settings.disk_tier.clone(), || {
             let _recording = journal::record();
             self.run_recorded()
         })
