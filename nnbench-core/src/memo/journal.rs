@@ -29,16 +29,18 @@ thread_local! {
 /// Records this thread's evictions and warnings until the returned guard
 /// drops (dropping anything recorded and not taken).
 pub(crate) fn record() -> Recording {
-    JOURNAL.with(|j| *j.borrow_mut() = Some(Journal::default()));
-    Recording(())
+    let outer = JOURNAL.with(|j| j.borrow_mut().replace(Journal::default()));
+    Recording(outer)
 }
 
-/// Ends the recording [`record`] began, even when a run unwinds.
-pub(crate) struct Recording(());
+/// Ends the recording [`record`] began, even when a run unwinds, and gives
+/// back the recording of a run this one ran inside (from a hook, say).
+pub(crate) struct Recording(Option<Journal>);
 
 impl Drop for Recording {
     fn drop(&mut self) {
-        JOURNAL.with(|j| *j.borrow_mut() = None);
+        let outer = self.0.take();
+        JOURNAL.with(|j| *j.borrow_mut() = outer);
     }
 }
 
@@ -70,5 +72,23 @@ pub(crate) fn warn(message: String) {
     });
     if let Some(message) = unrecorded {
         eprintln!("warning: {message}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nested_recording_gives_the_outer_one_back() {
+        let _outer = record();
+        warn("outer".into());
+        {
+            let _inner = record();
+            warn("inner".into());
+            assert_eq!(take().warnings, ["inner"]);
+        }
+        warn("outer again".into());
+        assert_eq!(take().warnings, ["outer", "outer again"]);
     }
 }
