@@ -8,11 +8,16 @@ pub fn test_mode() -> bool {
 }
 
 /// Whether the bench called `name` should run: answers `--list` (and then
-/// says no) and honours name filters as the other benches do.
+/// says no) and honours name filters as the other benches do. `--quiet`
+/// asks for no output, and a figure bench is nothing but its printed
+/// figures: it does not run.
 pub fn should_run(name: &str) -> bool {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--list") {
         println!("{name}: benchmark");
+        return false;
+    }
+    if args.iter().any(|a| a == "--quiet" || a == "-q") {
         return false;
     }
     let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
