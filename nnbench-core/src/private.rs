@@ -17,6 +17,7 @@ use serde_json::Value as Json;
 pub use inventory;
 
 pub use crate::measure::Timer;
+pub use crate::record::Direction;
 pub use crate::registry::{Args, CaseSpec, Family, Hook};
 pub use crate::runner::bench_main as main;
 pub use crate::settings::{Sampling, Timing};

@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ItemFn, Type};
 
 use crate::check::{Grid, ParamPlan, Passing, Plan};
-use crate::parse::{TimingMode, Values};
+use crate::parse::{MetricDirection, TimingMode, Values};
 
 /// The path to nnbench's generated-code module: `::nnbench::__private`, or
 /// under the `crate = path` option's path. Generated code names nothing of
@@ -38,6 +38,10 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
             TimingMode::Auto => quote!(Auto),
         };
         quote!(#krate::Timing::#variant)
+    }));
+    let direction = optional(options.metric.map(|direction| match direction {
+        MetricDirection::Higher => quote!(#krate::Direction::Higher),
+        MetricDirection::Lower => quote!(#krate::Direction::Lower),
     }));
     let sample_size = optional(options.sample_size.map(|n| quote!(#n)));
     let duration = |d: Option<std::time::Duration>| {
@@ -77,6 +81,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
                         warm_up: #warm_up,
                         measurement_time: #measurement_time,
                     },
+                    direction: #direction,
                     cases: __nnbench_cases,
                 }
             }

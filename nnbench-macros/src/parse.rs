@@ -41,6 +41,15 @@ pub(crate) struct Options {
     /// `crate = path`: where the `nnbench` crate is, for a crate that
     /// renamed or re-exports it.
     pub krate: Option<syn::Path>,
+    /// `metric = higher | lower`: which way the returned value is better.
+    pub metric: Option<MetricDirection>,
+}
+
+/// The `metric` option.
+#[derive(Clone, Copy)]
+pub(crate) enum MetricDirection {
+    Higher,
+    Lower,
 }
 
 /// The `timing` option.
@@ -53,7 +62,7 @@ pub(crate) enum TimingMode {
 
 /// The options' names, for messages.
 const OPTIONS: &str =
-    "name, tags, setup, teardown, timing, sample_size, warm_up, measurement_time and crate";
+    "name, tags, setup, teardown, timing, sample_size, warm_up, measurement_time, metric and crate";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -216,6 +225,7 @@ impl Sorted {
             "setup" => set_once(&mut o.setup, &name, || Ok(value)),
             "teardown" => set_once(&mut o.teardown, &name, || Ok(value)),
             "crate" => set_once(&mut o.krate, &name, || crate_path(&value)),
+            "metric" => set_once(&mut o.metric, &name, || metric(&value)),
             _ if self.kind == Kind::Product => {
                 if self.axes.iter().any(|a| a.name == name) {
                     return Err(syn::Error::new(
@@ -271,17 +281,32 @@ fn tags(value: &Expr) -> syn::Result<Vec<LitStr>> {
         .collect()
 }
 
-/// `once`, `sampled` or `auto`, bare or as a string: users write both.
-fn timing(value: &Expr) -> syn::Result<TimingMode> {
-    let word = match value {
+/// A word, bare or as a string: users write both.
+fn word(value: &Expr) -> Option<String> {
+    match value {
         Expr::Path(p) => p.path.get_ident().map(Ident::to_string),
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(s),
             ..
         }) => Some(s.value()),
         _ => None,
-    };
-    match word.as_deref() {
+    }
+}
+
+fn metric(value: &Expr) -> syn::Result<MetricDirection> {
+    match word(value).as_deref() {
+        Some("higher") => Ok(MetricDirection::Higher),
+        Some("lower") => Ok(MetricDirection::Lower),
+        _ => Err(syn::Error::new(
+            value.span(),
+            "metric is `higher` or `lower`: which way the returned value is better",
+        )),
+    }
+}
+
+/// `once`, `sampled` or `auto`.
+fn timing(value: &Expr) -> syn::Result<TimingMode> {
+    match word(value).as_deref() {
         Some("once") => Ok(TimingMode::Once),
         Some("sampled") => Ok(TimingMode::Sampled),
         Some("auto") => Ok(TimingMode::Auto),

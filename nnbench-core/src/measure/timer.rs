@@ -65,11 +65,12 @@ impl Timer {
 /// The record of samples of `(iterations, elapsed)`: mean, median, standard
 /// deviation, min and max of the time per iteration over the samples.
 pub(crate) fn summarize(samples: &[(u64, Duration)]) -> TimeRecord {
-    let mut per_iter: Vec<f64> = samples
+    let in_order: Vec<f64> = samples
         .iter()
         .filter(|(iters, _)| *iters > 0)
         .map(|(iters, elapsed)| elapsed.as_nanos() as f64 / *iters as f64)
         .collect();
+    let mut per_iter = in_order.clone();
     per_iter.sort_by(f64::total_cmp);
     let n = per_iter.len();
     if n == 0 {
@@ -98,6 +99,7 @@ pub(crate) fn summarize(samples: &[(u64, Duration)]) -> TimeRecord {
         std_ns: std,
         min_ns: per_iter[0],
         max_ns: per_iter[n - 1],
+        samples_ns: in_order,
     }
 }
 
@@ -120,6 +122,7 @@ mod tests {
             (25.0, 25.0, 10.0, 40.0)
         );
         assert!((t.std_ns - 12.909_944).abs() < 1e-5, "{}", t.std_ns);
+        assert_eq!(t.samples_ns, [10.0, 20.0, 30.0, 40.0], "per call, in order");
     }
 
     #[test]

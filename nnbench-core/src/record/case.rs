@@ -30,6 +30,10 @@ pub struct CaseRecord {
     pub tags: Vec<String>,
     /// What the function returned; `null` for `()` or a failed case.
     pub value: Json,
+    /// Which way the value is better, as the family's `metric` option says;
+    /// `null` when it does not say (the value is then not judged).
+    #[serde(default)]
+    pub direction: Option<Direction>,
     /// Why the case failed, or `null`.
     pub error: Option<CaseError>,
     /// How long the function took.
@@ -73,6 +77,11 @@ pub struct TimeRecord {
     pub min_ns: f64,
     /// Slowest call.
     pub max_ns: f64,
+    /// The time of one call in each sample, in the order they were taken
+    /// (after warm-up): what comparisons test for significance. A case
+    /// timed once has its one call here.
+    #[serde(default)]
+    pub samples_ns: Vec<f64>,
 }
 
 impl TimeRecord {
@@ -94,6 +103,7 @@ impl TimeRecord {
             std_ns: 0.0,
             min_ns: ns,
             max_ns: ns,
+            samples_ns: vec![ns],
         }
     }
 }
@@ -156,6 +166,41 @@ pub struct MemoryRecord {
     /// Bytes the memo cache held when the case started.
     #[serde(default)]
     pub memo_resident_bytes: u64,
+}
+
+/// Which way a metric is better: accuracy is `higher`, a loss `lower`.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::record::Direction;
+/// assert_eq!(serde_json::to_string(&Direction::Higher).unwrap(), "\"higher\"");
+/// assert!(Direction::Higher.improves(0.90, 0.93));
+/// assert!(Direction::Lower.improves(0.40, 0.31));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Larger values are better.
+    Higher,
+    /// Smaller values are better.
+    Lower,
+}
+
+impl Direction {
+    /// Whether going from `base` to `head` is a change for the better.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert!(!nnbench::record::Direction::Higher.improves(2.0, 1.0));
+    /// ```
+    pub fn improves(self, base: f64, head: f64) -> bool {
+        match self {
+            Direction::Higher => head > base,
+            Direction::Lower => head < base,
+        }
+    }
 }
 
 /// Why a case failed.

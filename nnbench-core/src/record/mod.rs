@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::atomic_file;
 
-pub use case::{CaseError, CaseRecord, MemoryRecord, Stage, TimeRecord, TimingMode};
+pub use case::{CaseError, CaseRecord, Direction, MemoryRecord, Stage, TimeRecord, TimingMode};
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
 pub use memo::{LeakRecord, MemoCounters, MemoRecord, RunMemoRecord};
 pub use method::{GpuMethod, RssMethod};
@@ -258,6 +258,7 @@ mod tests {
                 params: [("model".to_owned(), json!("m1"))].into_iter().collect(),
                 tags: vec!["cpu".into()],
                 value: Json::Null,
+                direction: None,
                 error: Some(CaseError {
                     stage: Stage::Memo,
                     message: "memo m1 failed".into(),

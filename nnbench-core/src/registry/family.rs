@@ -6,6 +6,7 @@ use serde_json::Value as Json;
 use super::Args;
 use crate::measure::Timer;
 use crate::param::{Param, Params};
+use crate::record::Direction;
 use crate::settings::{Sampling, Timing};
 use crate::{Result, State};
 
@@ -30,6 +31,8 @@ pub struct Family {
     pub timing: Option<Timing>,
     /// The `sample_size`, `warm_up` and `measurement_time` options.
     pub sampling: Sampling,
+    /// The `metric` option: which way the returned value is better.
+    pub direction: Option<Direction>,
     /// Builds the family's cases in declared order.
     pub cases: fn() -> Vec<CaseSpec>,
 }

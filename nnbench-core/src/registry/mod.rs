@@ -12,6 +12,7 @@ pub use family::{Call, CaseSpec, Family, Hook};
 
 use crate::panic_message;
 use crate::param::Params;
+use crate::record::Direction;
 use crate::settings::{Sampling, Timing};
 
 /// What a family contributes to each of its cases.
@@ -24,6 +25,7 @@ pub(crate) struct FamilyInfo {
     pub teardown: Option<Hook>,
     pub timing: Option<Timing>,
     pub sampling: Sampling,
+    pub direction: Option<Direction>,
 }
 
 /// One case of the registry.
@@ -63,6 +65,7 @@ pub(crate) fn cases() -> Vec<Case> {
             teardown: family.teardown,
             timing: family.timing,
             sampling: family.sampling,
+            direction: family.direction,
         });
         match catch_unwind(AssertUnwindSafe(family.cases)) {
             Ok(specs) => cases.extend(specs.into_iter().map(|spec| Case {

@@ -124,6 +124,7 @@ pub(crate) fn run(
         params: case.params.to_json(),
         tags: case.family.tags.clone(),
         value,
+        direction: case.family.direction,
         error: failure.into_record(),
         time,
         load_ns,

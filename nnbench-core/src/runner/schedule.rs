@@ -178,6 +178,7 @@ mod tests {
                 teardown: None,
                 timing: None,
                 sampling: crate::Sampling::default(),
+                direction: None,
             }),
             params: Params::new(params),
             body: Body::BrokenGrid(String::new()),

@@ -1,0 +1,6 @@
+#[nnbench::benchmark(metric = faster)]
+fn accuracy() -> f64 {
+    0.9
+}
+
+fn main() {}
