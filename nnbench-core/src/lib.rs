@@ -13,6 +13,7 @@
 pub mod alloc;
 mod atomic_file;
 mod cli;
+pub mod compare;
 mod context;
 mod error;
 pub mod measure;

@@ -1,0 +1,251 @@
+//! The verdict of each figure of a case, and how two runs' contexts differ.
+
+use serde_json::Value as Json;
+
+use super::mann_whitney;
+use super::{CaseComparison, Figure, FigureComparison, Presence, Threshold, Thresholds, Verdict};
+use crate::record::{CaseRecord, RunRecord, TimeRecord};
+
+/// Compares one case present on both sides.
+pub(super) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> CaseComparison {
+    let base_error = base.error.as_ref().map(|e| e.summary());
+    let head_error = head.error.as_ref().map(|e| e.summary());
+    let failed = base_error.is_some() || head_error.is_some();
+    let figures: Vec<FigureComparison> = if failed {
+        Vec::new()
+    } else {
+        Figure::ALL
+            .into_iter()
+            .filter_map(|figure| compare_figure(figure, base, head, t))
+            .collect()
+    };
+    let verdict = match (&base_error, &head_error) {
+        // A case that fails now and did not before is the plainest regression.
+        (None, Some(_)) => Verdict::Regressed,
+        (Some(_), _) => Verdict::NotComparable,
+        (None, None) => overall(&figures),
+    };
+    CaseComparison {
+        id: head.id.clone(),
+        presence: Presence::Both,
+        base_error,
+        head_error,
+        figures,
+        verdict,
+    }
+}
+
+/// Regressed if a gated figure regressed, else improved if any improved.
+fn overall(figures: &[FigureComparison]) -> Verdict {
+    if figures
+        .iter()
+        .any(|f| f.gated && f.verdict == Verdict::Regressed)
+    {
+        Verdict::Regressed
+    } else if figures.iter().any(|f| f.verdict == Verdict::Improved) {
+        Verdict::Improved
+    } else {
+        Verdict::Unchanged
+    }
+}
+
+/// `None` when the figure is on neither side.
+fn compare_figure(
+    figure: Figure,
+    base: &CaseRecord,
+    head: &CaseRecord,
+    t: &Thresholds,
+) -> Option<FigureComparison> {
+    let threshold = t.get(figure);
+    match figure {
+        Figure::Time => Some(time(&base.time, &head.time, threshold, t.significance)),
+        Figure::Load => {
+            let loads =
+                |c: &CaseRecord| (c.memo.hits + c.memo.misses > 0).then_some(c.load_ns as f64);
+            amounts(figure, loads(base), loads(head), threshold)
+        }
+        Figure::Rss => {
+            let growth = |c: &CaseRecord| {
+                let m = &c.memory;
+                Some(m.rss_peak_bytes?.saturating_sub(m.rss_before_bytes?) as f64)
+            };
+            amounts(figure, growth(base), growth(head), threshold)
+        }
+        Figure::Heap => {
+            let growth = |c: &CaseRecord| {
+                let m = &c.memory;
+                let peak = m.heap_peak_bytes?;
+                Some(peak.saturating_sub(m.heap_before_bytes.unwrap_or(0)) as f64)
+            };
+            amounts(figure, growth(base), growth(head), threshold)
+        }
+        Figure::Gpu => {
+            let peak = |c: &CaseRecord| c.memory.gpu_peak_bytes.map(|b| b as f64);
+            amounts(figure, peak(base), peak(head), threshold)
+        }
+        Figure::Value => value(base, head, threshold),
+    }
+}
+
+fn comparison(figure: Figure, base: Option<f64>, head: Option<f64>) -> FigureComparison {
+    FigureComparison {
+        figure,
+        base,
+        head,
+        ratio: base.zip(head).and_then(|(b, h)| (b != 0.0).then(|| h / b)),
+        p: None,
+        verdict: Verdict::Unchanged,
+        gated: false,
+        note: None,
+    }
+}
+
+/// The time per call: the samples tested, and a change beyond the threshold.
+fn time(
+    base: &TimeRecord,
+    head: &TimeRecord,
+    threshold: Threshold,
+    alpha: f64,
+) -> FigureComparison {
+    let samples = |t: &TimeRecord| -> Vec<f64> {
+        match (t.samples_ns.is_empty(), t.samples) {
+            (false, _) => t.samples_ns.clone(),
+            // A record written before samples were kept: its median alone.
+            (true, n) if n > 0 => vec![t.median_ns],
+            _ => Vec::new(),
+        }
+    };
+    let (b, h) = (samples(base), samples(head));
+    let mut out = comparison(Figure::Time, Some(base.median_ns), Some(head.median_ns));
+    out.gated = threshold.gated;
+    if b.is_empty() || h.is_empty() {
+        out.verdict = Verdict::NotComparable;
+        out.note = Some("the function did not run on one side".into());
+        return out;
+    }
+    let changed = if b.len() >= 2 && h.len() >= 2 {
+        let p = mann_whitney::test(&b, &h).map_or(1.0, |r| r.p);
+        out.p = Some(p);
+        threshold.exceeded(base.median_ns, head.median_ns) && p < alpha
+    } else {
+        out.note = Some("one call on a side: no significance test, twice the threshold".into());
+        let wide = Threshold {
+            relative: 2.0 * threshold.relative,
+            absolute: 2.0 * threshold.absolute,
+            ..threshold
+        };
+        wide.exceeded(base.median_ns, head.median_ns)
+    };
+    out.verdict = match (changed, head.median_ns > base.median_ns) {
+        (false, _) => Verdict::Unchanged,
+        (true, true) => Verdict::Regressed,
+        (true, false) => Verdict::Improved,
+    };
+    out
+}
+
+/// A figure where more is worse (memory, load time), judged by threshold.
+fn amounts(
+    figure: Figure,
+    base: Option<f64>,
+    head: Option<f64>,
+    threshold: Threshold,
+) -> Option<FigureComparison> {
+    if base.is_none() && head.is_none() {
+        return None;
+    }
+    let mut out = comparison(figure, base, head);
+    out.gated = threshold.gated;
+    out.verdict = match base.zip(head) {
+        None => {
+            out.note = Some("measured on one side only".into());
+            Verdict::NotComparable
+        }
+        Some((b, h)) if !threshold.exceeded(b, h) => Verdict::Unchanged,
+        Some((b, h)) if h > b => Verdict::Regressed,
+        Some(_) => Verdict::Improved,
+    };
+    Some(out)
+}
+
+/// The returned value: a number judged by its family's direction.
+fn value(base: &CaseRecord, head: &CaseRecord, threshold: Threshold) -> Option<FigureComparison> {
+    if base.value.is_null() && head.value.is_null() {
+        return None;
+    }
+    let (b, h) = (base.value.as_f64(), head.value.as_f64());
+    let mut out = comparison(Figure::Value, b, h);
+    let Some(direction) = head.direction else {
+        out.verdict = if base.value == head.value {
+            Verdict::Unchanged
+        } else {
+            out.note = Some("no metric direction (metric = higher | lower): not judged".into());
+            Verdict::NotComparable
+        };
+        return Some(out);
+    };
+    out.gated = threshold.gated;
+    out.verdict = match (b, h) {
+        (Some(b), Some(h)) if !threshold.exceeded(b, h) => Verdict::Unchanged,
+        (Some(b), Some(h)) if direction.improves(b, h) => Verdict::Improved,
+        (Some(_), Some(_)) => Verdict::Regressed,
+        _ if base.value == head.value => Verdict::Unchanged,
+        _ => {
+            out.note = Some(format!(
+                "not a number: {} vs {}",
+                short(&base.value),
+                short(&head.value)
+            ));
+            Verdict::NotComparable
+        }
+    };
+    Some(out)
+}
+
+fn short(value: &Json) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(40) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
+/// What differs between the runs' machines and toolchains.
+pub(super) fn differences(base: &RunRecord, head: &RunRecord) -> Vec<String> {
+    let (b, h) = (&base.context, &head.context);
+    let gpus = |r: &RunRecord| -> Vec<String> {
+        r.context
+            .gpu
+            .devices
+            .iter()
+            .map(|d| d.name.clone().unwrap_or_else(|| "?".into()))
+            .collect()
+    };
+    let show = |v: &dyn std::fmt::Debug| format!("{v:?}");
+    let pairs: [(&str, String, String); 8] = [
+        ("CPU", show(&b.host.cpu), show(&h.host.cpu)),
+        ("architecture", show(&b.host.arch), show(&h.host.arch)),
+        ("cores", show(&b.host.cores), show(&h.host.cores)),
+        (
+            "memory",
+            show(&b.host.memory_bytes),
+            show(&h.host.memory_bytes),
+        ),
+        ("operating system", show(&b.host.os), show(&h.host.os)),
+        ("rustc", show(&b.rustc), show(&h.rustc)),
+        ("nnbench", show(&b.nnbench), show(&h.nnbench)),
+        ("GPUs", show(&gpus(base)), show(&gpus(head))),
+    ];
+    let mut out: Vec<String> = pairs
+        .into_iter()
+        .filter(|(_, b, h)| b != h)
+        .map(|(what, b, h)| format!("{what} differs: {b} on the base side, {h} on the head side"))
+        .collect();
+    if base.schema != head.schema {
+        out.push(format!(
+            "record schema differs: {} vs {}",
+            base.schema, head.schema
+        ));
+    }
+    out
+}

@@ -1,0 +1,296 @@
+//! Judging a run against another: per case present on both sides, per
+//! figure, a verdict of improved, unchanged, regressed or not comparable.
+//!
+//! Time is tested on the raw samples (`time.samples_ns`) with the
+//! Mann-Whitney U test and must also move by more than its threshold, as
+//! asv does; memory figures and the metric, which repeat exactly or nearly,
+//! are judged by percentage and absolute thresholds; the metric only when
+//! its family says which way is better. Cases on one side only are listed,
+//! failed cases are never improved, and a different machine or toolchain
+//! is reported beside the verdicts.
+
+mod figures;
+mod mann_whitney;
+mod render;
+mod thresholds;
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::{CaseRecord, RunRecord};
+
+pub use render::Format;
+pub use thresholds::{Figure, Threshold, ThresholdError, Thresholds};
+
+/// What a comparison concluded about one figure, or one case.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::compare::Verdict;
+/// assert_eq!(serde_json::to_string(&Verdict::NotComparable).unwrap(), "\"not_comparable\"");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Better by more than the threshold (and, for time, significantly).
+    Improved,
+    /// Within the threshold, or not significant.
+    Unchanged,
+    /// A figure that cannot be judged: missing on a side, not a number,
+    /// or a failed case.
+    NotComparable,
+    /// Worse by more than the threshold (and, for time, significantly), or
+    /// a case that failed where it passed before.
+    Regressed,
+}
+
+/// One figure of one case on both sides.
+///
+/// # Example
+///
+/// ```
+/// # fn f(fig: &nnbench::compare::FigureComparison) {
+/// println!("{}: {:?} -> {:?} ({:?})", fig.figure, fig.base, fig.head, fig.verdict);
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FigureComparison {
+    /// Which figure.
+    pub figure: Figure,
+    /// Its value on the base side (the median, for time).
+    pub base: Option<f64>,
+    /// Its value on the head side.
+    pub head: Option<f64>,
+    /// `head / base`, when both are there and base is not zero.
+    pub ratio: Option<f64>,
+    /// The p-value of the time test, when one was made.
+    pub p: Option<f64>,
+    /// What the comparison concluded.
+    pub verdict: Verdict,
+    /// Whether a regression of this figure fails the comparison.
+    pub gated: bool,
+    /// Why the verdict is what it is, when that is not plain from the figures.
+    pub note: Option<String>,
+}
+
+/// Whether a case is on both sides.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::compare::Presence;
+/// assert_eq!(serde_json::to_string(&Presence::New).unwrap(), "\"new\"");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    /// On both sides: compared.
+    Both,
+    /// On the head side only.
+    New,
+    /// On the base side only.
+    Gone,
+}
+
+/// One case on both sides.
+///
+/// # Example
+///
+/// ```
+/// # fn f(case: &nnbench::compare::CaseComparison) {
+/// if case.regressed() {
+///     println!("{} got worse", case.id);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaseComparison {
+    /// The case's id.
+    pub id: String,
+    /// Whether it is on both sides.
+    pub presence: Presence,
+    /// Why the case failed on the base side, if it did.
+    pub base_error: Option<String>,
+    /// Why the case failed on the head side, if it did.
+    pub head_error: Option<String>,
+    /// The figures, in [`Figure::ALL`] order; empty unless on both sides.
+    pub figures: Vec<FigureComparison>,
+    /// The case's verdict: regressed if a gated figure regressed or it now
+    /// fails, improved if a figure improved and none regressed.
+    pub verdict: Verdict,
+}
+
+impl CaseComparison {
+    /// Whether this case fails the comparison.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(c: &nnbench::compare::Comparison) {
+    /// let failing: Vec<&str> = c.cases.iter().filter(|k| k.regressed()).map(|k| k.id.as_str()).collect();
+    /// # }
+    /// ```
+    pub fn regressed(&self) -> bool {
+        self.verdict == Verdict::Regressed
+    }
+}
+
+/// Which run a side of a comparison is.
+///
+/// # Example
+///
+/// ```
+/// # fn f(c: &nnbench::compare::Comparison) {
+/// println!("{} at {:?} vs {} at {:?}", c.base.run, c.base.commit, c.head.run, c.head.commit);
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Side {
+    /// Where it was read from (a file, a baseline, a folder).
+    pub source: String,
+    /// The record's `run`.
+    pub run: String,
+    /// When it started.
+    pub started_at: String,
+    /// The commit it measured, if known.
+    pub commit: Option<String>,
+}
+
+/// Two runs compared, case by case.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::compare::{compare, Thresholds};
+///
+/// #[nnbench::benchmark]
+/// fn compared() -> u32 { 7 }
+///
+/// let run = || nnbench::Runner::new().filter("compared").test_mode(true).quiet(true).run().unwrap();
+/// let (base, head) = (run(), run());
+/// let comparison = compare(&base, &head, &Thresholds::default());
+/// assert_eq!(comparison.cases.len(), 1);
+/// assert!(!comparison.regressed());
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The run compared against.
+    pub base: Side,
+    /// The run judged.
+    pub head: Side,
+    /// The thresholds used.
+    pub thresholds: Thresholds,
+    /// Every case of either side: those on both first, in head order, then
+    /// new ones, then gone ones.
+    pub cases: Vec<CaseComparison>,
+    /// How the two runs' machines, toolchains or inputs differ: figures
+    /// from different ones are compared, but not as equals.
+    pub differences: Vec<String>,
+}
+
+impl Comparison {
+    /// Whether any case regressed: the comparison fails.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(c: &nnbench::compare::Comparison) {
+    /// std::process::exit(if c.regressed() { 1 } else { 0 });
+    /// # }
+    /// ```
+    pub fn regressed(&self) -> bool {
+        self.cases.iter().any(CaseComparison::regressed)
+    }
+
+    /// How many cases have `verdict`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(c: &nnbench::compare::Comparison) {
+    /// println!("{} improved", c.count(nnbench::compare::Verdict::Improved));
+    /// # }
+    /// ```
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.cases.iter().filter(|c| c.verdict == verdict).count()
+    }
+
+    /// Names the sides by where they were read from.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(c: nnbench::compare::Comparison) {
+    /// let c = c.with_sources("main", "target/nnbench/sweep/latest.json");
+    /// # }
+    /// ```
+    pub fn with_sources(mut self, base: impl Into<String>, head: impl Into<String>) -> Self {
+        self.base.source = base.into();
+        self.head.source = head.into();
+        self
+    }
+}
+
+/// Compares `head` against `base`.
+///
+/// # Example
+///
+/// ```
+/// # fn f(base: &nnbench::RunRecord, head: &nnbench::RunRecord) {
+/// let comparison = nnbench::compare::compare(base, head, &Default::default());
+/// print!("{}", comparison.render(nnbench::compare::Format::Table));
+/// # }
+/// ```
+pub fn compare(base: &RunRecord, head: &RunRecord, thresholds: &Thresholds) -> Comparison {
+    let base_cases: std::collections::HashMap<&str, &CaseRecord> =
+        base.cases.iter().map(|c| (c.id.as_str(), c)).collect();
+    let head_ids: std::collections::HashSet<&str> =
+        head.cases.iter().map(|c| c.id.as_str()).collect();
+    let mut cases: Vec<CaseComparison> = Vec::with_capacity(head.cases.len());
+    let mut new = Vec::new();
+    for case in &head.cases {
+        match base_cases.get(case.id.as_str()) {
+            Some(old) => cases.push(figures::case(old, case, thresholds)),
+            None => new.push(one_sided(case, Presence::New)),
+        }
+    }
+    cases.extend(new);
+    cases.extend(
+        base.cases
+            .iter()
+            .filter(|c| !head_ids.contains(c.id.as_str()))
+            .map(|c| one_sided(c, Presence::Gone)),
+    );
+    Comparison {
+        base: side(base),
+        head: side(head),
+        thresholds: thresholds.clone(),
+        cases,
+        differences: figures::differences(base, head),
+    }
+}
+
+fn side(record: &RunRecord) -> Side {
+    Side {
+        source: record.run.clone(),
+        run: record.run.clone(),
+        started_at: record.started_at.clone(),
+        commit: record.context.git.as_ref().map(|g| g.commit.clone()),
+    }
+}
+
+fn one_sided(case: &CaseRecord, presence: Presence) -> CaseComparison {
+    let error = case.error.as_ref().map(|e| e.summary());
+    let (base_error, head_error) = match presence {
+        Presence::Gone => (error, None),
+        _ => (None, error),
+    };
+    CaseComparison {
+        id: case.id.clone(),
+        presence,
+        base_error,
+        head_error,
+        figures: Vec::new(),
+        verdict: Verdict::NotComparable,
+    }
+}

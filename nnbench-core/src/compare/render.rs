@@ -1,0 +1,235 @@
+//! A comparison as people and CI read it: a terminal table, markdown for a
+//! pull request or `$GITHUB_STEP_SUMMARY`, or JSON.
+
+use std::fmt::Write as _;
+
+use comfy_table::{Cell, Color, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+
+use super::{CaseComparison, Comparison, Figure, FigureComparison, Presence, Verdict};
+use crate::report::{format_bytes, format_ns};
+
+/// How [`Comparison::render`] writes a comparison.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::compare::Format;
+/// assert_eq!("markdown".parse::<Format>().unwrap(), Format::Markdown);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A table of the cases that changed, and a summary line.
+    Table,
+    /// The same table, coloured: regressions red, improvements green.
+    ColorTable,
+    /// GitHub-flavoured markdown.
+    Markdown,
+    /// The [`Comparison`] itself, as JSON.
+    Json,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "table" => Ok(Format::Table),
+            "markdown" | "md" => Ok(Format::Markdown),
+            "json" => Ok(Format::Json),
+            other => Err(format!(
+                "unknown format `{other}`: write table, markdown or json"
+            )),
+        }
+    }
+}
+
+impl Comparison {
+    /// The comparison written as `format`. Cases that did not change are
+    /// counted, not listed (JSON lists every case).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(c: &nnbench::compare::Comparison) {
+    /// std::fs::write("summary.md", c.render(nnbench::compare::Format::Markdown)).unwrap();
+    /// # }
+    /// ```
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Json => serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
+            Format::Markdown => markdown(self),
+            Format::Table => table(self, false),
+            Format::ColorTable => table(self, true),
+        }
+    }
+
+    /// One line: how many cases regressed, improved, and so on.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(c: &nnbench::compare::Comparison) {
+    /// eprintln!("{}", c.summary());
+    /// # }
+    /// ```
+    pub fn summary(&self) -> String {
+        let count =
+            |presence: Presence| self.cases.iter().filter(|c| c.presence == presence).count();
+        let both = |verdict: Verdict| {
+            self.cases
+                .iter()
+                .filter(|c| c.presence == Presence::Both && c.verdict == verdict)
+                .count()
+        };
+        format!(
+            "{} cases: {} regressed, {} improved, {} unchanged, {} not comparable, {} new, {} gone",
+            self.cases.len(),
+            both(Verdict::Regressed),
+            both(Verdict::Improved),
+            both(Verdict::Unchanged),
+            both(Verdict::NotComparable),
+            count(Presence::New),
+            count(Presence::Gone),
+        )
+    }
+}
+
+/// Cases worth a row: all but the unchanged, worst first.
+fn listed(c: &Comparison) -> Vec<&CaseComparison> {
+    let mut rows: Vec<&CaseComparison> = c
+        .cases
+        .iter()
+        .filter(|k| !(k.presence == Presence::Both && k.verdict == Verdict::Unchanged))
+        .collect();
+    let rank = |k: &CaseComparison| match (k.presence, k.verdict) {
+        (Presence::Both, Verdict::Regressed) => 0,
+        (Presence::Both, Verdict::NotComparable) => 1,
+        (Presence::Both, _) => 2,
+        (Presence::New, _) => 3,
+        (Presence::Gone, _) => 4,
+    };
+    rows.sort_by_key(|k| rank(k));
+    rows
+}
+
+fn status(case: &CaseComparison) -> &'static str {
+    match (case.presence, case.verdict) {
+        (Presence::New, _) => "new",
+        (Presence::Gone, _) => "gone",
+        (_, Verdict::Regressed) if case.head_error.is_some() => "FAILS",
+        (_, Verdict::Regressed) => "REGRESSED",
+        (_, Verdict::Improved) => "improved",
+        (_, Verdict::NotComparable) => "not comparable",
+        (_, Verdict::Unchanged) => "unchanged",
+    }
+}
+
+/// What changed in a case, figure by figure.
+fn details(case: &CaseComparison) -> String {
+    if let Some(error) = &case.head_error {
+        return format!("fails: {error}");
+    }
+    if let Some(error) = &case.base_error {
+        return format!("failed on the base side: {error}");
+    }
+    case.figures
+        .iter()
+        .filter(|f| f.verdict != Verdict::Unchanged)
+        .map(figure_line)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn figure_line(f: &FigureComparison) -> String {
+    let amount = |v: Option<f64>| match (v, f.figure) {
+        (None, _) => "-".to_owned(),
+        (Some(v), Figure::Time | Figure::Load) => format_ns(v),
+        (Some(v), figure) if figure.is_memory() => format_bytes(v.max(0.0) as u64),
+        (Some(v), _) => format!("{v}"),
+    };
+    let mut line = format!("{} {} → {}", f.figure, amount(f.base), amount(f.head));
+    if let Some(ratio) = f.ratio {
+        let _ = write!(line, " ({:+.1}%)", (ratio - 1.0) * 100.0);
+    }
+    if let Some(p) = f.p {
+        let _ = write!(line, ", p={p:.2e}");
+    }
+    let verdict = match f.verdict {
+        Verdict::Regressed if f.gated => " regressed",
+        Verdict::Regressed => " worse (not gated)",
+        Verdict::Improved => " improved",
+        Verdict::NotComparable => " not comparable",
+        Verdict::Unchanged => "",
+    };
+    line.push_str(verdict);
+    if let Some(note) = &f.note {
+        let _ = write!(line, " [{note}]");
+    }
+    line
+}
+
+fn header(c: &Comparison) -> String {
+    let side = |s: &super::Side| match &s.commit {
+        Some(commit) => format!("{} ({})", s.source, &commit[..commit.len().min(10)]),
+        None => s.source.clone(),
+    };
+    format!("{} → {}", side(&c.base), side(&c.head))
+}
+
+fn table(c: &Comparison, color: bool) -> String {
+    let mut out = format!("{}\n", header(c));
+    for difference in &c.differences {
+        let _ = writeln!(out, "note: {difference}");
+    }
+    let rows = listed(c);
+    if !rows.is_empty() {
+        let mut table = Table::new();
+        table
+            .load_style(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_header(["case", "verdict", "what changed"]);
+        if table.width().is_some_and(|w| w < 40) {
+            table.set_content_arrangement(ContentArrangement::Disabled);
+        }
+        for case in rows {
+            let mut verdict = Cell::new(status(case));
+            if color {
+                verdict = match case.verdict {
+                    Verdict::Regressed => verdict.fg(Color::Red),
+                    Verdict::Improved => verdict.fg(Color::Green),
+                    _ => verdict.fg(Color::Yellow),
+                };
+            }
+            table.add_row([Cell::new(&case.id), verdict, Cell::new(details(case))]);
+        }
+        let _ = writeln!(out, "{table}");
+    }
+    let _ = writeln!(out, "{}", c.summary());
+    out
+}
+
+fn markdown(c: &Comparison) -> String {
+    let icon = if c.regressed() { "❌" } else { "✅" };
+    let mut out = format!("### {icon} nnbench: {}\n\n{}\n\n", header(c), c.summary());
+    for difference in &c.differences {
+        let _ = writeln!(out, "> **Note:** {difference}");
+    }
+    if !c.differences.is_empty() {
+        out.push('\n');
+    }
+    let rows = listed(c);
+    if rows.is_empty() {
+        return out;
+    }
+    out.push_str("| case | verdict | what changed |\n|---|---|---|\n");
+    for case in rows {
+        let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            cell(&case.id),
+            status(case),
+            cell(&details(case))
+        );
+    }
+    out
+}

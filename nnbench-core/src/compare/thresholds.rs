@@ -1,0 +1,316 @@
+//! How much change each figure may show before it counts, and which
+//! figures can fail a comparison.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A figure of a case that comparisons judge.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::compare::Figure;
+/// assert_eq!("rss".parse::<Figure>().unwrap(), Figure::Rss);
+/// assert_eq!(Figure::Time.to_string(), "time");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// Time per call of the function (`time`: median, samples tested).
+    Time,
+    /// Time resolving the case's memos (`load_ns`).
+    Load,
+    /// Peak resident memory growth during the case (`rss_peak - rss_before`).
+    Rss,
+    /// Peak heap growth during the case (with the tracking allocator).
+    Heap,
+    /// Peak GPU memory during the case.
+    Gpu,
+    /// The function's returned value, judged by the family's `metric` direction.
+    Value,
+}
+
+impl Figure {
+    /// Every figure, in the order reports list them.
+    pub const ALL: [Figure; 6] = [
+        Figure::Time,
+        Figure::Load,
+        Figure::Rss,
+        Figure::Heap,
+        Figure::Gpu,
+        Figure::Value,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Figure::Time => "time",
+            Figure::Load => "load",
+            Figure::Rss => "rss",
+            Figure::Heap => "heap",
+            Figure::Gpu => "gpu",
+            Figure::Value => "value",
+        }
+    }
+
+    /// Whether the figure counts bytes.
+    pub(crate) fn is_memory(self) -> bool {
+        matches!(self, Figure::Rss | Figure::Heap | Figure::Gpu)
+    }
+}
+
+impl fmt::Display for Figure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Figure {
+    type Err = ThresholdError;
+    fn from_str(text: &str) -> Result<Self, ThresholdError> {
+        Figure::ALL
+            .into_iter()
+            .find(|f| f.name() == text)
+            .ok_or_else(|| ThresholdError::UnknownFigure(text.to_owned()))
+    }
+}
+
+/// How far a figure may move before it counts as a change: more than
+/// `relative` (a fraction: 0.05 is 5%) *and* more than `absolute` (in the
+/// figure's unit: ns, bytes, or the value's own). A figure that is not
+/// `gated` is reported but never fails a comparison.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::compare::Threshold;
+/// let rss = Threshold { relative: 0.02, absolute: 4.0 * 1048576.0, gated: true };
+/// assert!(!rss.exceeded(100e6, 103e6), "3% but under 4 MiB");
+/// assert!(rss.exceeded(100e6, 110e6));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Threshold {
+    /// The change allowed, as a fraction of the base figure.
+    pub relative: f64,
+    /// The change allowed, in the figure's unit.
+    pub absolute: f64,
+    /// Whether a regression of this figure fails the comparison.
+    pub gated: bool,
+}
+
+impl Threshold {
+    /// Whether going from `base` to `head` moves more than allowed, either way.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let t = nnbench::compare::Threshold { relative: 0.1, absolute: 0.0, gated: true };
+    /// assert!(t.exceeded(100.0, 89.0) && !t.exceeded(100.0, 109.0));
+    /// ```
+    pub fn exceeded(&self, base: f64, head: f64) -> bool {
+        let change = (head - base).abs();
+        change > self.absolute && change > self.relative * base.abs()
+    }
+}
+
+/// The thresholds of every figure, and the significance level of the time
+/// test.
+///
+/// The defaults are for shared CI runners: time must move by more than 10%
+/// with p < 0.001 (a case timed by one call on either side, which cannot be
+/// tested, by more than twice that); memory by more than 5% and more than
+/// 4 MiB of RSS, 1 MiB of heap or 16 MiB of GPU memory; a value with a
+/// `metric` direction by any amount. Memo load time is reported, not gated.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::compare::{Figure, Thresholds};
+/// let t = Thresholds::default().with_spec("time=5%,rss=2%+4MiB,value=-0.01").unwrap();
+/// assert_eq!(t.get(Figure::Time).relative, 0.05);
+/// assert_eq!(t.get(Figure::Rss).absolute, 4.0 * 1048576.0);
+/// assert_eq!(t.get(Figure::Value).absolute, 0.01);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Thresholds {
+    /// Per figure.
+    pub figures: BTreeMap<Figure, Threshold>,
+    /// The p-value under which a time change is significant.
+    pub significance: f64,
+}
+
+const MIB: f64 = 1048576.0;
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        let t = |relative, absolute, gated| Threshold {
+            relative,
+            absolute,
+            gated,
+        };
+        Self {
+            figures: BTreeMap::from([
+                (Figure::Time, t(0.10, 0.0, true)),
+                (Figure::Load, t(0.25, 1e6, false)),
+                (Figure::Rss, t(0.05, 4.0 * MIB, true)),
+                (Figure::Heap, t(0.05, MIB, true)),
+                (Figure::Gpu, t(0.05, 16.0 * MIB, true)),
+                (Figure::Value, t(0.0, 0.0, true)),
+            ]),
+            significance: 0.001,
+        }
+    }
+}
+
+impl Thresholds {
+    /// The threshold of `figure`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nnbench::compare::{Figure, Thresholds};
+    /// assert!(!Thresholds::default().get(Figure::Load).gated);
+    /// ```
+    pub fn get(&self, figure: Figure) -> Threshold {
+        self.figures.get(&figure).copied().unwrap_or(Threshold {
+            relative: 0.0,
+            absolute: 0.0,
+            gated: false,
+        })
+    }
+
+    /// These thresholds with those of `spec` over them: comma-separated
+    /// `figure=limit`, where a limit is `P%`, an amount (`4MiB` for memory,
+    /// `2ms` for time, a number for the value; a leading `-` or `+` is
+    /// ignored), `P%+amount`, or `off` (reported, never failing). Naming a
+    /// figure gates it.
+    ///
+    /// # Errors
+    ///
+    /// [`ThresholdError`] naming the part that is not understood.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nnbench::compare::{Figure, Thresholds};
+    /// let t = Thresholds::default().with_spec("load=50%,gpu=off").unwrap();
+    /// assert!(t.get(Figure::Load).gated && !t.get(Figure::Gpu).gated);
+    /// assert!(Thresholds::default().with_spec("speed=5%").is_err());
+    /// ```
+    pub fn with_spec(mut self, spec: &str) -> Result<Self, ThresholdError> {
+        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, limit) = part
+                .split_once('=')
+                .ok_or_else(|| ThresholdError::Malformed(part.to_owned()))?;
+            let figure: Figure = name.trim().parse()?;
+            let threshold = parse_limit(figure, limit.trim())
+                .ok_or_else(|| ThresholdError::Malformed(part.to_owned()))?;
+            self.figures.insert(figure, threshold);
+        }
+        Ok(self)
+    }
+}
+
+/// `P%`, `amount`, `P%+amount` or `off`.
+fn parse_limit(figure: Figure, limit: &str) -> Option<Threshold> {
+    if limit == "off" {
+        return Some(Threshold {
+            gated: false,
+            ..Thresholds::default().get(figure)
+        });
+    }
+    let limit = limit.strip_prefix(['-', '+']).unwrap_or(limit);
+    let (mut relative, mut absolute) = (None, None);
+    for term in limit.split('+').map(str::trim) {
+        match term.strip_suffix('%') {
+            Some(percent) if relative.is_none() => {
+                relative = Some(percent.trim().parse::<f64>().ok()? / 100.0);
+            }
+            None if absolute.is_none() && !term.is_empty() => {
+                absolute = Some(amount(figure, term)?);
+            }
+            _ => return None,
+        }
+    }
+    let (relative, absolute) = (relative.unwrap_or(0.0), absolute.unwrap_or(0.0));
+    (relative.is_finite() && absolute.is_finite() && relative >= 0.0 && absolute >= 0.0).then_some(
+        Threshold {
+            relative,
+            absolute,
+            gated: true,
+        },
+    )
+}
+
+/// An amount in the figure's unit: bytes, nanoseconds, or a plain number.
+fn amount(figure: Figure, text: &str) -> Option<f64> {
+    if figure.is_memory() {
+        return text
+            .parse::<bytesize::ByteSize>()
+            .ok()
+            .map(|b| b.as_u64() as f64);
+    }
+    match figure {
+        Figure::Time | Figure::Load => text.parse::<f64>().ok().or_else(|| {
+            nnbench_units::parse_duration(text)
+                .ok()
+                .map(|d| d.as_nanos() as f64)
+        }),
+        _ => text.parse::<f64>().ok(),
+    }
+}
+
+/// Why a threshold specification was refused.
+///
+/// # Example
+///
+/// ```
+/// let err = nnbench::compare::Thresholds::default().with_spec("time=fast").unwrap_err();
+/// assert!(err.to_string().contains("time=fast"));
+/// ```
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ThresholdError {
+    /// A figure that does not exist.
+    #[error("unknown figure `{0}`: the figures are time, load, rss, heap, gpu and value")]
+    UnknownFigure(String),
+    /// A part that is not `figure=limit`.
+    #[error(
+        "`{0}` is not a threshold: write figure=P%, figure=amount, figure=P%+amount or figure=off"
+    )]
+    Malformed(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_into_each_figures_unit() {
+        let t = Thresholds::default()
+            .with_spec("time=5%+2ms, heap=1%+512KiB, value=+0.5, load=off")
+            .unwrap();
+        assert_eq!(
+            t.get(Figure::Time),
+            Threshold {
+                relative: 0.05,
+                absolute: 2e6,
+                gated: true
+            }
+        );
+        assert_eq!(t.get(Figure::Heap).absolute, 512.0 * 1024.0);
+        assert_eq!(t.get(Figure::Value).absolute, 0.5);
+        assert!(!t.get(Figure::Load).gated);
+        assert_eq!(t.get(Figure::Rss), Thresholds::default().get(Figure::Rss));
+        for bad in [
+            "time",
+            "time=",
+            "time=x%",
+            "rss=lots",
+            "time=-5%x",
+            "gpu=1%+1%+",
+        ] {
+            assert!(Thresholds::default().with_spec(bad).is_err(), "{bad}");
+        }
+    }
+}
