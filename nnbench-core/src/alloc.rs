@@ -187,6 +187,12 @@ pub fn reset_peak() {
     ALLOCATED.store(0, Relaxed);
 }
 
+/// Forgets the peak so far (it becomes the current size), keeping the
+/// counts: what ran since the last look is not the case's.
+pub(crate) fn forget_peak() {
+    PEAK.store(CURRENT.load(Relaxed), Relaxed);
+}
+
 /// Whether a [`TrackingAllocator`] is counting this process's allocations.
 ///
 /// # Example

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use crate::compare::Thresholds;
 use crate::memo::DiskTier;
 use crate::settings::{Baselines, RunSettings, RunTiming, Sampling, Selection, Timing};
 
@@ -83,17 +84,25 @@ pub(crate) struct Cli {
     /// Time spent sampling (seconds, or a duration such as 2s).
     #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Timing")]
     measurement_time: Option<Duration>,
-    /// Save criterion's estimates under this baseline.
-    #[arg(long, value_name = "NAME", help_heading = "Timing")]
+    /// Save the run record as baseline NAME
+    /// (target/nnbench/<bench>/baselines/NAME.json), and criterion's
+    /// estimates under the same name.
+    #[arg(long, value_name = "NAME", value_parser = baseline_name, help_heading = "Baselines")]
     save_baseline: Option<String>,
-    /// Compare against this baseline, without overwriting it.
+    /// Compare the run against baseline NAME at its end, without
+    /// overwriting it; print what changed and exit 1 if a case regressed.
     #[arg(
         long,
         value_name = "NAME",
+        value_parser = baseline_name,
         conflicts_with = "save_baseline",
-        help_heading = "Timing"
+        help_heading = "Baselines"
     )]
     baseline: Option<String>,
+    /// Thresholds for --baseline over the defaults, as `nnbench compare
+    /// --fail-on` takes them: time=5%,rss=2%+4MiB,gpu=off,value=0.01.
+    #[arg(long, value_name = "SPEC", value_parser = thresholds, requires = "baseline", help_heading = "Baselines")]
+    fail_on: Option<Thresholds>,
 
     /// Given by `cargo bench`: measure. Without it (`cargo test --benches`)
     /// each case runs once, quickly.
@@ -122,6 +131,26 @@ fn size(text: &str) -> Result<u64, String> {
         .parse::<bytesize::ByteSize>()
         .map(|s| s.as_u64())
         .map_err(|e| format!("{e} (write a size such as 8GiB or 512MiB)"))
+}
+
+/// A baseline's name becomes a file name: letters, digits, `-`, `_`, `.`.
+fn baseline_name(text: &str) -> Result<String, String> {
+    let fine = !text.is_empty()
+        && !text.starts_with('.')
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if fine {
+        Ok(text.to_owned())
+    } else {
+        Err("a baseline's name is made of letters, digits, '-', '_' and '.'".into())
+    }
+}
+
+fn thresholds(spec: &str) -> Result<Thresholds, String> {
+    Thresholds::default()
+        .with_spec(spec)
+        .map_err(|e| e.to_string())
 }
 
 /// Seconds (`1.5`) or a duration (`500ms`, `2s`), as the attributes take them.
@@ -181,6 +210,7 @@ impl Cli {
                     compare: self.baseline.clone(),
                 },
             },
+            fail_on: self.fail_on.clone(),
             quiet: self.quiet,
             out: self.out.clone(),
             ..RunSettings::default()

@@ -16,6 +16,7 @@ mod cli;
 pub mod compare;
 mod context;
 mod error;
+pub mod export;
 pub mod measure;
 pub mod memo;
 pub mod npy;

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::compare::Thresholds;
 use crate::memo::DiskTier;
 
 /// How a family's cases are timed.
@@ -100,7 +101,8 @@ impl Selection {
     }
 }
 
-/// Baselines as criterion's `--save-baseline` / `--baseline` take them.
+/// Baselines to save the run as, or to compare it against: the run record
+/// under `target/nnbench/<bench>/baselines/`, and criterion's estimates.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Baselines {
     pub save: Option<String>,
@@ -146,6 +148,8 @@ pub(crate) struct RunSettings {
     /// Take no memory figures (they cost about 4 µs a case).
     pub skip_memory: bool,
     pub timing: RunTiming,
+    /// Thresholds of the comparison with `--baseline`.
+    pub fail_on: Option<Thresholds>,
     pub quiet: bool,
     pub out: Option<PathBuf>,
     pub name: Option<String>,

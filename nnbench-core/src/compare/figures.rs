@@ -5,6 +5,7 @@ use serde_json::Value as Json;
 use super::mann_whitney;
 use super::{CaseComparison, Figure, FigureComparison, Presence, Threshold, Thresholds, Verdict};
 use crate::record::{CaseRecord, RunRecord, TimeRecord};
+use crate::report::format_ns;
 
 /// Compares one case present on both sides.
 pub(super) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> CaseComparison {
@@ -126,12 +127,28 @@ fn time(
     let changed = if b.len() >= 2 && h.len() >= 2 {
         let p = mann_whitney::test(&b, &h).map_or(1.0, |r| r.p);
         out.p = Some(p);
-        threshold.exceeded(base.median_ns, head.median_ns) && p < alpha
+        // Contention on a shared runner slows some samples and never speeds
+        // one up: the fastest call is the steadiest estimate of the cost,
+        // and a real change moves it, and the median the same way.
+        let fastest = |s: &[f64]| s.iter().copied().fold(f64::INFINITY, f64::min);
+        let (fast_b, fast_h) = (fastest(&b), fastest(&h));
+        out.note = Some(format!(
+            "fastest call {} → {} ({:+.1}%)",
+            format_ns(fast_b),
+            format_ns(fast_h),
+            (fast_h / fast_b - 1.0) * 100.0
+        ));
+        let same_way = (head.median_ns > base.median_ns) == (fast_h > fast_b);
+        p < alpha && same_way && threshold.exceeded(fast_b, fast_h)
     } else {
-        out.note = Some("one call on a side: no significance test, twice the threshold".into());
+        // One call cannot be tested, and one call of page-faulting work
+        // varies by half on a shared runner: only a doubling counts, as
+        // github-action-benchmark alerts at 200% by default, and only past
+        // a millisecond, under which one call measures caches and timers.
+        out.note = Some("one call on a side: no significance test, counts from 2x and 1 ms".into());
         let wide = Threshold {
-            relative: 2.0 * threshold.relative,
-            absolute: 2.0 * threshold.absolute,
+            relative: (10.0 * threshold.relative).max(1.0),
+            absolute: threshold.absolute.max(1e6),
             ..threshold
         };
         wide.exceeded(base.median_ns, head.median_ns)

@@ -30,6 +30,18 @@ pub(crate) struct CaseMeter {
     heap_before: Option<u64>,
     gpu: Option<(GpuMethod, Option<u64>)>,
     watch: Watch,
+    /// Peaks set aside before foreign code ran: see [`checkpoint`](Self::checkpoint).
+    held: Held,
+}
+
+/// The case's peaks as of its last call, and the allocations made by
+/// foreign code since, which are not the case's.
+#[derive(Clone, Copy, Debug, Default)]
+struct Held {
+    rss: Option<u64>,
+    heap: Option<u64>,
+    allocations_at_checkpoint: u64,
+    foreign_allocations: u64,
 }
 
 impl CaseMeter {
@@ -55,6 +67,42 @@ impl CaseMeter {
             heap_before,
             gpu,
             watch,
+            held: Held::default(),
+        }
+    }
+
+    /// Notes the peaks so far. Called after the first call of a sampled
+    /// case and after each sampled call, so that the last note holds the
+    /// peak of every call before criterion analyses the samples.
+    pub(crate) fn checkpoint(&mut self) {
+        let rss = match self.rss_method {
+            Some(RssMethod::Hwm) => rss::peak_bytes(),
+            Some(RssMethod::Sampled) => sampler::peaks_now(self.watch).rss,
+            None => None,
+        };
+        self.held.rss = self.held.rss.max(rss);
+        if let Some(heap) = alloc::stats() {
+            self.held.heap = self.held.heap.max(Some(heap.peak_bytes));
+            self.held.allocations_at_checkpoint = heap.allocations;
+        }
+    }
+
+    /// Forgets what foreign code (criterion's set-up and analysis) used
+    /// since the last [`checkpoint`](Self::checkpoint): peaks start over
+    /// from now, and its allocations are not counted.
+    pub(crate) fn forget_since_checkpoint(&mut self) {
+        match self.rss_method {
+            Some(RssMethod::Hwm) => {
+                rss::reset_peak();
+            }
+            Some(RssMethod::Sampled) => sampler::forget_rss_peak(self.watch),
+            None => {}
+        }
+        if let Some(heap) = alloc::stats() {
+            self.held.foreign_allocations += heap
+                .allocations
+                .saturating_sub(self.held.allocations_at_checkpoint);
+            alloc::forget_peak();
         }
     }
 
@@ -69,7 +117,8 @@ impl CaseMeter {
             Some(RssMethod::Hwm) => hwm,
             Some(RssMethod::Sampled) => peaks.rss,
             None => None,
-        };
+        }
+        .max(self.held.rss);
         let gpu_peak_bytes = match self.gpu {
             Some((GpuMethod::Process, _)) => peaks.gpu,
             Some((GpuMethod::DeviceDelta, start)) => peaks
@@ -84,8 +133,9 @@ impl CaseMeter {
             rss_after_bytes,
             rss_method: self.rss_method,
             heap_before_bytes: self.heap_before,
-            heap_peak_bytes: heap.map(|h| h.peak_bytes),
-            heap_allocations: heap.map(|h| h.allocations),
+            heap_peak_bytes: heap.map(|h| h.peak_bytes.max(self.held.heap.unwrap_or(0))),
+            heap_allocations: heap
+                .map(|h| h.allocations.saturating_sub(self.held.foreign_allocations)),
             gpu_peak_bytes,
             gpu_method: self.gpu.map(|(method, _)| method),
             memo_resident_bytes,

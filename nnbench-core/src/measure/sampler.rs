@@ -117,6 +117,33 @@ pub(crate) fn begin(watch: Watch) {
     sampler.thread.unpark();
 }
 
+/// The peaks since [`begin`] (or the last [`forget_rss_peak`]), sampling
+/// once more first.
+pub(crate) fn peaks_now(watch: Watch) -> Peaks {
+    if watch == Watch::default() {
+        return Peaks::default();
+    }
+    let mut state = sampler()
+        .state
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    state.sample();
+    state.peaks
+}
+
+/// Starts the resident-memory peak over from the memory resident now.
+pub(crate) fn forget_rss_peak(watch: Watch) {
+    if !watch.rss {
+        return;
+    }
+    let mut state = sampler()
+        .state
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    state.peaks.rss = None;
+    state.sample();
+}
+
 /// Stops sampling after a last sample; returns the peaks since [`begin`].
 pub(crate) fn end(watch: Watch) -> Peaks {
     if watch == Watch::default() {

@@ -2,6 +2,7 @@
 //! [`bench_main`].
 
 use crate::cli::Cli;
+use crate::compare::Verdict;
 use crate::{Result, RunRecord, Runner};
 
 /// Parses the command line, runs, writes `latest.json` (when measuring:
@@ -17,16 +18,42 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     if cli.bench {
         settings.latest_dir = Some(crate::target_dir().join("nnbench").join(bench));
     }
-    let runner = Runner::with_settings(settings);
+    let runner = Runner::with_settings(settings.clone());
     if cli.list {
         for id in runner.list() {
             println!("{id}: benchmark");
         }
         std::process::exit(0);
     }
-    if let Some(message) = failure_message(&runner.run()) {
+    // Read before the run, so that a missing baseline costs no run.
+    let baseline = match super::gate::load(&settings) {
+        Ok(baseline) => baseline,
+        Err(message) => {
+            eprintln!("error: {message}");
+            std::process::exit(2);
+        }
+    };
+    let mut outcome = runner.run();
+    if let Some(message) = failure_message(&outcome) {
         eprintln!("error: {message}");
         std::process::exit(1);
+    }
+    if let (Ok(record), Some((name, base))) = (&mut outcome, baseline) {
+        match super::gate::judge(&settings, &name, &base, record) {
+            Ok(comparison) if comparison.regressed() => {
+                eprintln!(
+                    "error: {} of {} cases regressed against baseline {name}",
+                    comparison.count(Verdict::Regressed),
+                    comparison.cases.len()
+                );
+                std::process::exit(1);
+            }
+            Ok(_) => {}
+            Err(error) => {
+                eprintln!("error: {error:#}");
+                std::process::exit(1);
+            }
+        }
     }
     std::process::exit(0)
 }

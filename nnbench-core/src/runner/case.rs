@@ -37,7 +37,7 @@ pub(crate) fn run(
     console: &Console,
 ) -> CaseRecord {
     let cache = memo::global_cache();
-    let (memo_resident_bytes, meter) = if settings.skip_memory {
+    let (memo_resident_bytes, mut meter) = if settings.skip_memory {
         (0, None)
     } else {
         (cache.resident_total(), Some(CaseMeter::start()))
@@ -90,7 +90,7 @@ pub(crate) fn run(
     };
     if let (true, Body::Call(call)) = (failure.is_clear(), &case.body) {
         let plan = engine::plan(&settings.timing, case.family.timing, case.family.sampling);
-        match guarded(|| engine.time(&case.id, &**call, &args, &plan, console)) {
+        match guarded(|| engine.time(&case.id, &**call, &args, &plan, console, meter.as_mut())) {
             Ok((metric, timed)) => (value, time) = (metric, timed),
             Err(error) => failure.add(Stage::Call, &error),
         }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use criterion::Criterion;
 use serde_json::Value as Json;
 
-use crate::measure::{Timer, summarize};
+use crate::measure::{CaseMeter, Timer, summarize};
 use crate::record::TimeRecord;
 use crate::registry::{Args, Call};
 use crate::report::Console;
@@ -54,6 +54,7 @@ impl Engine {
         args: &Args,
         plan: &Plan,
         console: &Console,
+        mut meter: Option<&mut CaseMeter>,
     ) -> Result<(Json, TimeRecord)> {
         let mut first = Timer::new(1);
         let metric = call(args, &mut first)?;
@@ -66,11 +67,31 @@ impl Engine {
         if !sample {
             return Ok((metric, TimeRecord::once(once.as_nanos() as f64)));
         }
+        // What criterion does around the calls (set-up, then analysis of
+        // the samples) is not the case's memory: the peaks are noted after
+        // the first call and after each sampled one, and what ran between
+        // is forgotten.
+        if let Some(meter) = meter.as_deref_mut() {
+            meter.checkpoint();
+        }
+        let mut sampling_started = false;
         let samples = self.sample(id, &plan.sampling, console, |iters| {
+            if let Some(meter) = meter.as_deref_mut()
+                && !std::mem::replace(&mut sampling_started, true)
+            {
+                meter.forget_since_checkpoint();
+            }
             let mut timer = Timer::new(iters);
-            call(args, &mut timer).map(|_| timer.elapsed().unwrap_or_default())
-        })?;
-        Ok((metric, summarize(&samples)))
+            let outcome = call(args, &mut timer).map(|_| timer.elapsed().unwrap_or_default());
+            if let Some(meter) = meter.as_deref_mut() {
+                meter.checkpoint();
+            }
+            outcome
+        });
+        if let Some(meter) = meter {
+            meter.forget_since_checkpoint();
+        }
+        Ok((metric, summarize(&samples?)))
     }
 
     fn criterion(&mut self, sampling: &Sampling) -> Criterion {
@@ -80,7 +101,8 @@ impl Engine {
                 criterion = criterion.save_baseline(name.clone());
             }
             if let Some(name) = &self.baselines.compare {
-                criterion = criterion.retain_baseline(name.clone(), true);
+                // Lenient: a case added since the baseline is new, not a failure.
+                criterion = criterion.retain_baseline(name.clone(), false);
             }
             criterion
         });

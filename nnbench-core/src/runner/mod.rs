@@ -4,6 +4,7 @@
 mod bench_main;
 mod case;
 mod engine;
+mod gate;
 mod schedule;
 
 use std::collections::HashMap;
@@ -372,8 +373,10 @@ impl Runner {
         self
     }
 
-    /// Saves criterion's estimates of sampled cases under baseline `name`:
-    /// `--save-baseline NAME`, as in criterion.
+    /// Saves the run record as baseline `name`, beside `latest.json`
+    /// (`<latest_dir>/baselines/<name>.json`), and criterion's estimates of
+    /// sampled cases under the same name: `--save-baseline NAME`. A bench
+    /// binary saves only when measuring (`--bench`).
     ///
     /// # Example
     ///
@@ -386,8 +389,11 @@ impl Runner {
         self
     }
 
-    /// Compares sampled cases against baseline `name` without overwriting
-    /// it: `--baseline NAME`, as in criterion.
+    /// Compares against baseline `name` without overwriting it:
+    /// `--baseline NAME`. criterion compares its sampled cases; a bench
+    /// binary then compares the whole record with the saved one, prints
+    /// what changed and exits 1 if a case regressed (see
+    /// [`compare`](crate::compare)).
     ///
     /// # Example
     ///
@@ -641,6 +647,9 @@ impl Runner {
         }
         if let Some(dir) = &settings.latest_dir {
             record.write(dir.join("latest.json"))?;
+            if let Some(name) = &settings.timing.baselines.save {
+                record.write(baseline_path(dir, name))?;
+            }
         }
         if let Some(out) = &settings.out {
             record.write(out)?;
@@ -655,6 +664,11 @@ impl Runner {
             .filter(|c| selection.selects(&c.id, &c.family.tags))
             .collect()
     }
+}
+
+/// Where baseline `name` of the bench whose records go to `dir` is kept.
+pub(crate) fn baseline_path(dir: &std::path::Path, name: &str) -> PathBuf {
+    dir.join("baselines").join(format!("{name}.json"))
 }
 
 /// Settings that ask for something the run will not do.

@@ -1,0 +1,163 @@
+//! A run record in the formats CI tools read: Bencher Metric Format, and
+//! github-action-benchmark's `customSmallerIsBetter` /
+//! `customBiggerIsBetter` input.
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::record::{CaseRecord, Direction, RunRecord};
+
+/// Bencher Metric Format: `{"<case id>": {"<measure>": {"value",
+/// "lower_value", "upper_value"}}}` with the measures `latency` (ns per
+/// call: the median, bounded by the fastest and slowest sample),
+/// `load-latency` (ns resolving memos), `peak-rss` (bytes the case grew
+/// resident memory by), `gpu-peak` (bytes), and the returned value under
+/// the family's name (a struct of numbers: each field under
+/// `family-field`). Failed cases are left out.
+///
+/// # Example
+///
+/// ```
+/// #[nnbench::benchmark(metric = higher)]
+/// fn exported_accuracy() -> f64 { 0.93 }
+///
+/// let record = nnbench::Runner::new().filter("exported_accuracy").test_mode(true).quiet(true).run().unwrap();
+/// let bmf = nnbench::export::bmf(&record);
+/// assert_eq!(bmf["exported_accuracy"]["exported-accuracy"]["value"], 0.93);
+/// assert!(bmf["exported_accuracy"]["latency"]["value"].as_f64().unwrap() > 0.0);
+/// ```
+pub fn bmf(record: &RunRecord) -> Json {
+    let mut out = Map::new();
+    for case in record.cases.iter().filter(|c| c.error.is_none()) {
+        let mut measures = Map::new();
+        let t = &case.time;
+        if t.samples > 0 {
+            measures.insert(
+                "latency".into(),
+                json!({ "value": t.median_ns, "lower_value": t.min_ns, "upper_value": t.max_ns }),
+            );
+        }
+        if case.memo.hits + case.memo.misses > 0 {
+            measures.insert(
+                "load-latency".into(),
+                json!({ "value": case.load_ns as f64 }),
+            );
+        }
+        if let Some(growth) = rss_growth(case) {
+            measures.insert("peak-rss".into(), json!({ "value": growth as f64 }));
+        }
+        if let Some(gpu) = case.memory.gpu_peak_bytes {
+            measures.insert("gpu-peak".into(), json!({ "value": gpu as f64 }));
+        }
+        for (name, value, _) in metrics(case) {
+            measures.insert(name, json!({ "value": value }));
+        }
+        out.insert(case.id.clone(), Json::Object(measures));
+    }
+    Json::Object(out)
+}
+
+/// github-action-benchmark's input, `[{"name", "unit", "value", "range"?,
+/// "extra"?}]`: for `smaller` (`customSmallerIsBetter`) the time per call,
+/// memo load time, RSS growth, GPU peak and the values of `metric = lower`
+/// families; otherwise (`customBiggerIsBetter`) the values of `metric =
+/// higher` families. Failed cases are left out.
+///
+/// # Example
+///
+/// ```
+/// #[nnbench::benchmark]
+/// fn exported_latency() -> u8 { 1 }
+///
+/// let record = nnbench::Runner::new().filter("exported_latency").test_mode(true).quiet(true).run().unwrap();
+/// let entries = nnbench::export::github(&record, true);
+/// assert_eq!(entries[0]["name"], "exported_latency (time)");
+/// assert_eq!(entries[0]["unit"], "ns");
+/// ```
+pub fn github(record: &RunRecord, smaller: bool) -> Json {
+    let mut out = Vec::new();
+    for case in record.cases.iter().filter(|c| c.error.is_none()) {
+        let entry = |what: &str, unit: &str, value: f64| json!({ "name": format!("{} ({what})", case.id), "unit": unit, "value": value });
+        if smaller {
+            let t = &case.time;
+            if t.samples > 0 {
+                let mut time = entry("time", "ns", t.median_ns);
+                time["range"] = json!(format!("± {:.1}", t.std_ns));
+                time["extra"] = json!(format!("{} samples, {} calls", t.samples, t.iters));
+                out.push(time);
+            }
+            if case.memo.hits + case.memo.misses > 0 {
+                out.push(entry("memo load", "ns", case.load_ns as f64));
+            }
+            if let Some(growth) = rss_growth(case) {
+                out.push(entry("peak RSS", "bytes", growth as f64));
+            }
+            if let Some(gpu) = case.memory.gpu_peak_bytes {
+                out.push(entry("GPU peak", "bytes", gpu as f64));
+            }
+        }
+        let wanted = if smaller {
+            Direction::Lower
+        } else {
+            Direction::Higher
+        };
+        for (name, value, direction) in metrics(case) {
+            if direction == Some(wanted) {
+                out.push(entry(&name, "", value));
+            }
+        }
+    }
+    Json::Array(out)
+}
+
+fn rss_growth(case: &CaseRecord) -> Option<u64> {
+    let m = &case.memory;
+    Some(m.rss_peak_bytes?.saturating_sub(m.rss_before_bytes?))
+}
+
+/// The numbers a case returned, each with a slug: the family's name for a
+/// number, `family-field` for the numeric fields of a struct.
+fn metrics(case: &CaseRecord) -> Vec<(String, f64, Option<Direction>)> {
+    let family = slug(&case.family);
+    match &case.value {
+        Json::Number(n) => n
+            .as_f64()
+            .map(|v| vec![(family, v, case.direction)])
+            .unwrap_or_default(),
+        Json::Object(fields) => fields
+            .iter()
+            .filter_map(|(name, v)| {
+                Some((
+                    format!("{family}-{}", slug(name)),
+                    v.as_f64()?,
+                    case.direction,
+                ))
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Lowercase letters, digits and dashes, as Bencher's slugs are.
+fn slug(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_lowercase_words_joined_by_dashes() {
+        assert_eq!(slug("accuracy"), "accuracy");
+        assert_eq!(slug("Top_1 Accuracy!"), "top-1-accuracy");
+        assert_eq!(slug("bench::loss"), "bench-loss");
+    }
+}

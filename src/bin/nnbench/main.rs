@@ -1,0 +1,179 @@
+//! `nnbench`: what happens after a run. Compares runs to gate a pull
+//! request, and exports records for Bencher and github-action-benchmark.
+//!
+//! Exit status: 0 fine, 1 a regression (or a failed case) found, 2 bad
+//! input, with a message naming the file.
+
+mod inputs;
+
+use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use nnbench::compare::{Format, Thresholds};
+
+#[derive(Parser)]
+#[command(
+    name = "nnbench",
+    version,
+    about = "Compare and export nnbench run records"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compare HEAD against BASE, case by case; exit 1 if any case regressed.
+    ///
+    /// Each side is a record file (target/nnbench/<bench>/latest.json, or
+    /// one written with --out), a folder of records, or the name of a
+    /// baseline saved with `cargo bench -- --save-baseline NAME`.
+    ///
+    /// Time is judged on the raw samples (Mann-Whitney U, p < 0.001) and
+    /// must also move by more than its threshold; memory and the metric by
+    /// thresholds alone.
+    #[command(after_help = "Examples:
+  nnbench compare main target/nnbench/sweep/latest.json
+  nnbench compare base.json head.json --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+  nnbench compare main head/ --fail-on time=5%,rss=2%+4MiB,gpu=off,value=0.01")]
+    Compare {
+        /// The run compared against.
+        base: String,
+        /// The run judged.
+        head: String,
+        /// Thresholds over the defaults: figure=P%, figure=amount,
+        /// figure=P%+amount or figure=off, comma-separated, for the figures
+        /// time, load, rss, heap, gpu and value (defaults: time=5%,
+        /// rss=5%+16MiB, heap=5%+1MiB, gpu=5%+16MiB, value=0, load=off).
+        #[arg(long, value_name = "SPEC", value_parser = thresholds)]
+        fail_on: Option<Thresholds>,
+        /// The p-value under which a time change counts as real.
+        #[arg(long, value_name = "P", default_value_t = 0.001)]
+        significance: f64,
+        /// How to write the comparison.
+        #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+        format: CompareFormat,
+        /// Write it to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Write a record as Bencher Metric Format or github-action-benchmark input.
+    #[command(after_help = "Examples:
+  nnbench export --format bmf target/nnbench/sweep/latest.json > results.json
+  bencher run --adapter json --file results.json
+  nnbench export --format github-smaller latest.json --out smaller.json")]
+    Export {
+        /// The output format.
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        /// A record file, a folder of records, or a saved baseline's name.
+        record: String,
+        /// Write it to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CompareFormat {
+    /// A table of what changed (coloured on a terminal).
+    Table,
+    /// GitHub-flavoured markdown, for a step summary or a pull request comment.
+    Markdown,
+    /// Every case and figure, as JSON.
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExportFormat {
+    /// Bencher Metric Format.
+    Bmf,
+    /// github-action-benchmark, customSmallerIsBetter: time, load, memory.
+    GithubSmaller,
+    /// github-action-benchmark, customBiggerIsBetter: metrics where higher is better.
+    GithubBigger,
+}
+
+fn thresholds(spec: &str) -> Result<Thresholds, String> {
+    Thresholds::default()
+        .with_spec(spec)
+        .map_err(|e| e.to_string())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    match cli.command {
+        Command::Compare {
+            base,
+            head,
+            fail_on,
+            significance,
+            format,
+            out,
+        } => {
+            if !(significance > 0.0 && significance < 1.0) {
+                return Err(format!(
+                    "--significance {significance}: must be between 0 and 1"
+                ));
+            }
+            let (base_record, base_name) = inputs::load(&base).map_err(|e| e.to_string())?;
+            let (head_record, head_name) = inputs::load(&head).map_err(|e| e.to_string())?;
+            let mut thresholds = fail_on.unwrap_or_default();
+            thresholds.significance = significance;
+            let comparison = nnbench::compare::compare(&base_record, &head_record, &thresholds)
+                .with_sources(base_name, head_name);
+            let format = match format {
+                CompareFormat::Table if out.is_none() && std::io::stdout().is_terminal() => {
+                    Format::ColorTable
+                }
+                CompareFormat::Table => Format::Table,
+                CompareFormat::Markdown => Format::Markdown,
+                CompareFormat::Json => Format::Json,
+            };
+            write(out.as_deref(), &comparison.render(format))?;
+            Ok(if comparison.regressed() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Export {
+            format,
+            record,
+            out,
+        } => {
+            let (record, _) = inputs::load(&record).map_err(|e| e.to_string())?;
+            let json = match format {
+                ExportFormat::Bmf => nnbench::export::bmf(&record),
+                ExportFormat::GithubSmaller => nnbench::export::github(&record, true),
+                ExportFormat::GithubBigger => nnbench::export::github(&record, false),
+            };
+            let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n";
+            write(out.as_deref(), &text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn write(out: Option<&std::path::Path>, text: &str) -> Result<(), String> {
+    match out {
+        Some(path) => std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display())),
+        None => {
+            // A closed pipe (`| head`) is not an error of the comparison.
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+            Ok(())
+        }
+    }
+}
