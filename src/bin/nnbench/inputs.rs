@@ -85,16 +85,26 @@ fn baseline_files(name: &str) -> Vec<PathBuf> {
     files
 }
 
+/// The records of a folder: its `*.json` files, or, in a folder laid out
+/// as `target/nnbench` is, each bench's `latest.json`.
 fn json_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
     let entries = std::fs::read_dir(dir).map_err(|source| InputError::Folder {
         path: dir.to_owned(),
         source,
     })?;
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
+    let paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    let mut files: Vec<PathBuf> = paths
+        .iter()
         .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+        .cloned()
         .collect();
+    if files.is_empty() {
+        files = paths
+            .iter()
+            .map(|p| p.join("latest.json"))
+            .filter(|p| p.is_file())
+            .collect();
+    }
     files.sort();
     Ok(files)
 }

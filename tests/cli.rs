@@ -1,0 +1,244 @@
+//! The `nnbench` tool as CI runs it: exit codes, messages that name the
+//! file at fault, and exports in the shapes Bencher and
+//! github-action-benchmark document.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use nnbench::{RunRecord, Runner};
+use serde_json::Value as Json;
+
+#[nnbench::parametrize([(n = 1), (n = 2)], metric = higher)]
+fn cli_case(n: u32) -> f64 {
+    f64::from(n) / 4.0
+}
+
+fn record() -> RunRecord {
+    Runner::new()
+        .filter("cli_case/")
+        .test_mode(true)
+        .quiet(true)
+        .run()
+        .expect("run")
+}
+
+fn write(dir: &Path, name: &str, record: &RunRecord) -> PathBuf {
+    let path = dir.join(name);
+    record.write(&path).expect("write");
+    path
+}
+
+fn nnbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nnbench"))
+        .args(args)
+        .output()
+        .expect("nnbench runs")
+}
+
+fn said(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn the_same_run_passes_and_a_fatter_or_less_accurate_case_fails_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = record();
+    let same = write(dir.path(), "same.json", &base);
+    let base_path = write(dir.path(), "base.json", &base);
+    let ok = nnbench(&["compare", s(&base_path), s(&same)]);
+    assert_eq!(ok.status.code(), Some(0), "{}", said(&ok));
+    assert!(said(&ok).contains("2 cases: 0 regressed"), "{}", said(&ok));
+
+    let mut head = base.clone();
+    let fat = &mut head.cases[0].memory;
+    fat.rss_before_bytes = Some(100 << 20);
+    fat.rss_peak_bytes = Some(300 << 20);
+    let mut thin = base.clone();
+    thin.cases[0].memory.rss_before_bytes = Some(100 << 20);
+    thin.cases[0].memory.rss_peak_bytes = Some(200 << 20);
+    head.cases[1].value = serde_json::json!(0.1);
+    let thin_path = write(dir.path(), "thin.json", &thin);
+    let head_path = write(dir.path(), "head.json", &head);
+    let bad = nnbench(&["compare", s(&thin_path), s(&head_path)]);
+    assert_eq!(bad.status.code(), Some(1), "{}", said(&bad));
+    let text = said(&bad);
+    assert!(
+        text.contains("cli_case/n=1") && text.contains("rss"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cli_case/n=2") && text.contains("value"),
+        "{text}"
+    );
+    assert!(text.contains("2 regressed"), "{text}");
+
+    // The memory threshold can be raised past the change.
+    let lenient = nnbench(&[
+        "compare",
+        s(&thin_path),
+        s(&head_path),
+        "--fail-on",
+        "rss=150%,value=off",
+    ]);
+    assert_eq!(lenient.status.code(), Some(0), "{}", said(&lenient));
+
+    let markdown = nnbench(&[
+        "compare",
+        s(&thin_path),
+        s(&head_path),
+        "--format",
+        "markdown",
+    ]);
+    assert!(said(&markdown).contains("| case | verdict | what changed |"));
+    let json = nnbench(&["compare", s(&thin_path), s(&head_path), "--format", "json"]);
+    let parsed: Json = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(parsed["cases"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn cases_on_one_side_are_new_or_gone_and_a_failure_is_never_an_improvement() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = record();
+    let mut head = base.clone();
+    head.cases[0].id = "cli_case/n=3".into();
+    head.cases[1].error = Some(nnbench::record::CaseError {
+        stage: nnbench::record::Stage::Call,
+        message: "diverged".into(),
+        causes: vec![],
+        also: vec![],
+    });
+    let (b, h) = (
+        write(dir.path(), "b.json", &base),
+        write(dir.path(), "h.json", &head),
+    );
+    let out = nnbench(&["compare", s(&b), s(&h)]);
+    let text = said(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("1 new") && text.contains("1 gone"), "{text}");
+    assert!(
+        text.contains("FAILS") && text.contains("diverged"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.json", &record());
+    let truncated = dir.path().join("truncated.json");
+    let text = std::fs::read_to_string(&good).unwrap();
+    std::fs::write(&truncated, &text[..text.len() / 2]).unwrap();
+    let foreign = dir.path().join("foreign.json");
+    std::fs::write(&foreign, r#"{"benchmarks": []}"#).unwrap();
+    let missing = dir.path().join("missing.json");
+    for bad in [&truncated, &foreign, &missing] {
+        let out = nnbench(&["compare", s(bad), s(&good)]);
+        assert_eq!(out.status.code(), Some(2), "{}", said(&out));
+        assert!(said(&out).contains(s(bad)), "{}", said(&out));
+    }
+    let out = nnbench(&["compare", s(&good), s(&good), "--fail-on", "speed=5%"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(said(&out).contains("speed"), "{}", said(&out));
+    let out = nnbench(&["compare", "no-such-baseline", s(&good)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(said(&out).contains("no-such-baseline"), "{}", said(&out));
+}
+
+#[test]
+fn a_folder_of_records_is_one_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = dir.path().join("sweep");
+    std::fs::create_dir(&bench).unwrap();
+    let path = write(&bench, "latest.json", &record());
+    let out = nnbench(&["compare", s(&path), s(dir.path())]);
+    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
+}
+
+/// Bencher Metric Format: `{benchmark: {measure: {value, lower_value?,
+/// upper_value?}}}`, every value a number, bounds around the value.
+fn check_bmf(bmf: &Json) {
+    let benchmarks = bmf.as_object().expect("an object of benchmarks");
+    assert!(!benchmarks.is_empty());
+    for (name, measures) in benchmarks {
+        assert!(!name.is_empty());
+        for (measure, m) in measures.as_object().expect("an object of measures") {
+            assert!(
+                measure
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "a slug: {measure}"
+            );
+            let m = m.as_object().expect("a metric object");
+            assert!(
+                m.keys()
+                    .all(|k| ["value", "lower_value", "upper_value"].contains(&k.as_str()))
+            );
+            let value = m["value"].as_f64().expect("a number");
+            if let Some(low) = m.get("lower_value") {
+                assert!(low.as_f64().unwrap() <= value);
+            }
+            if let Some(high) = m.get("upper_value") {
+                assert!(high.as_f64().unwrap() >= value);
+            }
+        }
+    }
+}
+
+/// github-action-benchmark: `[{name, unit, value, range?, extra?}]`.
+fn check_github(entries: &Json) {
+    for entry in entries.as_array().expect("an array") {
+        let e = entry.as_object().unwrap();
+        assert!(e["name"].is_string() && e["unit"].is_string() && e["value"].is_number());
+        assert!(
+            e.keys()
+                .all(|k| ["name", "unit", "value", "range", "extra"].contains(&k.as_str()))
+        );
+        for optional in ["range", "extra"] {
+            assert!(e.get(optional).is_none_or(Json::is_string));
+        }
+    }
+}
+
+#[test]
+fn exports_have_the_published_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "run.json", &record());
+    let bmf = nnbench(&["export", "--format", "bmf", s(&path)]);
+    assert_eq!(bmf.status.code(), Some(0), "{}", said(&bmf));
+    let bmf: Json = serde_json::from_slice(&bmf.stdout).unwrap();
+    check_bmf(&bmf);
+    assert_eq!(bmf["cli_case/n=2"]["cli-case"]["value"], 0.5);
+    assert!(bmf["cli_case/n=1"]["latency"]["value"].as_f64().unwrap() > 0.0);
+
+    let smaller = nnbench(&["export", "--format", "github-smaller", s(&path)]);
+    let smaller: Json = serde_json::from_slice(&smaller.stdout).unwrap();
+    check_github(&smaller);
+    assert!(
+        smaller
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["unit"] == "ns")
+    );
+    let out = dir.path().join("bigger.json");
+    let bigger = nnbench(&[
+        "export",
+        "--format",
+        "github-bigger",
+        s(&path),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(bigger.status.code(), Some(0));
+    let bigger: Json = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    check_github(&bigger);
+    assert_eq!(bigger[1]["value"], 0.5, "the metric, higher is better");
+}
