@@ -1,0 +1,113 @@
+//! How long `nnbench compare` takes on two 10,000-case records, and the
+//! memory it needs: reading both files, comparing every case (a
+//! Mann-Whitney U test on 100 samples a side for each), and writing the
+//! table, as the tool does. Target: under 1 s.
+//!
+//! `cargo bench --bench compare`
+
+#[path = "support/harness.rs"]
+mod harness;
+
+use std::time::Instant;
+
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use nnbench::compare::{Format, Thresholds, compare};
+use nnbench::measure::rss;
+use nnbench::report::{format_bytes, format_ns};
+use nnbench::{RunRecord, Runner};
+
+#[nnbench::benchmark(metric = higher)]
+fn template() -> f64 {
+    0.9
+}
+
+/// A record of `cases` cases of 100 samples each, the head side `factor`
+/// times slower in every tenth case.
+fn synthetic(cases: usize, samples: usize, factor: f64) -> RunRecord {
+    let mut record = Runner::new()
+        .filter("template")
+        .test_mode(true)
+        .quiet(true)
+        .run()
+        .expect("template run");
+    let template = record.cases.pop().expect("one case");
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut noise = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        1.0 + (seed % 1000) as f64 / 20_000.0
+    };
+    record.cases = (0..cases)
+        .map(|i| {
+            let mut case = template.clone();
+            case.id = format!("model/layer={i},batch=32");
+            let slow = if i % 10 == 0 { factor } else { 1.0 };
+            case.time.samples_ns = (0..samples).map(|_| 1000.0 * slow * noise()).collect();
+            let mut sorted = case.time.samples_ns.clone();
+            sorted.sort_by(f64::total_cmp);
+            case.time.median_ns = sorted[samples / 2];
+            case.time.min_ns = sorted[0];
+            case.time.max_ns = sorted[samples - 1];
+            case.time.samples = samples as u64;
+            case
+        })
+        .collect();
+    record
+}
+
+fn main() {
+    if !harness::should_run("compare") {
+        return;
+    }
+    let cases = if harness::test_mode() { 500 } else { 10_000 };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (base_path, head_path) = (dir.path().join("base.json"), dir.path().join("head.json"));
+    synthetic(cases, 100, 1.0).write(&base_path).expect("base");
+    synthetic(cases, 100, 1.3).write(&head_path).expect("head");
+    let file_bytes = std::fs::metadata(&head_path).map_or(0, |m| m.len());
+
+    let mut times = Vec::new();
+    let mut regressed = 0;
+    rss::reset_peak();
+    let before = rss::current_bytes().unwrap_or(0);
+    for _ in 0..5 {
+        let start = Instant::now();
+        let base = RunRecord::read(&base_path).expect("read base");
+        let head = RunRecord::read(&head_path).expect("read head");
+        let comparison = compare(&base, &head, &Thresholds::default());
+        let table = comparison.render(Format::Table);
+        times.push(start.elapsed().as_nanos() as f64);
+        regressed = comparison.count(nnbench::compare::Verdict::Regressed);
+        std::hint::black_box(table);
+    }
+    let peak = rss::peak_bytes().unwrap_or(0).saturating_sub(before);
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(["figure", "measured", "target"]);
+    table.add_row([
+        format!("compare two {cases}-case records (read, judge, render), median of 5"),
+        format_ns(median),
+        format!("< 1 s {}", harness::verdict(median < 1e9)),
+    ]);
+    table.add_row([
+        "peak RSS growth while comparing".to_owned(),
+        format_bytes(peak),
+        format!("each record file {}", format_bytes(file_bytes)),
+    ]);
+    table.add_row([
+        "cases flagged (every tenth made 30% slower)".to_owned(),
+        regressed.to_string(),
+        (cases / 10).to_string(),
+    ]);
+    println!("{table}");
+    assert_eq!(
+        regressed,
+        cases / 10,
+        "exactly the slowed cases are flagged"
+    );
+}
