@@ -153,6 +153,21 @@ fn bad_input_exits_2_naming_the_file() {
 }
 
 #[test]
+fn any_commit_text_in_a_record_is_shown_without_panicking() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut odd = record();
+    odd.context.git = Some(nnbench::record::Git {
+        commit: "é".repeat(20),
+        branch: None,
+        dirty: false,
+    });
+    let path = write(dir.path(), "odd.json", &odd);
+    let out = nnbench(&["compare", s(&path), s(&path)]);
+    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
+    assert!(said(&out).contains(&"é".repeat(10)), "{}", said(&out));
+}
+
+#[test]
 fn a_folder_of_records_is_one_side() {
     let dir = tempfile::tempdir().unwrap();
     let bench = dir.path().join("sweep");

@@ -169,7 +169,11 @@ fn figure_line(f: &FigureComparison) -> String {
 
 fn header(c: &Comparison) -> String {
     let side = |s: &super::Side| match &s.commit {
-        Some(commit) => format!("{} ({})", s.source, &commit[..commit.len().min(10)]),
+        Some(commit) => format!(
+            "{} ({})",
+            s.source,
+            commit.chars().take(10).collect::<String>()
+        ),
         None => s.source.clone(),
     };
     format!("{} → {}", side(&c.base), side(&c.head))
