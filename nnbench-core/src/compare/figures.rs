@@ -266,3 +266,82 @@ pub(super) fn differences(base: &RunRecord, head: &RunRecord) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::TimingMode;
+
+    fn timed(samples: Vec<f64>) -> TimeRecord {
+        let mut sorted = samples.clone();
+        sorted.sort_by(f64::total_cmp);
+        TimeRecord {
+            mode: TimingMode::Sampled,
+            samples: samples.len() as u64,
+            iters: samples.len() as u64,
+            median_ns: sorted[sorted.len() / 2],
+            min_ns: sorted[0],
+            max_ns: sorted[sorted.len() - 1],
+            samples_ns: samples,
+            ..TimeRecord::default()
+        }
+    }
+
+    /// `n` samples around `ns`, within ±1%.
+    fn around(ns: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| ns * (0.99 + 0.02 * i as f64 / n as f64))
+            .collect()
+    }
+
+    fn verdict(base: Vec<f64>, head: Vec<f64>) -> Verdict {
+        let t = Thresholds::default();
+        time(
+            &timed(base),
+            &timed(head),
+            t.get(Figure::Time),
+            t.significance,
+        )
+        .verdict
+    }
+
+    #[test]
+    fn a_shift_of_every_sample_past_the_threshold_is_a_change_either_way() {
+        assert_eq!(
+            verdict(around(100.0, 30), around(120.0, 30)),
+            Verdict::Regressed
+        );
+        assert_eq!(
+            verdict(around(120.0, 30), around(100.0, 30)),
+            Verdict::Improved
+        );
+        assert_eq!(
+            verdict(around(100.0, 30), around(103.0, 30)),
+            Verdict::Unchanged
+        );
+    }
+
+    #[test]
+    fn a_burst_that_leaves_the_fastest_call_alone_is_not_a_regression() {
+        // Two thirds of the head's samples slowed by half, the rest as fast
+        // as ever: the median moves, the fastest call does not.
+        let mut head = around(100.0, 10);
+        head.extend(around(150.0, 20));
+        assert_eq!(verdict(around(100.0, 30), head), Verdict::Unchanged);
+    }
+
+    #[test]
+    fn too_few_samples_for_significance_are_unchanged() {
+        assert_eq!(
+            verdict(vec![100.0, 101.0], vec![120.0, 121.0]),
+            Verdict::Unchanged
+        );
+    }
+
+    #[test]
+    fn one_call_counts_only_from_a_doubling_past_a_millisecond() {
+        assert_eq!(verdict(vec![10e6], vec![19e6]), Verdict::Unchanged);
+        assert_eq!(verdict(vec![10e6], vec![21e6]), Verdict::Regressed);
+        assert_eq!(verdict(vec![300.0], vec![900.0]), Verdict::Unchanged);
+    }
+}
