@@ -36,13 +36,13 @@ pub fn bmf(record: &RunRecord) -> Json {
                 json!({ "value": t.median_ns, "lower_value": t.min_ns, "upper_value": t.max_ns }),
             );
         }
-        if case.memo.hits + case.memo.misses > 0 {
+        if case.uses_memos() {
             measures.insert(
                 "load-latency".into(),
                 json!({ "value": case.load_ns as f64 }),
             );
         }
-        if let Some(growth) = rss_growth(case) {
+        if let Some(growth) = case.rss_growth_bytes() {
             measures.insert("peak-rss".into(), json!({ "value": growth as f64 }));
         }
         if let Some(gpu) = case.memory.gpu_peak_bytes {
@@ -85,10 +85,10 @@ pub fn github(record: &RunRecord, smaller: bool) -> Json {
                 time["extra"] = json!(format!("{} samples, {} calls", t.samples, t.iters));
                 out.push(time);
             }
-            if case.memo.hits + case.memo.misses > 0 {
+            if case.uses_memos() {
                 out.push(entry("memo load", "ns", case.load_ns as f64));
             }
-            if let Some(growth) = rss_growth(case) {
+            if let Some(growth) = case.rss_growth_bytes() {
                 out.push(entry("peak RSS", "bytes", growth as f64));
             }
             if let Some(gpu) = case.memory.gpu_peak_bytes {
@@ -107,11 +107,6 @@ pub fn github(record: &RunRecord, smaller: bool) -> Json {
         }
     }
     Json::Array(out)
-}
-
-fn rss_growth(case: &CaseRecord) -> Option<u64> {
-    let m = &case.memory;
-    Some(m.rss_peak_bytes?.saturating_sub(m.rss_before_bytes?))
 }
 
 /// The numbers a case returned, each with a slug: the family's name for a

@@ -8,7 +8,7 @@ use crate::record::{CaseRecord, RunRecord, TimeRecord};
 use crate::report::format_ns;
 
 /// Compares one case present on both sides.
-pub(super) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> CaseComparison {
+pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> CaseComparison {
     let base_error = base.error.as_ref().map(|e| e.summary());
     let head_error = head.error.as_ref().map(|e| e.summary());
     let failed = base_error.is_some() || head_error.is_some();

@@ -233,6 +233,15 @@ impl Comparison {
     }
 }
 
+/// Compares one case present on both sides, as [`compare`] does for each.
+pub(crate) fn compare_case(
+    base: &CaseRecord,
+    head: &CaseRecord,
+    thresholds: &Thresholds,
+) -> CaseComparison {
+    figures::case(base, head, thresholds)
+}
+
 /// Compares `head` against `base`.
 ///
 /// # Example

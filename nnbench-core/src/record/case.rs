@@ -50,6 +50,58 @@ pub struct CaseRecord {
     pub warnings: Vec<String>,
 }
 
+impl CaseRecord {
+    /// Whether the case resolved memos, so that its `load_ns` means something.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(case: &nnbench::CaseRecord) {
+    /// if case.uses_memos() {
+    ///     println!("loading took {} ns", case.load_ns);
+    /// }
+    /// # }
+    /// ```
+    pub fn uses_memos(&self) -> bool {
+        self.memo.hits + self.memo.misses > 0
+    }
+
+    /// How much the case grew resident memory at its peak: peak minus
+    /// before, when both were measured.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(case: &nnbench::CaseRecord) {
+    /// if let Some(bytes) = case.rss_growth_bytes() {
+    ///     println!("{} needed {bytes} more bytes", case.id);
+    /// }
+    /// # }
+    /// ```
+    pub fn rss_growth_bytes(&self) -> Option<u64> {
+        let m = &self.memory;
+        Some(m.rss_peak_bytes?.saturating_sub(m.rss_before_bytes?))
+    }
+
+    /// How much the case grew the heap at its peak, when a
+    /// [`TrackingAllocator`](crate::alloc::TrackingAllocator) counted it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(case: &nnbench::CaseRecord) {
+    /// let heap = case.heap_growth_bytes().unwrap_or(0);
+    /// # }
+    /// ```
+    pub fn heap_growth_bytes(&self) -> Option<u64> {
+        let m = &self.memory;
+        Some(
+            m.heap_peak_bytes?
+                .saturating_sub(m.heap_before_bytes.unwrap_or(0)),
+        )
+    }
+}
+
 /// How a case was timed and what the timing gave, per call of the function.
 ///
 /// # Example

@@ -213,7 +213,7 @@ fn time(case: &CaseRecord) -> String {
 }
 
 fn load(case: &CaseRecord) -> String {
-    if case.memo.hits + case.memo.misses == 0 {
+    if !case.uses_memos() {
         String::new()
     } else {
         format!(", load {}", format_ns(case.load_ns as f64))

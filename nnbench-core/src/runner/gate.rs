@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::compare::{Comparison, Figure, Format, Verdict, compare};
+use crate::compare::{CaseComparison, Comparison, Figure, Format, Verdict, compare, compare_case};
 use crate::settings::{RunSettings, Selection};
 use crate::{Result, RunRecord, Runner};
 
@@ -75,11 +75,11 @@ pub(super) fn judge(
             let Some(vote) = votes.iter_mut().find(|(id, ..)| *id == case.id) else {
                 continue;
             };
-            let single = RunRecord {
-                cases: vec![case.clone()],
-                ..base.clone()
-            };
-            let slower = !slower_cases(&compare(base, &single, &thresholds)).is_empty();
+            let slower = base
+                .cases
+                .iter()
+                .find(|c| c.id == case.id)
+                .is_some_and(|old| time_regressed(&compare_case(old, &case, &thresholds)));
             if slower {
                 vote.1 += 1;
             } else {
@@ -129,11 +129,13 @@ fn slower_cases(comparison: &Comparison) -> Vec<String> {
     comparison
         .cases
         .iter()
-        .filter(|c| {
-            c.figures
-                .iter()
-                .any(|f| f.figure == Figure::Time && f.verdict == Verdict::Regressed && f.gated)
-        })
+        .filter(|c| time_regressed(c))
         .map(|c| c.id.clone())
         .collect()
+}
+
+fn time_regressed(case: &CaseComparison) -> bool {
+    case.figures
+        .iter()
+        .any(|f| f.figure == Figure::Time && f.verdict == Verdict::Regressed && f.gated)
 }
