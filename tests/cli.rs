@@ -13,9 +13,41 @@ fn cli_case(n: u32) -> f64 {
     f64::from(n) / 4.0
 }
 
+#[nnbench::benchmark(metric = higher, fail_on = "rss=off,value=5%")]
+fn lenient_case() -> f64 {
+    0.5
+}
+
+/// A model file whose contents the tests change between runs.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Weights(PathBuf);
+
+impl nnbench::Memo for Weights {
+    type Value = usize;
+    fn compute(&self) -> nnbench::Result<usize> {
+        Ok(std::fs::read(&self.0)?.len())
+    }
+    fn fingerprint(&self) -> nnbench::Result<Option<String>> {
+        nnbench::memo::file_digest(&self.0).map(Some)
+    }
+}
+
+fn weights_path() -> PathBuf {
+    std::env::temp_dir().join(format!("nnbench-cli-weights-{}.bin", std::process::id()))
+}
+
+#[nnbench::product(weights = [Weights(weights_path())])]
+fn input_case(weights: &usize) -> usize {
+    *weights
+}
+
 fn record() -> RunRecord {
+    run("cli_case/")
+}
+
+fn run(filter: &str) -> RunRecord {
     Runner::new()
-        .filter("cli_case/")
+        .filter(filter)
         .test_mode(true)
         .quiet(true)
         .run()
@@ -101,6 +133,82 @@ fn the_same_run_passes_and_a_fatter_or_less_accurate_case_fails_named() {
     let json = nnbench(&["compare", s(&thin_path), s(&head_path), "--format", "json"]);
     let parsed: Json = serde_json::from_slice(&json.stdout).expect("JSON");
     assert_eq!(parsed["cases"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_family_fail_on_loosens_its_own_cases_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = run("cli_case/n=1");
+    let base = RunRecord {
+        cases: base
+            .cases
+            .into_iter()
+            .chain(run("lenient_case").cases)
+            .collect(),
+        ..base
+    };
+    assert_eq!(base.cases.len(), 2);
+    assert_eq!(base.cases[1].fail_on.as_deref(), Some("rss=off,value=5%"));
+    let mut head = base.clone();
+    for case in &mut head.cases {
+        case.memory.rss_before_bytes = Some(100 << 20);
+        case.memory.rss_peak_bytes = Some(400 << 20);
+        case.value = serde_json::json!(case.value.as_f64().unwrap() * 0.97);
+    }
+    let mut thin = base.clone();
+    for case in &mut thin.cases {
+        case.memory.rss_before_bytes = Some(100 << 20);
+        case.memory.rss_peak_bytes = Some(110 << 20);
+    }
+    let (b, h) = (
+        write(dir.path(), "b.json", &thin),
+        write(dir.path(), "h.json", &head),
+    );
+    let out = nnbench(&["compare", s(&b), s(&h), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", said(&out));
+    let parsed: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    let verdict = |id: &str| {
+        parsed["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .map(|c| c["verdict"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(verdict("cli_case/n=1").as_deref(), Some("regressed"));
+    assert_eq!(verdict("lenient_case").as_deref(), Some("unchanged"));
+}
+
+#[test]
+fn a_changed_model_file_is_reported_beside_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let weights = weights_path();
+    std::fs::write(&weights, b"weights").unwrap();
+    let base = run("input_case");
+    assert_eq!(
+        base.cases[0].memo.inputs.len(),
+        1,
+        "{:?}",
+        base.cases[0].memo
+    );
+    let same = run("input_case");
+    std::fs::write(&weights, b"weights, retrained").unwrap();
+    let head = run("input_case");
+    let _ = std::fs::remove_file(&weights);
+    let (b, same, h) = (
+        write(dir.path(), "b.json", &base),
+        write(dir.path(), "same.json", &same),
+        write(dir.path(), "h.json", &head),
+    );
+    let unchanged = said(&nnbench(&["compare", s(&b), s(&same)]));
+    assert!(!unchanged.contains("other inputs"), "{unchanged}");
+    let out = nnbench(&["compare", s(&b), s(&h), "--fail-on", "value=off"]);
+    let text = said(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("input_case") && text.contains("other inputs"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -44,6 +44,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
         MetricDirection::Lower => quote!(#krate::Direction::Lower),
     }));
     let sample_size = optional(options.sample_size.map(|n| quote!(#n)));
+    let fail_on = optional(options.fail_on.as_ref().map(|spec| quote!(#spec)));
     let duration = |d: Option<std::time::Duration>| {
         optional(d.map(|d| {
             let nanos = d.as_nanos() as u64;
@@ -82,6 +83,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
                         measurement_time: #measurement_time,
                     },
                     direction: #direction,
+                    fail_on: #fail_on,
                     cases: __nnbench_cases,
                 }
             }

@@ -43,6 +43,9 @@ pub(crate) struct Options {
     pub krate: Option<syn::Path>,
     /// `metric = higher | lower`: which way the returned value is better.
     pub metric: Option<MetricDirection>,
+    /// `fail_on = "time=10%,rss=off"`: the family's regression limits,
+    /// checked here so that a typo is a compile error.
+    pub fail_on: Option<LitStr>,
 }
 
 /// The `metric` option.
@@ -61,8 +64,8 @@ pub(crate) enum TimingMode {
 }
 
 /// The options' names, for messages.
-const OPTIONS: &str =
-    "name, tags, setup, teardown, timing, sample_size, warm_up, measurement_time, metric and crate";
+const OPTIONS: &str = "name, tags, setup, teardown, timing, sample_size, warm_up, \
+     measurement_time, metric, fail_on and crate";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -226,6 +229,7 @@ impl Sorted {
             "teardown" => set_once(&mut o.teardown, &name, || Ok(value)),
             "crate" => set_once(&mut o.krate, &name, || crate_path(&value)),
             "metric" => set_once(&mut o.metric, &name, || metric(&value)),
+            "fail_on" => set_once(&mut o.fail_on, &name, || fail_on(&value)),
             _ if self.kind == Kind::Product => {
                 if self.axes.iter().any(|a| a.name == name) {
                     return Err(syn::Error::new(
@@ -353,6 +357,14 @@ fn duration(name: &Ident, value: &Expr) -> syn::Result<Duration> {
     };
     nnbench_units::parse_duration(&text)
         .map_err(|e| syn::Error::new(value.span(), format!("{name}: {e}")))
+}
+
+/// A string of limits that `nnbench_units::parse_limits` accepts.
+fn fail_on(value: &Expr) -> syn::Result<LitStr> {
+    let spec = string_literal(value, "fail_on")?;
+    nnbench_units::parse_limits(&spec.value())
+        .map_err(|e| syn::Error::new(spec.span(), format!("fail_on: {e}")))?;
+    Ok(spec)
 }
 
 /// `crate = path` or `crate = "path"`, as divan and serde take it.

@@ -7,8 +7,28 @@ use super::{CaseComparison, Figure, FigureComparison, Presence, Threshold, Thres
 use crate::record::{CaseRecord, RunRecord, TimeRecord};
 use crate::report::format_ns;
 
-/// Compares one case present on both sides.
+/// Compares one case present on both sides, under `t` with the head
+/// family's own `fail_on` limits over it.
 pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> CaseComparison {
+    let mut notes = changed_inputs(base, head);
+    let own;
+    let t = match head
+        .fail_on
+        .as_deref()
+        .map(|spec| t.clone().with_spec(spec))
+    {
+        None => t,
+        Some(Ok(limits)) => {
+            own = limits;
+            &own
+        }
+        Some(Err(error)) => {
+            notes.push(format!(
+                "its fail_on is not understood ({error}): the comparison's limits apply"
+            ));
+            t
+        }
+    };
     let base_error = base.error.as_ref().map(|e| e.summary());
     let head_error = head.error.as_ref().map(|e| e.summary());
     let failed = base_error.is_some() || head_error.is_some();
@@ -33,17 +53,42 @@ pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> Case
         head_error,
         figures,
         verdict,
+        notes,
     }
 }
 
-/// Regressed if a gated figure regressed, else improved if any improved.
+/// The memos whose version or fingerprint differs between the sides: the
+/// case measured other inputs, which its figures alone do not say.
+fn changed_inputs(base: &CaseRecord, head: &CaseRecord) -> Vec<String> {
+    let mut notes = Vec::new();
+    for input in &head.memo.inputs {
+        let Some(old) = base.memo.inputs.iter().find(|i| i.memo == input.memo) else {
+            continue;
+        };
+        if old.version != input.version {
+            notes.push(format!(
+                "memo {} changed version: {} → {}",
+                input.memo, old.version, input.version
+            ));
+        } else if old.fingerprint != input.fingerprint {
+            notes.push(format!(
+                "memo {} has other inputs: fingerprint {} → {}",
+                input.memo,
+                old.fingerprint.as_deref().unwrap_or("none"),
+                input.fingerprint.as_deref().unwrap_or("none")
+            ));
+        }
+    }
+    notes
+}
+
+/// Regressed if a gated figure regressed, else improved if a gated one
+/// improved: a figure that cannot fail the comparison cannot pass it either.
 fn overall(figures: &[FigureComparison]) -> Verdict {
-    if figures
-        .iter()
-        .any(|f| f.gated && f.verdict == Verdict::Regressed)
-    {
+    let any = |verdict| figures.iter().any(|f| f.gated && f.verdict == verdict);
+    if any(Verdict::Regressed) {
         Verdict::Regressed
-    } else if figures.iter().any(|f| f.verdict == Verdict::Improved) {
+    } else if any(Verdict::Improved) {
         Verdict::Improved
     } else {
         Verdict::Unchanged
@@ -193,7 +238,10 @@ fn value(base: &CaseRecord, head: &CaseRecord, threshold: Threshold) -> Option<F
     let (b, h) = (base.value.as_f64(), head.value.as_f64());
     let mut out = comparison(Figure::Value, b, h);
     let Some(direction) = head.direction else {
-        out.verdict = if base.value == head.value {
+        // Float sums reordered by alignment or threads differ in the last
+        // bits: that is the same value, not a change to report.
+        let same = |(b, h): (f64, f64)| (h - b).abs() <= 1e-9 * b.abs().max(h.abs());
+        out.verdict = if base.value == head.value || b.zip(h).is_some_and(same) {
             Verdict::Unchanged
         } else {
             out.note = Some("no metric direction (metric = higher | lower): not judged".into());

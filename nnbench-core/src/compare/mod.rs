@@ -120,6 +120,10 @@ pub struct CaseComparison {
     /// The case's verdict: regressed if a gated figure regressed or it now
     /// fails, improved if a figure improved and none regressed.
     pub verdict: Verdict,
+    /// What the verdict should be read with: a memo whose model or data
+    /// changed between the runs, a family `fail_on` not understood.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl CaseComparison {
@@ -303,5 +307,6 @@ fn one_sided(case: &CaseRecord, presence: Presence) -> CaseComparison {
         head_error,
         figures: Vec::new(),
         verdict: Verdict::NotComparable,
+        notes: Vec::new(),
     }
 }

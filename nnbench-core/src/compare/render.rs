@@ -93,12 +93,14 @@ impl Comparison {
     }
 }
 
-/// Cases worth a row: all but the unchanged, worst first.
+/// Cases worth a row: all but the unchanged without notes, worst first.
 fn listed(c: &Comparison) -> Vec<&CaseComparison> {
     let mut rows: Vec<&CaseComparison> = c
         .cases
         .iter()
-        .filter(|k| !(k.presence == Presence::Both && k.verdict == Verdict::Unchanged))
+        .filter(|k| {
+            !(k.presence == Presence::Both && k.verdict == Verdict::Unchanged && k.notes.is_empty())
+        })
         .collect();
     let rank = |k: &CaseComparison| match (k.presence, k.verdict) {
         (Presence::Both, Verdict::Regressed) => 0,
@@ -123,18 +125,23 @@ fn status(case: &CaseComparison) -> &'static str {
     }
 }
 
-/// What changed in a case, figure by figure.
+/// What changed in a case, figure by figure, and its notes.
 fn details(case: &CaseComparison) -> String {
-    if let Some(error) = &case.head_error {
-        return format!("fails: {error}");
-    }
-    if let Some(error) = &case.base_error {
-        return format!("failed on the base side: {error}");
-    }
-    case.figures
-        .iter()
-        .filter(|f| f.verdict != Verdict::Unchanged)
-        .map(figure_line)
+    let changes: Vec<String> = if let Some(error) = &case.head_error {
+        vec![format!("fails: {error}")]
+    } else if let Some(error) = &case.base_error {
+        vec![format!("failed on the base side: {error}")]
+    } else {
+        case.figures
+            .iter()
+            .filter(|f| f.verdict != Verdict::Unchanged)
+            .map(figure_line)
+            .collect()
+    };
+    let notes = case.notes.iter().map(|n| format!("note: {n}"));
+    changes
+        .into_iter()
+        .chain(notes)
         .collect::<Vec<_>>()
         .join("; ")
 }

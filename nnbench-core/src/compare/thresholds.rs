@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use nnbench_units::{FigureLimit, Limit};
 use serde::{Deserialize, Serialize};
 
 /// A figure of a case that comparisons judge.
@@ -117,15 +118,20 @@ impl Threshold {
 /// The thresholds of every figure, and the significance level of the time
 /// test.
 ///
-/// The defaults are for shared CI runners: time must move by more than 5%
-/// in the fastest call, the median moving the same way, with p < 0.001
-/// (a bench binary's `--baseline` also measures a slower case twice more
-/// and keeps its fastest measurement) (a case timed by
-/// one call on either side, which cannot be tested, must double, or move by
-/// ten times the threshold if that is more, and by more than 1 ms); memory by more than 5% and more than 16 MiB of RSS (code pages
-/// and the allocator's own make a few MiB of noise), 1 MiB of heap or
-/// 16 MiB of GPU memory; a value with a
-/// `metric` direction by any amount. Memo load time is reported, not gated.
+/// The defaults are for shared CI runners:
+/// - time must move by more than 10% (asv's default factor) in the fastest
+///   call, the median moving the same way, with p < 0.001 (a bench
+///   binary's `--baseline` also measures a slower case twice more, and two
+///   of three must agree); a
+///   case timed by one call on either side, which cannot be tested, must
+///   double (or move by ten times the threshold, if that is more) and by
+///   more than 1 ms;
+/// - memory by more than 5% and more than 16 MiB of RSS (code pages and the
+///   allocator's own make a few MiB of noise), 1 MiB of heap or 16 MiB of
+///   GPU memory;
+/// - a value with a `metric` direction by more than a billionth of itself
+///   (a float sum reordered differs in its last bits);
+/// - memo load time is reported, not gated.
 ///
 /// # Example
 ///
@@ -155,12 +161,12 @@ impl Default for Thresholds {
         };
         Self {
             figures: BTreeMap::from([
-                (Figure::Time, t(0.05, 0.0, true)),
+                (Figure::Time, t(0.10, 0.0, true)),
                 (Figure::Load, t(0.25, 1e6, false)),
                 (Figure::Rss, t(0.05, 16.0 * MIB, true)),
                 (Figure::Heap, t(0.05, MIB, true)),
                 (Figure::Gpu, t(0.05, 16.0 * MIB, true)),
-                (Figure::Value, t(0.0, 0.0, true)),
+                (Figure::Value, t(1e-9, 0.0, true)),
             ]),
             significance: 0.001,
         }
@@ -203,69 +209,26 @@ impl Thresholds {
     /// assert!(Thresholds::default().with_spec("speed=5%").is_err());
     /// ```
     pub fn with_spec(mut self, spec: &str) -> Result<Self, ThresholdError> {
-        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (name, limit) = part
-                .split_once('=')
-                .ok_or_else(|| ThresholdError::Malformed(part.to_owned()))?;
-            let figure: Figure = name.trim().parse()?;
-            let threshold = parse_limit(figure, limit.trim())
-                .ok_or_else(|| ThresholdError::Malformed(part.to_owned()))?;
+        for FigureLimit { figure, limit } in nnbench_units::parse_limits(spec)? {
+            let figure: Figure = figure.parse()?;
+            let threshold = match limit {
+                Limit::Off => Threshold {
+                    gated: false,
+                    ..Thresholds::default().get(figure)
+                },
+                Limit::Within { relative, absolute } => Threshold {
+                    relative,
+                    absolute,
+                    gated: true,
+                },
+            };
             self.figures.insert(figure, threshold);
         }
         Ok(self)
     }
 }
 
-/// `P%`, `amount`, `P%+amount` or `off`.
-fn parse_limit(figure: Figure, limit: &str) -> Option<Threshold> {
-    if limit == "off" {
-        return Some(Threshold {
-            gated: false,
-            ..Thresholds::default().get(figure)
-        });
-    }
-    let limit = limit.strip_prefix(['-', '+']).unwrap_or(limit);
-    let (mut relative, mut absolute) = (None, None);
-    for term in limit.split('+').map(str::trim) {
-        match term.strip_suffix('%') {
-            Some(percent) if relative.is_none() => {
-                relative = Some(percent.trim().parse::<f64>().ok()? / 100.0);
-            }
-            None if absolute.is_none() && !term.is_empty() => {
-                absolute = Some(amount(figure, term)?);
-            }
-            _ => return None,
-        }
-    }
-    let (relative, absolute) = (relative.unwrap_or(0.0), absolute.unwrap_or(0.0));
-    (relative.is_finite() && absolute.is_finite() && relative >= 0.0 && absolute >= 0.0).then_some(
-        Threshold {
-            relative,
-            absolute,
-            gated: true,
-        },
-    )
-}
-
-/// An amount in the figure's unit: bytes, nanoseconds, or a plain number.
-fn amount(figure: Figure, text: &str) -> Option<f64> {
-    if figure.is_memory() {
-        return text
-            .parse::<bytesize::ByteSize>()
-            .ok()
-            .map(|b| b.as_u64() as f64);
-    }
-    match figure {
-        Figure::Time | Figure::Load => text.parse::<f64>().ok().or_else(|| {
-            nnbench_units::parse_duration(text)
-                .ok()
-                .map(|d| d.as_nanos() as f64)
-        }),
-        _ => text.parse::<f64>().ok(),
-    }
-}
-
-/// Why a threshold specification was refused.
+/// Why a threshold specification was refused: the part not understood.
 ///
 /// # Example
 ///
@@ -273,17 +236,7 @@ fn amount(figure: Figure, text: &str) -> Option<f64> {
 /// let err = nnbench::compare::Thresholds::default().with_spec("time=fast").unwrap_err();
 /// assert!(err.to_string().contains("time=fast"));
 /// ```
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum ThresholdError {
-    /// A figure that does not exist.
-    #[error("unknown figure `{0}`: the figures are time, load, rss, heap, gpu and value")]
-    UnknownFigure(String),
-    /// A part that is not `figure=limit`.
-    #[error(
-        "`{0}` is not a threshold: write figure=P%, figure=amount, figure=P%+amount or figure=off"
-    )]
-    Malformed(String),
-}
+pub type ThresholdError = nnbench_units::LimitError;
 
 #[cfg(test)]
 mod tests {
@@ -306,15 +259,17 @@ mod tests {
         assert_eq!(t.get(Figure::Value).absolute, 0.5);
         assert!(!t.get(Figure::Load).gated);
         assert_eq!(t.get(Figure::Rss), Thresholds::default().get(Figure::Rss));
-        for bad in [
-            "time",
-            "time=",
-            "time=x%",
-            "rss=lots",
-            "time=-5%x",
-            "gpu=1%+1%+",
-        ] {
-            assert!(Thresholds::default().with_spec(bad).is_err(), "{bad}");
+        assert!(Thresholds::default().with_spec("time=-5%x").is_err());
+    }
+
+    #[test]
+    fn the_figures_are_those_the_limits_name() {
+        let named: Vec<&str> = nnbench_units::FIGURES.iter().map(|(n, _)| *n).collect();
+        let ours: Vec<String> = Figure::ALL.iter().map(Figure::to_string).collect();
+        assert_eq!(named, ours);
+        for (name, unit) in nnbench_units::FIGURES {
+            let figure: Figure = name.parse().unwrap();
+            assert_eq!(figure.is_memory(), unit == nnbench_units::Unit::Bytes);
         }
     }
 }

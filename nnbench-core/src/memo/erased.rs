@@ -8,6 +8,7 @@ use std::sync::{Arc, LazyLock};
 use super::Memo;
 use super::disk::{self, EntryError, Key};
 use crate::Result;
+use crate::record::MemoInput;
 
 /// One hasher state for the whole process, so a memo hashes the same way in
 /// the cache and in the scheduler.
@@ -27,6 +28,9 @@ pub(crate) trait ErasedMemo: Send + Sync + 'static {
     /// The `Debug` form, which names the memo in ids, records and errors.
     fn describe(&self) -> String;
     fn type_name(&self) -> &'static str;
+    /// What its inputs look like now, for the record: `None` for a memo
+    /// with neither a version nor a fingerprint.
+    fn input(&self) -> Option<MemoInput>;
     fn compute_erased(&self) -> Result<ErasedValue>;
     fn clone_boxed(&self) -> Box<dyn ErasedMemo>;
     /// Its disk entry's path; `None` when it does not persist, its inputs
@@ -66,6 +70,19 @@ impl<M: Memo> ErasedMemo for M {
 
     fn type_name(&self) -> &'static str {
         std::any::type_name::<M>()
+    }
+
+    fn input(&self) -> Option<MemoInput> {
+        let version = self.version();
+        let fingerprint = match self.fingerprint() {
+            Ok(fingerprint) => fingerprint,
+            Err(error) => Some(format!("unreadable: {error}")),
+        };
+        (version != 0 || fingerprint.is_some()).then(|| MemoInput {
+            memo: self.describe(),
+            version,
+            fingerprint,
+        })
     }
 
     fn compute_erased(&self) -> Result<ErasedValue> {

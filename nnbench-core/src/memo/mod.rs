@@ -203,6 +203,37 @@ pub fn file_fingerprint(path: impl AsRef<std::path::Path>) -> Result<String> {
     Ok(format!("{}|{}|{}", path.display(), meta.len(), modified))
 }
 
+/// A digest of a file's contents (BLAKE3), for a [`Memo::fingerprint`] that
+/// stays the same when the file is copied, downloaded again or checked out
+/// elsewhere, as records compared across CI runs need. It reads the whole
+/// file on each case that uses the memo; [`file_fingerprint`] only looks at
+/// its metadata.
+///
+/// # Errors
+///
+/// When the file cannot be read.
+///
+/// # Example
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let (a, b) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
+/// std::fs::write(&a, b"weights").unwrap();
+/// std::fs::write(&b, b"weights").unwrap();
+/// assert_eq!(nnbench::memo::file_digest(&a).unwrap(), nnbench::memo::file_digest(&b).unwrap());
+/// std::fs::write(&b, b"weights v2").unwrap();
+/// assert_ne!(nnbench::memo::file_digest(&a).unwrap(), nnbench::memo::file_digest(&b).unwrap());
+/// ```
+pub fn file_digest(path: impl AsRef<std::path::Path>) -> Result<String> {
+    let path = path.as_ref();
+    let context =
+        |e: std::io::Error| crate::Error::from(e).context(format!("digest of {}", path.display()));
+    let file = std::fs::File::open(path).map_err(context)?;
+    let mut hasher = blake3::Hasher::new();
+    hasher.update_reader(file).map_err(context)?;
+    Ok(format!("blake3:{}", hasher.finalize().to_hex()))
+}
+
 /// Sets the folder of the disk tier for memos resolved outside a run (by
 /// default `target/nnbench/memo-cache`), or turns it off with `None`. A
 /// [`Runner`](crate::Runner) uses its own [`DiskTier`] for its cases.

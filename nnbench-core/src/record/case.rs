@@ -34,6 +34,10 @@ pub struct CaseRecord {
     /// `null` when it does not say (the value is then not judged).
     #[serde(default)]
     pub direction: Option<Direction>,
+    /// The family's `fail_on` option: regression limits that comparisons
+    /// apply over their own for the figures it names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_on: Option<String>,
     /// Why the case failed, or `null`.
     pub error: Option<CaseError>,
     /// How long the function took.

@@ -135,6 +135,36 @@ pub struct MemoRecord {
     /// memory was not freed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leaked: Vec<LeakRecord>,
+    /// The version and fingerprint of each memo the case used that has
+    /// either ([`Memo::version`](crate::Memo::version),
+    /// [`Memo::fingerprint`](crate::Memo::fingerprint)): a comparison
+    /// reports a case whose model or data changed between the runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<MemoInput>,
+}
+
+/// What a memo's inputs looked like when a case used it.
+///
+/// # Example
+///
+/// ```
+/// # fn f(case: &nnbench::CaseRecord) {
+/// for input in &case.memo.inputs {
+///     println!("{} v{}: {:?}", input.memo, input.version, input.fingerprint);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoInput {
+    /// The memo's description.
+    pub memo: String,
+    /// Its [`Memo::version`](crate::Memo::version).
+    #[serde(default)]
+    pub version: u32,
+    /// Its [`Memo::fingerprint`](crate::Memo::fingerprint), or what kept it
+    /// from being read.
+    #[serde(default)]
+    pub fingerprint: Option<String>,
 }
 
 /// A memo evicted while references to its value remained.

@@ -22,7 +22,7 @@ use crate::atomic_file;
 
 pub use case::{CaseError, CaseRecord, Direction, MemoryRecord, Stage, TimeRecord, TimingMode};
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
-pub use memo::{LeakRecord, MemoCounters, MemoRecord, RunMemoRecord};
+pub use memo::{LeakRecord, MemoCounters, MemoInput, MemoRecord, RunMemoRecord};
 pub use method::{GpuMethod, RssMethod};
 
 /// The version of the record's layout; it changes when a field changes meaning.
@@ -259,6 +259,7 @@ mod tests {
                 tags: vec!["cpu".into()],
                 value: Json::Null,
                 direction: None,
+                fail_on: None,
                 error: Some(CaseError {
                     stage: Stage::Memo,
                     message: "memo m1 failed".into(),
@@ -285,6 +286,7 @@ mod tests {
                     },
                     evicted: vec!["m1".into()],
                     leaked: vec![],
+                    inputs: vec![],
                 },
                 warnings: vec![],
             }],

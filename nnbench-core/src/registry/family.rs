@@ -33,6 +33,9 @@ pub struct Family {
     pub sampling: Sampling,
     /// The `metric` option: which way the returned value is better.
     pub direction: Option<Direction>,
+    /// The `fail_on` option: regression limits over the comparison's own,
+    /// for the figures it names (`"time=10%,rss=off"`).
+    pub fail_on: Option<&'static str>,
     /// Builds the family's cases in declared order.
     pub cases: fn() -> Vec<CaseSpec>,
 }

@@ -26,6 +26,7 @@ pub(crate) struct FamilyInfo {
     pub timing: Option<Timing>,
     pub sampling: Sampling,
     pub direction: Option<Direction>,
+    pub fail_on: Option<&'static str>,
 }
 
 /// One case of the registry.
@@ -66,6 +67,7 @@ pub(crate) fn cases() -> Vec<Case> {
             timing: family.timing,
             sampling: family.sampling,
             direction: family.direction,
+            fail_on: family.fail_on,
         });
         match catch_unwind(AssertUnwindSafe(family.cases)) {
             Ok(specs) => cases.extend(specs.into_iter().map(|spec| Case {

@@ -61,6 +61,7 @@ pub(crate) fn run(
         {
             make_room(budget, cache.expected_bytes(memo), case);
         }
+        memo_record.inputs.extend(memo.input());
         let (value, how) = memo::resolve_erased(memo);
         memo_record.counters += how.counters(value.is_err());
         if let Some(budget) = settings.memo_budget {
@@ -125,6 +126,7 @@ pub(crate) fn run(
         tags: case.family.tags.clone(),
         value,
         direction: case.family.direction,
+        fail_on: case.family.fail_on.map(str::to_owned),
         error: failure.into_record(),
         time,
         load_ns,

@@ -179,6 +179,7 @@ mod tests {
                 timing: None,
                 sampling: crate::Sampling::default(),
                 direction: None,
+                fail_on: None,
             }),
             params: Params::new(params),
             body: Body::BrokenGrid(String::new()),
