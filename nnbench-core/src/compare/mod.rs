@@ -3,7 +3,7 @@
 //!
 //! Time is tested on the raw samples (`time.samples_ns`) with the
 //! Mann-Whitney U test and must also move by more than its threshold, as
-//! asv does: in the fastest call, the steadiest estimate on a shared runner
+//! asv does: in the lower quartile, the steadiest estimate on a shared runner
 //! (contention slows samples, never speeds one up), with the median moving
 //! the same way; memory figures and the metric, which repeat exactly or nearly,
 //! are judged by percentage and absolute thresholds; the metric only when

@@ -119,8 +119,8 @@ impl Threshold {
 /// test.
 ///
 /// The defaults are for shared CI runners:
-/// - time must move by more than 10% (asv's default factor) in the fastest
-///   call, the median moving the same way, with p < 0.001 (a bench
+/// - time must move by more than 10% (asv's default factor) in the lower
+///   quartile of the per-call times, the median moving the same way, with p < 0.001 (a bench
 ///   binary's `--baseline` also measures a slower case twice more, and two
 ///   of three must agree); a
 ///   case timed by one call on either side, which cannot be tested, must
