@@ -28,6 +28,8 @@ mod runner;
 mod settings;
 mod state;
 pub mod store;
+#[cfg(feature = "tch")]
+pub mod torch;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -84,7 +84,8 @@ pub(crate) fn used_bytes() -> Option<u64> {
         let device = gpu.nvml.device_by_index(index).ok()?;
         total += match gpu.method {
             GpuMethod::DeviceDelta => device.memory_info().ok()?.used,
-            GpuMethod::Process => {
+            // NVML's other method: the allocator's is not NVML's.
+            GpuMethod::Process | GpuMethod::TorchAllocator => {
                 let mut processes = device.running_compute_processes().ok()?;
                 processes.extend(device.running_graphics_processes().unwrap_or_default());
                 processes

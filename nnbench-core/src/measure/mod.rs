@@ -55,10 +55,10 @@ impl CaseMeter {
         };
         alloc::reset_peak();
         let heap_before = alloc::stats().map(|s| s.current_bytes);
-        let gpu = gpu::method().map(|method| (method, gpu::used_bytes()));
+        let gpu = start_gpu();
         let watch = Watch {
             rss: rss_method == Some(RssMethod::Sampled),
-            gpu: gpu.is_some(),
+            gpu: matches!(gpu, Some((GpuMethod::Process | GpuMethod::DeviceDelta, _))),
         };
         sampler::begin(watch);
         Self {
@@ -119,13 +119,17 @@ impl CaseMeter {
             None => None,
         }
         .max(self.held.rss);
-        let gpu_peak_bytes = match self.gpu {
-            Some((GpuMethod::Process, _)) => peaks.gpu,
-            Some((GpuMethod::DeviceDelta, start)) => peaks
-                .gpu
-                .zip(start)
-                .map(|(peak, start)| peak.saturating_sub(start)),
-            None => None,
+        let (gpu_peak_bytes, gpu_reserved_peak_bytes) = match self.gpu {
+            Some((GpuMethod::Process, _)) => (peaks.gpu, None),
+            Some((GpuMethod::DeviceDelta, start)) => (
+                peaks
+                    .gpu
+                    .zip(start)
+                    .map(|(peak, start)| peak.saturating_sub(start)),
+                None,
+            ),
+            Some((GpuMethod::TorchAllocator, _)) => torch_peaks(),
+            None => (None, None),
         };
         MemoryRecord {
             rss_before_bytes: self.rss_before,
@@ -138,7 +142,28 @@ impl CaseMeter {
                 .map(|h| h.allocations.saturating_sub(self.held.foreign_allocations)),
             gpu_peak_bytes,
             gpu_method: self.gpu.map(|(method, _)| method),
+            gpu_reserved_peak_bytes,
             memo_resident_bytes,
         }
     }
+}
+
+/// How the case's GPU memory is measured: libtorch's allocator, its peaks
+/// reset now, when the `tch` feature finds an accelerator; else NVML, with
+/// the figure it starts from.
+fn start_gpu() -> Option<(GpuMethod, Option<u64>)> {
+    #[cfg(feature = "tch")]
+    if crate::torch::reset_peaks() {
+        return Some((GpuMethod::TorchAllocator, None));
+    }
+    gpu::method().map(|method| (method, gpu::used_bytes()))
+}
+
+/// The allocator's peaks of live and reserved bytes since [`start_gpu`].
+fn torch_peaks() -> (Option<u64>, Option<u64>) {
+    #[cfg(feature = "tch")]
+    if let Some((allocated, reserved)) = crate::torch::peaks() {
+        return (Some(allocated), Some(reserved));
+    }
+    (None, None)
 }

@@ -35,6 +35,7 @@ impl Timer {
             std::hint::black_box(f());
         }
         let out = std::hint::black_box(f());
+        wait_for_device();
         self.elapsed = Some(start.elapsed());
         out
     }
@@ -53,6 +54,7 @@ impl Timer {
             std::hint::black_box(out);
         }
         let out = std::hint::black_box(f());
+        wait_for_device();
         self.elapsed = Some(start.elapsed());
         out
     }
@@ -64,6 +66,14 @@ impl Timer {
 
 /// The record of samples of `(iterations, elapsed)`: mean, median, standard
 /// deviation, min and max of the time per iteration over the samples.
+/// Kernels run asynchronously: with the `tch` feature, the clock stops
+/// when the device has finished the work the calls queued.
+#[inline]
+fn wait_for_device() {
+    #[cfg(feature = "tch")]
+    crate::torch::synchronize();
+}
+
 pub(crate) fn summarize(samples: &[(u64, Duration)]) -> TimeRecord {
     let in_order: Vec<f64> = samples
         .iter()

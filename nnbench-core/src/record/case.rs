@@ -219,6 +219,10 @@ pub struct MemoryRecord {
     /// How `gpu_peak_bytes` was measured.
     #[serde(default)]
     pub gpu_method: Option<GpuMethod>,
+    /// Peak bytes the device allocator kept reserved during the case (live
+    /// tensors and cached free blocks), with `gpu_method: "torch-allocator"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_reserved_peak_bytes: Option<u64>,
     /// Bytes the memo cache held when the case started.
     #[serde(default)]
     pub memo_resident_bytes: u64,

@@ -36,4 +36,10 @@ pub enum GpuMethod {
     Process,
     /// The devices' used memory minus what they used when the case started.
     DeviceDelta,
+    /// libtorch's device allocator (the CUDA caching allocator): bytes of
+    /// live tensors at their peak, the allocator's peak reset when the case
+    /// started. The CUDA context and blocks kept reserved are not counted
+    /// (`gpu_reserved_peak_bytes` has the latter).
+    #[serde(rename = "torch-allocator")]
+    TorchAllocator,
 }
