@@ -132,6 +132,70 @@ fn a_budget_of_one_model_holds_at_every_case_and_changes_no_result() {
     nnbench::memo::clear();
 }
 
+/// A model "on the GPU": 4 MiB of device memory, as a memo of tensors on a
+/// CUDA device reports it, and none of host memory.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct GpuModel(u8);
+
+impl Memo for GpuModel {
+    type Value = u8;
+    fn compute(&self) -> nnbench::Result<u8> {
+        Ok(self.0)
+    }
+    fn size_of(&self, _: &u8) -> Option<u64> {
+        Some(0)
+    }
+    fn device_bytes(&self, _: &u8) -> u64 {
+        4 * MIB
+    }
+}
+
+#[nnbench::product(model = [GpuModel(1), GpuModel(2), GpuModel(3)])]
+fn on_gpu(model: &u8) -> u8 {
+    *model
+}
+
+/// GPU bytes the memo cache held at the start of each case.
+fn gpu_held(record: &RunRecord) -> Vec<u64> {
+    record
+        .cases
+        .iter()
+        .map(|c| c.memory.memo_gpu_resident_bytes)
+        .collect()
+}
+
+#[test]
+fn a_gpu_budget_evicts_memos_by_their_device_bytes_and_the_record_counts_them() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    nnbench::memo::clear();
+    let kept = runner("on_gpu/", dir.path())
+        .keep_memos(true)
+        .run()
+        .unwrap();
+    assert_eq!(
+        gpu_held(&kept),
+        [0, 4 * MIB, 8 * MIB],
+        "GPU memos pile up when kept"
+    );
+    assert!(kept.cases.iter().all(|c| c.memory.memo_resident_bytes == 0));
+    nnbench::memo::clear();
+
+    let budgeted = runner("on_gpu/", dir.path())
+        .keep_memos(true)
+        .memo_gpu_budget(5 * MIB)
+        .run()
+        .unwrap();
+    assert_eq!(
+        gpu_held(&budgeted),
+        [0, 4 * MIB, 4 * MIB],
+        "one GPU model at a time"
+    );
+    assert_eq!(budgeted.cases[1].memo.evicted, ["GpuModel(1)"]);
+    assert_eq!(budgeted.cases[2].memo.evicted, ["GpuModel(2)"]);
+    nnbench::memo::clear();
+}
+
 // --- disk tier ------------------------------------------------------------------
 
 static FEATURE_COMPUTES: AtomicUsize = AtomicUsize::new(0);
@@ -484,11 +548,13 @@ fn memo_cache_flags_parse() {
         vec!["--memo-budget", "8GiB"],
         vec!["--memo-budget", "512 MB", "--memo-cache-dir", "/tmp/x"],
         vec!["--no-memo-cache", "--memo-cache", "clear"],
+        vec!["--memo-gpu-budget", "40GiB"],
     ] {
         assert!(Runner::from_args(args.clone()).is_ok(), "{args:?}");
     }
     for (args, named) in [
         (vec!["--memo-budget", "lots"], "lots"),
+        (vec!["--memo-gpu-budget", "all"], "all"),
         (vec!["--memo-cache", "purge"], "purge"),
         (
             vec!["--no-memo-cache", "--memo-cache-dir", "x"],

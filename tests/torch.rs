@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use nnbench::store::Format;
 use nnbench::torch::tch::{CModule, Device, Kind, Tensor};
-use nnbench::torch::{Safetensors, SharedTensor, TorchScript};
+use nnbench::torch::{NamedTensors, Safetensors, SharedTensor, TorchScript};
 use nnbench::{Memo, Runner, torch};
 
 /// The memo cache is one per process: tests that read its figures or
@@ -47,6 +47,55 @@ impl Memo for Weights {
 #[nnbench::product(weights = [Weights { rows: 100 }])]
 fn tensor_sum(weights: &SharedTensor) -> f64 {
     weights.sum(Kind::Double).double_value(&[])
+}
+
+/// A linear model `y = 3x + 1` fitted by gradient descent, its weights
+/// persisted: a trained-model memo.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Fitted {
+    steps: u32,
+}
+
+static FITS: AtomicUsize = AtomicUsize::new(0);
+
+impl Memo for Fitted {
+    type Value = NamedTensors;
+    fn compute(&self) -> nnbench::Result<NamedTensors> {
+        use nnbench::torch::tch::nn::{self, Module, OptimizerConfig};
+        FITS.fetch_add(1, Ordering::SeqCst);
+        nnbench::torch::tch::manual_seed(0);
+        let vs = nn::VarStore::new(Device::Cpu);
+        let line = nn::linear(vs.root() / "line", 1, 1, Default::default());
+        let mut sgd = nn::Sgd::default().build(&vs, 0.1)?;
+        let x = Tensor::arange(16, (Kind::Float, Device::Cpu)).view([16, 1]) / 16.0;
+        let y = &x * 3.0 + 1.0;
+        for _ in 0..self.steps {
+            sgd.backward_step(
+                &line
+                    .forward(&x)
+                    .mse_loss(&y, nnbench::torch::tch::Reduction::Mean),
+            );
+        }
+        Ok(NamedTensors::new(
+            vs.variables()
+                .into_iter()
+                .map(|(name, t)| (name, t.detach().copy()))
+                .collect(),
+        ))
+    }
+    fn size_of(&self, value: &NamedTensors) -> Option<u64> {
+        Some(value.host_bytes())
+    }
+    fn store(&self) -> Option<Box<dyn Format<NamedTensors>>> {
+        Some(Box::new(Safetensors::on(Device::Cpu)))
+    }
+}
+
+#[nnbench::product(model = [Fitted { steps: 500 }])]
+fn fitted_slope(model: &NamedTensors) -> f64 {
+    model
+        .get("line.weight")
+        .map_or(f64::NAN, |w| w.double_value(&[0, 0]))
 }
 
 /// A TorchScript module holding a 4096 × 4096 matrix (64 MiB), traced
@@ -222,4 +271,30 @@ fn a_missing_model_file_fails_its_case_naming_the_file() {
     let missing = TorchScript::new("/nonexistent/model.pt", Device::Cpu);
     let err = format!("{:#}", nnbench::memo::resolve(&missing).unwrap_err());
     assert!(err.contains("/nonexistent/model.pt"), "{err}");
+}
+
+#[test]
+fn a_trained_model_memo_persists_and_the_next_run_trains_nothing() {
+    let _turn = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let run = || {
+        Runner::new()
+            .filter("fitted_slope/")
+            .quiet(true)
+            .test_mode(true)
+            .memo_cache_dir(dir.path())
+            .run()
+            .expect("run")
+    };
+    let before = FITS.load(Ordering::SeqCst);
+    let trained = run();
+    let slope = trained.cases[0].value.as_f64().expect("a slope");
+    assert!((slope - 3.0).abs() < 0.1, "fitted {slope}");
+    let loaded = run();
+    assert_eq!(FITS.load(Ordering::SeqCst), before + 1, "trained once");
+    assert_eq!(loaded.cases[0].memo.disk_hits, 1);
+    assert_eq!(
+        loaded.cases[0].value, trained.cases[0].value,
+        "the same weights"
+    );
 }

@@ -46,6 +46,10 @@ pub(crate) struct Cli {
     /// recently used first.
     #[arg(long, value_name = "SIZE", env = "NNBENCH_MEMO_BUDGET", value_parser = size)]
     memo_budget: Option<u64>,
+    /// Keep the GPU memory of resident memos (tensors on a device) within
+    /// SIZE, evicting the least recently used first.
+    #[arg(long, value_name = "SIZE", env = "NNBENCH_MEMO_GPU_BUDGET", value_parser = size)]
+    memo_gpu_budget: Option<u64>,
     /// Folder of the disk tier of persisted memos (default target/nnbench/memo-cache).
     #[arg(long, value_name = "DIR", conflicts_with = "no_memo_cache")]
     memo_cache_dir: Option<PathBuf>,
@@ -190,6 +194,7 @@ impl Cli {
             },
             keep_memos: self.keep_memos,
             memo_budget: self.memo_budget,
+            memo_gpu_budget: self.memo_gpu_budget,
             disk_tier,
             clear_disk_tier: self.memo_cache.is_some(),
             print_cache: self.print_cache || env_flag("NNBENCH_PRINT_CACHE_SIZE"),

@@ -140,6 +140,8 @@ pub(crate) struct RunSettings {
     pub keep_memos: bool,
     /// Bytes resident memos may hold together.
     pub memo_budget: Option<u64>,
+    /// Bytes of GPU memory resident memos may hold together.
+    pub memo_gpu_budget: Option<u64>,
     /// Where persisted memos live during the run.
     pub disk_tier: DiskTier,
     /// Empty the disk tier before the run.

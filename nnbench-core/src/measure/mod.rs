@@ -106,7 +106,11 @@ impl CaseMeter {
         }
     }
 
-    pub(crate) fn finish(self, memo_resident_bytes: u64) -> MemoryRecord {
+    pub(crate) fn finish(
+        self,
+        memo_resident_bytes: u64,
+        memo_gpu_resident_bytes: u64,
+    ) -> MemoryRecord {
         let peaks = sampler::end(self.watch);
         let heap = alloc::stats();
         let (hwm, rss_after_bytes) = match self.rss_method {
@@ -144,6 +148,7 @@ impl CaseMeter {
             gpu_method: self.gpu.map(|(method, _)| method),
             gpu_reserved_peak_bytes,
             memo_resident_bytes,
+            memo_gpu_resident_bytes,
         }
     }
 }

@@ -19,7 +19,10 @@ type Outcome = Result<Ready, Arc<MemoError>>;
 
 struct Ready {
     value: Arc<dyn Any + Send + Sync>,
+    /// Host memory.
     bytes: u64,
+    /// GPU memory.
+    device_bytes: u64,
 }
 
 struct Entry {
@@ -40,6 +43,13 @@ impl Entry {
             _ => None,
         }
     }
+}
+
+/// Bytes of host and of GPU memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sizes {
+    pub host: u64,
+    pub device: u64,
 }
 
 /// Whether a resolve found the value, loaded it from disk or computed it.
@@ -154,7 +164,7 @@ pub(crate) struct Cache {
     clock: AtomicU64,
     /// Sizes of entries computed before, by key hash: what loading one of
     /// them again is expected to take, before it is loaded.
-    sizes: Mutex<HashMap<u64, u64>>,
+    sizes: Mutex<HashMap<u64, Sizes>>,
 }
 
 pub(crate) fn global() -> &'static Cache {
@@ -255,7 +265,13 @@ impl Cache {
             let (outcome, origin) = load_or_compute(&*entry.memo);
             how = origin;
             if let Ok(ready) = &outcome {
-                lock(&self.sizes).insert(entry.memo.key_hash(), ready.bytes);
+                lock(&self.sizes).insert(
+                    entry.memo.key_hash(),
+                    Sizes {
+                        host: ready.bytes,
+                        device: ready.device_bytes,
+                    },
+                );
             }
             outcome
         });
@@ -335,26 +351,33 @@ impl Cache {
         entry.ready().map(|ready| ready.bytes)
     }
 
-    /// What loading `memo` is expected to add: its size when it was last
-    /// computed or loaded, or 0 if it never was.
-    pub(crate) fn expected_bytes(&self, memo: &dyn ErasedMemo) -> u64 {
+    /// What loading `memo` is expected to add to host and GPU memory: its
+    /// sizes when it was last computed or loaded, or 0 if it never was.
+    pub(crate) fn expected_bytes(&self, memo: &dyn ErasedMemo) -> Sizes {
         lock(&self.sizes)
             .get(&memo.key_hash())
             .copied()
-            .unwrap_or(0)
+            .unwrap_or_default()
     }
 
     /// Evicts the least recently used computed entry that `keep` does not
     /// keep (preferring entries nothing else holds, whose eviction frees
-    /// memory), spilling it to the disk tier first if it persists and is not
-    /// there yet. Returns whether one was evicted.
-    pub(crate) fn evict_least_recent(&self, keep: &dyn Fn(&dyn ErasedMemo) -> bool) -> bool {
+    /// memory), and that holds GPU memory if `on_device`, spilling it to the
+    /// disk tier first if it persists and is not there yet. Returns whether
+    /// one was evicted.
+    pub(crate) fn evict_least_recent(
+        &self,
+        keep: &dyn Fn(&dyn ErasedMemo) -> bool,
+        on_device: bool,
+    ) -> bool {
         let victim = {
             let buckets = lock(&self.buckets);
             buckets
                 .values()
                 .flatten()
-                .filter(|e| e.ready().is_some() && !keep(&*e.memo))
+                .filter(|e| {
+                    e.ready().is_some_and(|r| !on_device || r.device_bytes > 0) && !keep(&*e.memo)
+                })
                 .min_by_key(|e| {
                     let held = e.ready().map_or(0, |r| Arc::strong_count(&r.value)) > 1;
                     (held, e.last_used.load(Relaxed))
@@ -381,14 +404,17 @@ impl Cache {
         self.evict(&*victim.memo)
     }
 
-    /// Bytes held by all computed entries (the `resident_bytes` of
-    /// [`stats`](Self::stats), without the rest).
-    pub(crate) fn resident_total(&self) -> u64 {
+    /// Host and GPU bytes held by all computed entries (the
+    /// `resident_bytes` of [`stats`](Self::stats), and the GPU's).
+    pub(crate) fn resident_total(&self) -> Sizes {
         lock(&self.buckets)
             .values()
             .flatten()
-            .filter_map(|e| e.ready().map(|r| r.bytes))
-            .sum()
+            .filter_map(|e| e.ready())
+            .fold(Sizes::default(), |total, r| Sizes {
+                host: total.host + r.bytes,
+                device: total.device + r.device_bytes,
+            })
     }
 
     pub(crate) fn stats(&self) -> MemoStats {
@@ -471,7 +497,7 @@ fn load_or_compute(memo: &dyn ErasedMemo) -> (Outcome, Resolution) {
         let before = rss::current_bytes();
         match catch_unwind(AssertUnwindSafe(|| memo.load_erased(path, key))) {
             Ok(Ok((value, exact))) => {
-                return (Ok(ready(value, exact, before)), Resolution::Loaded);
+                return (Ok(ready(memo, value, exact, before)), Resolution::Loaded);
             }
             Ok(Err(EntryError::Missing)) => {}
             Ok(Err(unusable)) => journal::warn(format!(
@@ -497,12 +523,18 @@ fn load_or_compute(memo: &dyn ErasedMemo) -> (Outcome, Resolution) {
     (outcome, Resolution::Computed)
 }
 
-fn ready(value: Arc<dyn Any + Send + Sync>, exact: Option<u64>, before: Option<u64>) -> Ready {
+fn ready(
+    memo: &dyn ErasedMemo,
+    value: Arc<dyn Any + Send + Sync>,
+    exact: Option<u64>,
+    before: Option<u64>,
+) -> Ready {
     let grown = match (before, rss::current_bytes()) {
         (Some(before), Some(after)) => after.saturating_sub(before),
         _ => 0,
     };
     Ready {
+        device_bytes: memo.device_bytes_erased(&*value),
         value,
         bytes: exact.unwrap_or(grown),
     }
@@ -511,7 +543,7 @@ fn ready(value: Arc<dyn Any + Send + Sync>, exact: Option<u64>, before: Option<u
 fn compute(memo: &dyn ErasedMemo) -> Outcome {
     let before = rss::current_bytes();
     match catch_unwind(AssertUnwindSafe(|| memo.compute_erased())) {
-        Ok(Ok((value, exact))) => Ok(ready(value, exact, before)),
+        Ok(Ok((value, exact))) => Ok(ready(memo, value, exact, before)),
         Ok(Err(error)) => Err(Arc::new(MemoError::Failed {
             memo: memo.describe(),
             source: error.into_boxed(),

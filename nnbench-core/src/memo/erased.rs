@@ -31,6 +31,8 @@ pub(crate) trait ErasedMemo: Send + Sync + 'static {
     /// What its inputs look like now, for the record: `None` for a memo
     /// with neither a version nor a fingerprint.
     fn input(&self) -> Option<MemoInput>;
+    /// Bytes of `value` (this memo's) in GPU memory.
+    fn device_bytes_erased(&self, value: &(dyn Any + Send + Sync)) -> u64;
     fn compute_erased(&self) -> Result<ErasedValue>;
     fn clone_boxed(&self) -> Box<dyn ErasedMemo>;
     /// Its disk entry's path; `None` when it does not persist, its inputs
@@ -83,6 +85,12 @@ impl<M: Memo> ErasedMemo for M {
             version,
             fingerprint,
         })
+    }
+
+    fn device_bytes_erased(&self, value: &(dyn Any + Send + Sync)) -> u64 {
+        value
+            .downcast_ref::<M::Value>()
+            .map_or(0, |v| self.device_bytes(v))
     }
 
     fn compute_erased(&self) -> Result<ErasedValue> {

@@ -21,7 +21,7 @@ pub use error::MemoError;
 
 #[cfg(test)]
 use cache::global;
-pub(crate) use cache::{global as global_cache, resolve_erased};
+pub(crate) use cache::{Sizes, global as global_cache, resolve_erased};
 pub(crate) use erased::ErasedMemo;
 
 use std::fmt::Debug;
@@ -94,6 +94,33 @@ pub trait Memo: Clone + Debug + Hash + Eq + Send + Sync + 'static {
     fn size_of(&self, value: &Self::Value) -> Option<u64> {
         let _ = value;
         None
+    }
+
+    /// The bytes `value` holds in GPU memory (tensors on a CUDA device),
+    /// which [`size_of`](Self::size_of) leaves out: counted against
+    /// `--memo-gpu-budget` and in a case's `memory.memo_gpu_resident_bytes`.
+    /// 0, the default, for values in host memory.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nnbench::Memo;
+    ///
+    /// /// A buffer some GPU library keeps on the device.
+    /// #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+    /// struct DeviceBuffer(u64);
+    ///
+    /// impl Memo for DeviceBuffer {
+    ///     type Value = u64;
+    ///     fn compute(&self) -> nnbench::Result<u64> { Ok(self.0) }
+    ///     fn size_of(&self, _: &u64) -> Option<u64> { Some(0) }
+    ///     fn device_bytes(&self, bytes: &u64) -> u64 { *bytes }
+    /// }
+    /// assert_eq!(DeviceBuffer(1 << 20).device_bytes(&(1 << 20)), 1 << 20);
+    /// ```
+    fn device_bytes(&self, value: &Self::Value) -> u64 {
+        let _ = value;
+        0
     }
 
     /// How to keep the value on disk between runs (and between an eviction

@@ -226,6 +226,10 @@ pub struct MemoryRecord {
     /// Bytes the memo cache held when the case started.
     #[serde(default)]
     pub memo_resident_bytes: u64,
+    /// Bytes of GPU memory the memo cache held when the case started (what
+    /// its memos' [`Memo::device_bytes`](crate::Memo::device_bytes) report).
+    #[serde(default)]
+    pub memo_gpu_resident_bytes: u64,
 }
 
 /// Which way a metric is better: accuracy is `higher`, a loss `lower`.

@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 
 use super::engine::{self, Engine};
 use crate::measure::CaseMeter;
-use crate::memo::{self, ErasedMemo, journal};
+use crate::memo::{self, ErasedMemo, Sizes, journal};
 use crate::panic_message;
 use crate::record::{
     CaseError, CaseRecord, LeakRecord, MemoRecord, MemoryRecord, Stage, TimeRecord,
@@ -37,8 +37,8 @@ pub(crate) fn run(
     console: &Console,
 ) -> CaseRecord {
     let cache = memo::global_cache();
-    let (memo_resident_bytes, mut meter) = if settings.skip_memory {
-        (0, None)
+    let (memo_resident, mut meter) = if settings.skip_memory {
+        (Sizes::default(), None)
     } else {
         (cache.resident_total(), Some(CaseMeter::start()))
     };
@@ -55,17 +55,16 @@ pub(crate) fn run(
     let load_start = case.params.memos().next().map(|_| Instant::now());
     let mut args = Args::with_len(case.params.len());
     let mut memo_record = MemoRecord::default();
+    let budgeted = settings.memo_budget.is_some() || settings.memo_gpu_budget.is_some();
     for (index, memo) in case.params.memos() {
-        if let Some(budget) = settings.memo_budget
-            && !cache.contains(memo)
-        {
-            make_room(budget, cache.expected_bytes(memo), case);
+        if budgeted && !cache.contains(memo) {
+            make_room(settings, cache.expected_bytes(memo), case);
         }
         memo_record.inputs.extend(memo.input());
         let (value, how) = memo::resolve_erased(memo);
         memo_record.counters += how.counters(value.is_err());
-        if let Some(budget) = settings.memo_budget {
-            make_room(budget, 0, case);
+        if budgeted {
+            make_room(settings, Sizes::default(), case);
         }
         match value {
             Ok(value) => args.set(index, value),
@@ -130,23 +129,40 @@ pub(crate) fn run(
         error: failure.into_record(),
         time,
         load_ns,
-        memory: meter.map_or_else(MemoryRecord::default, |m| m.finish(memo_resident_bytes)),
+        memory: meter.map_or_else(MemoryRecord::default, |m| {
+            m.finish(memo_resident.host, memo_resident.device)
+        }),
         memo: memo_record,
         warnings: journal.warnings,
     }
 }
 
-/// Evicts least recently used memos that `case` does not use until `need`
-/// more bytes fit in `budget`. When the case's own memos exceed it, they
-/// load anyway, with a warning.
-fn make_room(budget: u64, need: u64, case: &Case) {
+/// Evicts least recently used memos that `case` does not use until what
+/// it `need`s more fits in the host and GPU budgets. When the case's own
+/// memos exceed one, they load anyway, with a warning.
+fn make_room(settings: &RunSettings, need: Sizes, case: &Case) {
+    if let Some(budget) = settings.memo_budget {
+        make_room_in(budget, need.host, false, case);
+    }
+    if let Some(budget) = settings.memo_gpu_budget {
+        make_room_in(budget, need.device, true, case);
+    }
+}
+
+/// [`make_room`] in one budget: GPU memory if `on_device`, else host.
+fn make_room_in(budget: u64, need: u64, on_device: bool, case: &Case) {
     let cache = memo::global_cache();
+    let held = || {
+        let total = cache.resident_total();
+        if on_device { total.device } else { total.host }
+    };
     let keep = |m: &dyn ErasedMemo| case.params.memos().any(|(_, own)| own.same_as(m));
-    while cache.resident_total().saturating_add(need) > budget {
-        if !cache.evict_least_recent(&keep) {
+    while held().saturating_add(need) > budget {
+        if !cache.evict_least_recent(&keep, on_device) {
             journal::warn(format!(
-                "its memos need {} with a memo budget of {}; they load anyway",
-                format_bytes(cache.resident_total().saturating_add(need)),
+                "its memos need {} with a memo {}budget of {}; they load anyway",
+                format_bytes(held().saturating_add(need)),
+                if on_device { "GPU " } else { "" },
                 format_bytes(budget)
             ));
             return;

@@ -204,6 +204,22 @@ impl Runner {
         self
     }
 
+    /// Keeps the GPU memory of resident memos (what their
+    /// [`Memo::device_bytes`](crate::Memo::device_bytes) reports) within
+    /// `bytes`, as [`memo_budget`](Self::memo_budget) does for host memory:
+    /// `--memo-gpu-budget SIZE`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().memo_gpu_budget(40 << 30);
+    /// assert!(format!("{runner:?}").contains("memo_gpu_budget: Some(42949672960)"));
+    /// ```
+    pub fn memo_gpu_budget(mut self, bytes: u64) -> Self {
+        self.settings.memo_gpu_budget = Some(bytes);
+        self
+    }
+
     /// Puts the disk tier of persisted memos in `dir` for this run's cases
     /// and hooks (by default `target/nnbench/memo-cache`):
     /// `--memo-cache-dir DIR`.

@@ -33,7 +33,7 @@ mod tensor;
 
 pub use script::TorchScript;
 pub use store::Safetensors;
-pub use tensor::SharedTensor;
+pub use tensor::{NamedTensors, SharedTensor};
 
 /// The `tch` crate these helpers are built on: use it through here, and the
 /// versions cannot disagree.

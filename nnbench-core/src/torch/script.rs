@@ -110,17 +110,27 @@ impl Memo for TorchScript {
 
     /// Bytes of its parameters in host memory.
     fn size_of(&self, module: &CModule) -> Option<u64> {
-        let parameters = module.named_parameters().ok()?;
-        Some(
-            parameters
-                .iter()
-                .filter(|(_, t)| t.device() == Device::Cpu)
-                .map(|(_, t)| super::tensor::tensor_bytes(t))
-                .sum(),
-        )
+        parameter_bytes(module, true)
+    }
+
+    /// Bytes of its parameters on the GPU.
+    fn device_bytes(&self, module: &CModule) -> u64 {
+        parameter_bytes(module, false).unwrap_or(0)
     }
 
     fn fingerprint(&self) -> Result<Option<String>> {
         file_fingerprint(&self.path).map(Some)
     }
+}
+
+/// Bytes of `module`'s parameters in host memory, or elsewhere.
+fn parameter_bytes(module: &CModule, host: bool) -> Option<u64> {
+    let parameters = module.named_parameters().ok()?;
+    Some(
+        parameters
+            .iter()
+            .filter(|(_, t)| (t.device() == Device::Cpu) == host)
+            .map(|(_, t)| super::tensor::tensor_bytes(t))
+            .sum(),
+    )
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use tch::{Device, Kind, Tensor};
 
-use super::SharedTensor;
+use super::{NamedTensors, SharedTensor};
 use crate::store::{Format, Payload};
 use crate::{Error, Result};
 
@@ -60,37 +60,80 @@ impl Format<SharedTensor> for Safetensors {
     }
 
     fn save(&self, value: &SharedTensor, out: &mut dyn Write) -> Result<()> {
-        let (dtype, shape, bytes) = host_bytes(value)?;
-        let view = TensorView::new(dtype, shape, &bytes).map_err(|e| Error::msg(e.to_string()))?;
-        let encoded = safetensors::serialize([(NAME, view)], &None::<HashMap<String, String>>)
-            .map_err(|e| Error::msg(e.to_string()))?;
-        out.write_all(&encoded)?;
-        Ok(())
+        write(&[(NAME, &**value)], out)
     }
 
     fn load(&self, payload: Payload<'_>) -> Result<SharedTensor> {
-        let bytes = payload.read_all()?;
-        let entry = SafeTensors::deserialize(&bytes).map_err(|e| {
-            Error::msg(format!(
-                "{}: not safetensors: {e}",
+        let mut tensors = read(payload, self.device)?;
+        match tensors.iter().position(|(name, _)| name == NAME) {
+            Some(at) => Ok(SharedTensor::new(tensors.swap_remove(at).1)),
+            None => Err(Error::msg(format!(
+                "{}: no tensor `{NAME}`",
                 payload.path().display()
-            ))
-        })?;
-        let view = entry.tensor(NAME).map_err(|e| {
-            Error::msg(format!(
-                "{}: no tensor `{NAME}`: {e}",
-                payload.path().display()
-            ))
-        })?;
-        let kind = kind_of(view.dtype())?;
-        let shape: Vec<i64> = view
-            .shape()
-            .iter()
-            .map(|&d| i64::try_from(d).map_err(|_| Error::msg("a dimension past i64")))
-            .collect::<Result<_>>()?;
-        let tensor = Tensor::f_from_data_size(view.data(), &shape, kind)?;
-        Ok(SharedTensor::new(tensor.f_to_device(self.device)?))
+            ))),
+        }
     }
+}
+
+impl Format<NamedTensors> for Safetensors {
+    fn name(&self) -> &'static str {
+        "safetensors-named-1"
+    }
+
+    fn save(&self, value: &NamedTensors, out: &mut dyn Write) -> Result<()> {
+        write(&value.iter().collect::<Vec<_>>(), out)
+    }
+
+    fn load(&self, payload: Payload<'_>) -> Result<NamedTensors> {
+        read(payload, self.device).map(NamedTensors::new)
+    }
+}
+
+/// Writes `tensors` as one safetensors file.
+fn write(tensors: &[(&str, &Tensor)], out: &mut dyn Write) -> Result<()> {
+    let hosted = tensors
+        .iter()
+        .map(|(name, t)| Ok((*name, host_bytes(t)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let views = hosted
+        .iter()
+        .map(|(name, (dtype, shape, bytes))| {
+            TensorView::new(*dtype, shape.clone(), bytes)
+                .map(|view| (*name, view))
+                .map_err(|e| Error::msg(e.to_string()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let encoded = safetensors::serialize(views, &None::<HashMap<String, String>>)
+        .map_err(|e| Error::msg(e.to_string()))?;
+    out.write_all(&encoded)?;
+    Ok(())
+}
+
+/// Every tensor of a safetensors payload, in the file's order, on `device`.
+fn read(payload: Payload<'_>, device: Device) -> Result<Vec<(String, Tensor)>> {
+    let bytes = payload.read_all()?;
+    let entry = SafeTensors::deserialize(&bytes).map_err(|e| {
+        Error::msg(format!(
+            "{}: not safetensors: {e}",
+            payload.path().display()
+        ))
+    })?;
+    let mut named = entry.tensors();
+    // The header is a JSON object: keep the order of the data, as written.
+    named.sort_by_key(|(_, view)| view.data().as_ptr() as usize);
+    named
+        .into_iter()
+        .map(|(name, view)| {
+            let kind = kind_of(view.dtype())?;
+            let shape: Vec<i64> = view
+                .shape()
+                .iter()
+                .map(|&d| i64::try_from(d).map_err(|_| Error::msg("a dimension past i64")))
+                .collect::<Result<_>>()?;
+            let tensor = Tensor::f_from_data_size(view.data(), &shape, kind)?;
+            Ok((name, tensor.f_to_device(device)?))
+        })
+        .collect()
 }
 
 /// The tensor's dtype, shape and bytes, copied to host memory.

@@ -86,6 +86,20 @@ impl SharedTensor {
         }
     }
 
+    /// [`bytes`](Self::bytes) if the tensor is on a GPU (or another
+    /// device), else 0: what a memo's
+    /// [`device_bytes`](crate::Memo::device_bytes) reports.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nnbench::torch::{tch::Tensor, SharedTensor};
+    /// assert_eq!(SharedTensor::new(Tensor::from_slice(&[1u8; 5])).device_bytes(), 0);
+    /// ```
+    pub fn device_bytes(&self) -> u64 {
+        self.bytes() - self.host_bytes()
+    }
+
     /// The tensor itself.
     ///
     /// # Example
@@ -116,4 +130,138 @@ impl From<Tensor> for SharedTensor {
 /// storage it shares.
 pub(super) fn tensor_bytes(tensor: &Tensor) -> u64 {
     (tensor.numel() as u64).saturating_mul(tensor.kind().elt_size_in_bytes() as u64)
+}
+
+/// Named tensors, such as a model's weights, as one memo value: kept in
+/// the disk tier as one safetensors file by [`Safetensors`](super::Safetensors).
+///
+/// # Example
+///
+/// ```
+/// use nnbench::torch::{tch::{Device, Kind, Tensor}, NamedTensors};
+///
+/// let weights = NamedTensors::new(vec![
+///     ("fc.weight".into(), Tensor::zeros([10, 784], (Kind::Float, Device::Cpu))),
+///     ("fc.bias".into(), Tensor::zeros([10], (Kind::Float, Device::Cpu))),
+/// ]);
+/// assert_eq!(weights.get("fc.bias").map(|t| t.size()), Some(vec![10]));
+/// assert_eq!(weights.host_bytes(), (10 * 784 + 10) * 4);
+/// ```
+#[derive(Debug, Default)]
+pub struct NamedTensors(Vec<(String, SharedTensor)>);
+
+impl NamedTensors {
+    /// The tensors, in this order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let empty = nnbench::torch::NamedTensors::new(vec![]);
+    /// assert!(empty.is_empty());
+    /// ```
+    pub fn new(tensors: Vec<(String, Tensor)>) -> Self {
+        Self(
+            tensors
+                .into_iter()
+                .map(|(name, t)| (name, SharedTensor::new(t)))
+                .collect(),
+        )
+    }
+
+    /// The tensor called `name`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use nnbench::torch::{tch::Tensor, NamedTensors};
+    /// let w = NamedTensors::new(vec![("w".into(), Tensor::from_slice(&[1.0f32]))]);
+    /// assert!(w.get("w").is_some() && w.get("v").is_none());
+    /// ```
+    pub fn get(&self, name: &str) -> Option<&Tensor> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, t)| &**t)
+    }
+
+    /// Every name and tensor, in order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(w: &nnbench::torch::NamedTensors) {
+    /// for (name, tensor) in w.iter() {
+    ///     println!("{name}: {:?}", tensor.size());
+    /// }
+    /// # }
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Tensor)> {
+        self.0.iter().map(|(n, t)| (n.as_str(), &**t))
+    }
+
+    /// How many tensors there are.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(nnbench::torch::NamedTensors::default().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert!(nnbench::torch::NamedTensors::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The bytes of those in host memory: a memo's
+    /// [`size_of`](crate::Memo::size_of).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(nnbench::torch::NamedTensors::default().host_bytes(), 0);
+    /// ```
+    pub fn host_bytes(&self) -> u64 {
+        self.0.iter().map(|(_, t)| t.host_bytes()).sum()
+    }
+
+    /// The bytes of those on a GPU (or another device): a memo's
+    /// [`device_bytes`](crate::Memo::device_bytes).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(nnbench::torch::NamedTensors::default().device_bytes(), 0);
+    /// ```
+    pub fn device_bytes(&self) -> u64 {
+        self.0.iter().map(|(_, t)| t.device_bytes()).sum()
+    }
+
+    /// The same tensors on `device` (those already there are shared, not
+    /// copied).
+    ///
+    /// # Errors
+    ///
+    /// When libtorch cannot move a tensor (no such device, out of memory).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use nnbench::torch::{tch::{Device, Tensor}, NamedTensors};
+    /// let w = NamedTensors::new(vec![("w".into(), Tensor::from_slice(&[1.0f32]))]);
+    /// let same = w.to_device(Device::Cpu).unwrap();
+    /// assert_eq!(same.len(), 1);
+    /// ```
+    pub fn to_device(&self, device: Device) -> crate::Result<Self> {
+        self.0
+            .iter()
+            .map(|(name, t)| Ok((name.clone(), SharedTensor::new(t.f_to_device(device)?))))
+            .collect::<crate::Result<Vec<_>>>()
+            .map(Self)
+    }
 }

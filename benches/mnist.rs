@@ -1,0 +1,30 @@
+//! A real model sweep: an MLP trained on Fashion-MNIST (two widths, on the
+//! CPU and on CUDA where libtorch has it) classifying the 10,000 test
+//! images in batches of 64 and 1024. Records accuracy and images per
+//! second, load time, peak RSS and GPU peak per case. The training split
+//! is read and each model trained once, and kept in the disk tier: the next
+//! run trains nothing.
+//!
+//! ```sh
+//! eval "$(scripts/libtorch.sh)"; eval "$(scripts/fashion-mnist.sh)"
+//! cargo bench --features tch --bench mnist
+//! ```
+
+#[path = "support/fashion.rs"]
+mod fashion;
+
+use fashion::{Eval, FashionMnist, Images};
+use nnbench::torch::NamedTensors;
+
+#[nnbench::product(
+    model = fashion::models(),
+    data = [FashionMnist::test()],
+    batch = [64i64, 1024],
+    timing = once,
+    tags = ["torch"],
+)]
+fn classify(model: &NamedTensors, data: &Images, batch: i64) -> nnbench::Result<Eval> {
+    fashion::evaluate(model, data, batch)
+}
+
+nnbench::main!();
