@@ -103,8 +103,25 @@ pub(crate) fn used_bytes() -> Option<u64> {
     Some(total)
 }
 
-/// The GPUs and driver for the run's context, or why there are none.
+/// The GPUs and driver for the run's context, or why there are none; the
+/// method is libtorch's allocator where the `tch` feature finds an accelerator.
 pub(crate) fn context() -> GpuContext {
+    let context = nvml_context();
+    // Asked here, as the run starts, so that libtorch's first answer is not
+    // waited for inside a timed call.
+    #[cfg(feature = "tch")]
+    if crate::torch::accelerator().is_ok() {
+        return GpuContext {
+            available: true,
+            reason: None,
+            method: Some(GpuMethod::TorchAllocator),
+            ..context
+        };
+    }
+    context
+}
+
+fn nvml_context() -> GpuContext {
     match gpu() {
         Err(reason) => GpuContext {
             available: false,
