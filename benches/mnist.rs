@@ -14,7 +14,8 @@
 mod fashion;
 
 use fashion::{Eval, FashionMnist, Images};
-use nnbench::torch::NamedTensors;
+use nnbench::torch::Network;
+use nnbench::torch::tch::nn::Sequential;
 
 #[nnbench::product(
     model = fashion::models(),
@@ -23,7 +24,7 @@ use nnbench::torch::NamedTensors;
     timing = once,
     tags = ["torch"],
 )]
-fn classify(model: &NamedTensors, data: &Images, batch: i64) -> nnbench::Result<Eval> {
+fn classify(model: &Network<Sequential>, data: &Images, batch: i64) -> Eval {
     fashion::evaluate(model, data, batch)
 }
 

@@ -9,7 +9,7 @@ use nnbench::Memo;
 use nnbench::memo::file_fingerprint;
 use nnbench::torch::tch::nn::{self, Module, OptimizerConfig};
 use nnbench::torch::tch::{self, Device, Kind, Tensor};
-use nnbench::torch::{NamedTensors, Safetensors, SharedTensor};
+use nnbench::torch::{NamedTensors, Network, Safetensors, SharedTensor};
 use serde::Serialize;
 
 /// Where `scripts/fashion-mnist.sh` put the IDX files.
@@ -144,7 +144,7 @@ pub struct Trained {
     epochs: u32,
 }
 
-fn mlp(root: &nn::Path, hidden: i64) -> impl Module + use<> {
+fn mlp(root: &nn::Path, hidden: i64) -> nn::Sequential {
     nn::seq()
         .add(nn::linear(root / "fc1", 784, hidden, Default::default()))
         .add_fn(|xs| xs.relu())
@@ -173,16 +173,11 @@ impl Memo for Trained {
         // Only the trained weights stay: the training split goes.
         drop(train);
         nnbench::memo::evict(&data);
-        let weights = vs
-            .variables()
-            .into_iter()
-            .map(|(name, t)| (name, t.detach().copy()))
-            .collect();
         eprintln!(
             "trained {self:?} in {:.1} s",
             started.elapsed().as_secs_f64()
         );
-        Ok(NamedTensors::new(weights))
+        Ok(Network::new(vs, net).weights())
     }
 
     fn size_of(&self, value: &NamedTensors) -> Option<u64> {
@@ -198,7 +193,7 @@ impl Memo for Trained {
     }
 }
 
-/// The trained MLP's weights on a device: the sweep's model memo.
+/// The trained MLP on a device, in eval mode: the sweep's model memo.
 #[derive(Clone, Hash, PartialEq, Eq)]
 pub struct Mlp {
     hidden: i64,
@@ -217,23 +212,24 @@ impl std::fmt::Debug for Mlp {
 }
 
 impl Memo for Mlp {
-    type Value = NamedTensors;
+    type Value = Network<nn::Sequential>;
 
-    fn compute(&self) -> nnbench::Result<NamedTensors> {
+    fn compute(&self) -> nnbench::Result<Network<nn::Sequential>> {
         let trained = Trained {
             hidden: self.hidden,
             epochs: 1,
         };
-        let weights = nnbench::memo::resolve(&trained)?.to_device(self.device)?;
+        let weights = nnbench::memo::resolve(&trained)?;
+        let network = Network::from_weights(&weights, self.device, |root| mlp(root, self.hidden))?;
         nnbench::memo::evict(&trained);
-        Ok(weights)
+        Ok(network)
     }
 
-    fn size_of(&self, value: &NamedTensors) -> Option<u64> {
+    fn size_of(&self, value: &Network<nn::Sequential>) -> Option<u64> {
         Some(value.host_bytes())
     }
 
-    fn device_bytes(&self, value: &NamedTensors) -> u64 {
+    fn device_bytes(&self, value: &Network<nn::Sequential>) -> u64 {
         value.device_bytes()
     }
 }
@@ -260,22 +256,10 @@ pub struct Eval {
     pub images_per_second: f64,
 }
 
-/// Classifies every test image in batches of `batch`, on the weights'
+/// Classifies every test image in batches of `batch`, on the model's
 /// device.
-pub fn evaluate(weights: &NamedTensors, data: &Images, batch: i64) -> nnbench::Result<Eval> {
-    let get = |name: &str| {
-        weights
-            .get(name)
-            .ok_or_else(|| nnbench::Error::msg(format!("the model has no {name}")))
-    };
-    let (w1, b1, w2, b2) = (
-        get("fc1.weight")?,
-        get("fc1.bias")?,
-        get("fc2.weight")?,
-        get("fc2.bias")?,
-    );
-    let device = w1.device();
-    let _no_grad = tch::no_grad_guard();
+pub fn evaluate(model: &Network<nn::Sequential>, data: &Images, batch: i64) -> Eval {
+    let device = model.var_store().device();
     let started = Instant::now();
     let mut correct = Tensor::zeros([], (Kind::Int64, device));
     let n = data.labels.size()[0];
@@ -283,14 +267,14 @@ pub fn evaluate(weights: &NamedTensors, data: &Images, batch: i64) -> nnbench::R
         let len = batch.min(n - start);
         let images = data.images.narrow(0, start, len).to_device(device);
         let labels = data.labels.narrow(0, start, len).to_device(device);
-        let logits = images.linear(w1, Some(b1)).relu().linear(w2, Some(b2));
+        let logits = model.forward(&images);
         correct += logits.argmax(-1, false).eq_tensor(&labels).sum(Kind::Int64);
     }
     let correct = correct.int64_value(&[]);
     nnbench::torch::synchronize();
     let seconds = started.elapsed().as_secs_f64();
-    Ok(Eval {
+    Eval {
         accuracy: correct as f64 / n as f64,
         images_per_second: n as f64 / seconds,
-    })
+    }
 }

@@ -27,10 +27,12 @@
 //! ```
 
 mod allocator;
+mod network;
 mod script;
 mod store;
 mod tensor;
 
+pub use network::Network;
 pub use script::TorchScript;
 pub use store::Safetensors;
 pub use tensor::{NamedTensors, SharedTensor};
