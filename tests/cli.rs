@@ -212,6 +212,36 @@ fn a_changed_model_file_is_reported_beside_the_verdict() {
 }
 
 #[test]
+fn gpu_figures_of_two_methods_are_not_compared_as_one() {
+    use nnbench::measure::gpu::GpuMethod;
+    let dir = tempfile::tempdir().unwrap();
+    let mut base = record();
+    base.cases[0].memory.gpu_peak_bytes = Some(900 << 20);
+    base.cases[0].memory.gpu_method = Some(GpuMethod::Process);
+    let mut head = base.clone();
+    head.cases[0].memory.gpu_peak_bytes = Some(100 << 20);
+    head.cases[0].memory.gpu_method = Some(GpuMethod::TorchAllocator);
+    let (b, h) = (
+        write(dir.path(), "b.json", &base),
+        write(dir.path(), "h.json", &head),
+    );
+    let out = nnbench(&["compare", s(&b), s(&h), "--format", "json"]);
+    let parsed: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    let gpu = parsed["cases"][0]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["figure"] == "gpu")
+        .expect("a GPU figure")
+        .clone();
+    assert_eq!(gpu["verdict"], "not_comparable", "{gpu}");
+    assert_eq!(
+        parsed["cases"][0]["verdict"], "unchanged",
+        "not an improvement"
+    );
+}
+
+#[test]
 fn cases_on_one_side_are_new_or_gone_and_a_failure_is_never_an_improvement() {
     let dir = tempfile::tempdir().unwrap();
     let base = record();

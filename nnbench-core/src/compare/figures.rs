@@ -127,7 +127,18 @@ fn compare_figure(
         }
         Figure::Gpu => {
             let peak = |c: &CaseRecord| c.memory.gpu_peak_bytes.map(|b| b as f64);
-            amounts(figure, peak(base), peak(head), threshold)
+            let mut out = amounts(figure, peak(base), peak(head), threshold)?;
+            // NVML counts the process's whole footprint, the allocator live
+            // tensors alone: figures of two methods are not one quantity.
+            if let (Some(b), Some(h)) = (base.memory.gpu_method, head.memory.gpu_method)
+                && b != h
+            {
+                out.verdict = Verdict::NotComparable;
+                out.note = Some(format!(
+                    "measured by {b:?} on the base side, {h:?} on the head side"
+                ));
+            }
+            Some(out)
         }
         Figure::Value => value(base, head, threshold),
     }
