@@ -115,6 +115,16 @@ impl<'a> Payload<'a> {
         }
     }
 
+    /// The entry's open file.
+    pub(crate) fn file(&self) -> &'a File {
+        self.file
+    }
+
+    /// Where the payload starts in the file.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
     /// The payload's length in bytes.
     ///
     /// # Example

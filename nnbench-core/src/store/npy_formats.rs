@@ -24,7 +24,7 @@ pub struct Npy;
 
 impl<A, D> Format<Array<A, D>> for Npy
 where
-    A: ReadableElement + WritableElement,
+    A: ReadableElement + WritableElement + 'static,
     D: Dimension,
 {
     fn name(&self) -> &'static str {
@@ -39,8 +39,9 @@ where
     fn load(&self, payload: Payload<'_>) -> Result<Array<A, D>> {
         Ok(crate::npy::read_validated(
             payload.path(),
+            payload.file(),
+            payload.offset(),
             payload.len(),
-            || payload.reader(),
         )?)
     }
 }
