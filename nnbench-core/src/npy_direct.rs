@@ -54,10 +54,18 @@ pub(crate) unsafe fn read_elements<A>(file: &File, offset: u64, len: usize) -> i
 
 /// Asks the kernel to back the 2 MiB-aligned part of `[start, start + len)`
 /// with huge pages before it is touched. Where it cannot, nothing changes.
+///
+/// Only from 32 MiB: glibc serves allocations that large with a mapping of
+/// their own (its mmap threshold never rises past 32 MiB), so the advice
+/// ends with the array instead of staying on heap memory that later, small
+/// allocations reuse.
 fn advise_huge_pages(start: *mut u8, len: usize) {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;
+        if len < 32 << 20 {
+            return;
+        }
         let first = (start as usize).next_multiple_of(HUGE);
         let end = (start as usize + len) / HUGE * HUGE;
         if end > first {
