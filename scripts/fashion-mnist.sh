@@ -26,12 +26,24 @@ command -v apt-get > /dev/null || { say "apt-get not found: Debian's package is 
 work="$(mktemp -d "${TMPDIR:-/tmp}/nnbench-fashion.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
-say "downloading Debian's dataset-fashion-mnist"
 # apt-get download as root warns that its sandbox user cannot write here.
-(cd "$work" && apt-get download dataset-fashion-mnist 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) || {
-    say "apt-get could not download dataset-fashion-mnist (try: apt-get update)"
-    exit 1
+download() {
+    (cd "$work" && apt-get download dataset-fashion-mnist 2>&1 |
+        grep -v '^W: Download is performed unsandboxed' >&2)
+    compgen -G "$work/dataset-fashion-mnist_*.deb" > /dev/null
 }
+say "downloading Debian's dataset-fashion-mnist"
+if ! download; then
+    # A machine whose package lists were never fetched (a fresh container).
+    if [[ "$(id -u)" == 0 ]]; then
+        say "refreshing apt's package lists"
+        apt-get update -qq >&2 || true
+    fi
+    download || {
+        say "apt-get could not download dataset-fashion-mnist (as root: apt-get update)"
+        exit 1
+    }
+fi
 dpkg-deb -x "$work"/dataset-fashion-mnist_*.deb "$work/root"
 staged="$work/fashion-mnist"
 mkdir -p "$staged"
