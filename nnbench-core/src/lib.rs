@@ -20,7 +20,6 @@ pub mod export;
 pub mod measure;
 pub mod memo;
 pub mod npy;
-mod npy_direct;
 mod param;
 pub mod record;
 mod registry;

@@ -28,7 +28,8 @@
 mod npy_formats;
 mod serde_formats;
 
-pub use npy_formats::{MappedArray, MappedNpy, Npy};
+pub use crate::npy::MappedArray;
+pub use npy_formats::{MappedNpy, Npy};
 pub use serde_formats::{Binary, Json};
 
 use std::fs::File;

@@ -11,11 +11,16 @@ use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 
 use ndarray::{Array, ArrayBase, Data, Dimension, IxDyn};
-use ndarray_npy::{ReadNpyError, ReadNpyExt, ReadableElement, WritableElement, WriteNpyExt};
+use ndarray_npy::{
+    ReadNpyError, ReadNpyExt, ReadableElement, ViewElement, WritableElement, WriteNpyExt,
+};
 use py_literal::Value as PyValue;
 
 use crate::atomic_file::{self, WriteError};
-use crate::npy_direct;
+mod direct;
+mod mapped;
+
+pub use mapped::MappedArray;
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// numpy writes headers of a few hundred bytes; anything near this is not one.
@@ -253,6 +258,63 @@ where
     read_validated(path, &file, 0, len)
 }
 
+/// Maps the `.npy` file at `path` read-only, as `np.load(path,
+/// mmap_mode="r")` does: nothing is copied, pages are read from the file
+/// when a case first touches them, and only those count as resident. The
+/// header is checked against the file's length first, as [`read`] does.
+///
+/// The file must not change while it is mapped: bytes written by another
+/// process show through the array, and a file cut short under it makes
+/// reads past its new end fault.
+///
+/// # Errors
+///
+/// An [`NpyError`] naming the file: missing, truncated, corrupt, of another
+/// element type (elements must be stored as this machine holds them) or
+/// number of dimensions, or not mappable.
+///
+/// # Example
+///
+/// ```
+/// use ndarray::{array, Ix2};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("w.npy");
+/// nnbench::npy::write(&path, &array![[1.0, 2.0], [3.0, 4.0]]).unwrap();
+/// let w = nnbench::npy::map::<f64, Ix2>(&path).unwrap();
+/// assert!(w.is_mapped());
+/// assert_eq!(w.view().sum(), 10.0);
+/// assert!(nnbench::npy::map::<f32, Ix2>(&path).is_err());
+/// ```
+pub fn map<A, D>(path: impl AsRef<Path>) -> Result<MappedArray<A, D>, NpyError>
+where
+    A: ViewElement + 'static,
+    D: Dimension,
+{
+    let path = path.as_ref();
+    let file = open(path)?;
+    let len = file_len(path, &file)?;
+    let header = header_of(path, &mut &file, len)?;
+    check_ndim::<D>(path, &header)?;
+    if direct::native_descr::<A>() != Some(header.descr.as_str()) {
+        return Err(NpyError::WrongType {
+            path: path.to_owned(),
+            expected: std::any::type_name::<A>(),
+            descr: header.descr,
+        });
+    }
+    // SAFETY: a read-only private map; the documentation above says the
+    // file must not change while mapped, as numpy's `mmap_mode="r"` asks.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|source| NpyError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    MappedArray::from_map(map).map_err(|e| NpyError::Header {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
 /// Reads the `.npy` array stored in `file` from `offset` for `len` bytes,
 /// checking its header against that length first. Plain numbers stored as
 /// this machine holds them go straight from the file into the array;
@@ -277,18 +339,12 @@ where
         Ok(region.take(len))
     };
     let header = header_of(path, &mut region().map_err(io)?, len)?;
-    if let Some(expected) = D::NDIM.filter(|&n| n != header.shape.len()) {
-        return Err(NpyError::WrongNdim {
-            path: path.to_owned(),
-            expected,
-            found: header.shape.len(),
-        });
-    }
-    if !header.fortran_order && npy_direct::native_descr::<A>() == Some(header.descr.as_str()) {
+    check_ndim::<D>(path, &header)?;
+    if !header.fortran_order && direct::native_descr::<A>() == Some(header.descr.as_str()) {
         let elements = header.shape.iter().product();
         // SAFETY: `native_descr` knows `A`: a plain number, valid for any bytes.
         let data =
-            unsafe { npy_direct::read_elements::<A>(file, offset + header.data_offset, elements) }
+            unsafe { direct::read_elements::<A>(file, offset + header.data_offset, elements) }
                 .map_err(io)?;
         let shaped = Array::from_shape_vec(IxDyn(&header.shape), data)
             .ok()
@@ -350,6 +406,18 @@ where
             source,
         },
     })
+}
+
+/// An error unless the header has `D`'s number of dimensions.
+fn check_ndim<D: Dimension>(path: &Path, header: &Header) -> Result<(), NpyError> {
+    match D::NDIM.filter(|&n| n != header.shape.len()) {
+        Some(expected) => Err(NpyError::WrongNdim {
+            path: path.to_owned(),
+            expected,
+            found: header.shape.len(),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn open(path: &Path) -> Result<File, NpyError> {
@@ -574,7 +642,7 @@ mod tests {
             let array = Array2::from_shape_vec((2, values.len() / 2), values).unwrap();
             write(&path, &array).unwrap();
             assert_eq!(read::<A, Ix2>(&path).unwrap(), array);
-            assert!(npy_direct::native_descr::<A>().is_some());
+            assert!(direct::native_descr::<A>().is_some());
         }
         round_trip(vec![1.5f64, -2.0, 3.25, f64::MAX]);
         round_trip(vec![1.5f32, -2.0, 3.25, f32::MIN]);
@@ -596,6 +664,27 @@ mod tests {
         bytes.extend((-2.0f64).to_be_bytes());
         let path = file(&dir, "big.npy", &bytes);
         assert_eq!(read::<f64, Ix1>(&path).unwrap(), array![1.5, -2.0]);
+    }
+
+    #[test]
+    fn a_mapped_file_is_checked_like_a_read_one_and_reads_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let path = dir.path().join("f.npy");
+        write(&path, &c.t()).unwrap();
+        let mapped = map::<f64, Ix2>(&path).unwrap();
+        assert!(mapped.is_mapped());
+        assert_eq!(mapped.view(), c.t());
+        assert!(matches!(
+            map::<f64, Ix1>(&path),
+            Err(NpyError::WrongNdim { found: 2, .. })
+        ));
+        let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }";
+        let short = file(&dir, "short.npy", &craft(header, 31));
+        assert!(matches!(
+            map::<f64, Ix2>(&short),
+            Err(NpyError::SizeMismatch { .. })
+        ));
     }
 
     #[test]
