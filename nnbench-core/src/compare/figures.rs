@@ -106,23 +106,15 @@ fn compare_figure(
     match figure {
         Figure::Time => Some(time(&base.time, &head.time, threshold, t.significance)),
         Figure::Load => {
-            let loads =
-                |c: &CaseRecord| (c.memo.hits + c.memo.misses > 0).then_some(c.load_ns as f64);
+            let loads = |c: &CaseRecord| c.uses_memos().then_some(c.load_ns as f64);
             amounts(figure, loads(base), loads(head), threshold)
         }
         Figure::Rss => {
-            let growth = |c: &CaseRecord| {
-                let m = &c.memory;
-                Some(m.rss_peak_bytes?.saturating_sub(m.rss_before_bytes?) as f64)
-            };
+            let growth = |c: &CaseRecord| c.rss_growth_bytes().map(|b| b as f64);
             amounts(figure, growth(base), growth(head), threshold)
         }
         Figure::Heap => {
-            let growth = |c: &CaseRecord| {
-                let m = &c.memory;
-                let peak = m.heap_peak_bytes?;
-                Some(peak.saturating_sub(m.heap_before_bytes.unwrap_or(0)) as f64)
-            };
+            let growth = |c: &CaseRecord| c.heap_growth_bytes().map(|b| b as f64);
             amounts(figure, growth(base), growth(head), threshold)
         }
         Figure::Gpu => {

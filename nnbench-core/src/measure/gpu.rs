@@ -82,22 +82,22 @@ pub(crate) fn used_bytes() -> Option<u64> {
     let mut total = 0u64;
     for index in 0..gpu.devices {
         let device = gpu.nvml.device_by_index(index).ok()?;
-        total += match gpu.method {
-            GpuMethod::DeviceDelta => device.memory_info().ok()?.used,
-            // NVML's other method: the allocator's is not NVML's.
-            GpuMethod::Process | GpuMethod::TorchAllocator => {
-                let mut processes = device.running_compute_processes().ok()?;
-                processes.extend(device.running_graphics_processes().unwrap_or_default());
-                processes
-                    .iter()
-                    .filter(|p| p.pid == gpu.pid)
-                    .map(|p| match p.used_gpu_memory {
-                        UsedGpuMemory::Used(bytes) => bytes,
-                        UsedGpuMemory::Unavailable => 0,
-                    })
-                    .max()
-                    .unwrap_or(0)
-            }
+        // `init` picks one of NVML's two methods: whole devices inside a
+        // PID namespace, this process's own use elsewhere.
+        total += if gpu.method == GpuMethod::DeviceDelta {
+            device.memory_info().ok()?.used
+        } else {
+            let mut processes = device.running_compute_processes().ok()?;
+            processes.extend(device.running_graphics_processes().unwrap_or_default());
+            processes
+                .iter()
+                .filter(|p| p.pid == gpu.pid)
+                .map(|p| match p.used_gpu_memory {
+                    UsedGpuMemory::Used(bytes) => bytes,
+                    UsedGpuMemory::Unavailable => 0,
+                })
+                .max()
+                .unwrap_or(0)
         };
     }
     Some(total)

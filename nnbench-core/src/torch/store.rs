@@ -93,7 +93,7 @@ impl Format<NamedTensors> for Safetensors {
 fn write(tensors: &[(&str, &Tensor)], out: &mut dyn Write) -> Result<()> {
     let hosted = tensors
         .iter()
-        .map(|(name, t)| Ok((*name, host_bytes(t)?)))
+        .map(|(name, t)| Ok((*name, host_copy(t)?)))
         .collect::<Result<Vec<_>>>()?;
     let views = hosted
         .iter()
@@ -137,7 +137,7 @@ fn read(payload: Payload<'_>, device: Device) -> Result<Vec<(String, Tensor)>> {
 }
 
 /// The tensor's dtype, shape and bytes, copied to host memory.
-fn host_bytes(tensor: &Tensor) -> Result<(Dtype, Vec<usize>, Vec<u8>)> {
+fn host_copy(tensor: &Tensor) -> Result<(Dtype, Vec<usize>, Vec<u8>)> {
     let dtype = dtype_of(tensor.f_kind()?)?;
     let host = tensor.f_to_device(Device::Cpu)?.f_contiguous()?;
     let numel = host.numel();
