@@ -3,44 +3,14 @@
 //!
 //! The matrices are generated deterministically under
 //! `target/nnbench/sweep-data/` on first use; `NNBENCH_SWEEP_N` sets the
-//! models' side (default 512: 2 MiB each; 4096 makes them 128 MiB).
+//! models' side (default 512: 2 MiB each; 4096 makes them 128 MiB, 8000
+//! the 512 MB of `benches/seed_sweep.rs`).
 //!
 //! `cargo bench --bench sweep -- --out run.json`
 
 #[path = "support/matrices.rs"]
 mod matrices;
-
-use ndarray::Array2;
-use nnbench::{Params, State};
-
-use matrices::MatrixFile;
-
-/// Side of the models.
-fn side() -> usize {
-    std::env::var("NNBENCH_SWEEP_N")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(512)
-}
-
-/// Frees the model as soon as its case is done. Automatic eviction after
-/// the last use would too; this is the explicit form, as hooks written by
-/// hand look.
-fn evict_model(_state: &State, params: &Params) {
-    if let Some(model) = params.memo::<MatrixFile>("model") {
-        nnbench::memo::evict(model);
-    }
-}
-
-#[nnbench::product(
-    model = matrices::models(side()),
-    data = [matrices::dataset(side())],
-    teardown = evict_model,
-    tags = ["cpu"],
-)]
-fn accuracy(model: &Array2<f64>, data: &Array2<f64>) -> f64 {
-    matrices::accuracy(model, data)
-}
+#[path = "support/sweep_family.rs"]
+mod sweep_family;
 
 nnbench::main!();

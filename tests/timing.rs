@@ -4,7 +4,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use nnbench::record::{Stage, TimingMode};
+use nnbench::record::{Sampler, Stage, TimingMode};
 use nnbench::{Memo, Runner, Sampling, Timing};
 
 /// Quick sampling, so the tests stay short: criterion's minimum sample size.
@@ -36,7 +36,7 @@ fn sampled_kernel() -> u64 {
 }
 
 #[test]
-fn sampled_cases_keep_criterions_samples_and_the_first_calls_metric() {
+fn sampled_cases_stop_once_the_median_is_precise_and_keep_the_first_calls_metric() {
     let record = Runner::new()
         .filter("sampled_kernel")
         .quiet(true)
@@ -48,13 +48,27 @@ fn sampled_cases_keep_criterions_samples_and_the_first_calls_metric() {
     assert_eq!(case.value, 19900);
     let t = &case.time;
     assert_eq!(t.mode, TimingMode::Sampled);
-    assert_eq!(t.samples, 10, "the samples after warm-up");
-    assert!(t.iters >= 10);
+    assert_eq!(t.sampler, Some(Sampler::Adaptive));
+    assert!(t.samples >= 10, "sample_size is the least: {t:?}");
+    assert_eq!(t.samples_ns.len() as u64, t.samples);
+    assert_eq!(
+        t.iters % t.samples,
+        0,
+        "every sample makes the same calls: {t:?}"
+    );
     assert!(
         t.min_ns > 0.0 && t.min_ns <= t.median_ns && t.median_ns <= t.max_ns,
         "{t:?}"
     );
-    assert!(t.mean_ns >= t.min_ns && t.mean_ns <= t.max_ns);
+    let [low, high] = t.median_ci_ns.expect("ten samples bound the median");
+    assert!(low <= t.median_ns && t.median_ns <= high, "{t:?}");
+    // Stopped when precise within 1% or out of time, after 60 ms of
+    // sampling at most (and one sample more).
+    let sampled_ms = t.samples_ns.iter().sum::<f64>() * (t.iters / t.samples) as f64 / 1e6;
+    assert!(
+        sampled_ms < 200.0,
+        "the cap is 60 ms: {sampled_ms} ms, {t:?}"
+    );
     assert!(
         t.median_ns < 1e6,
         "a 200-element sum takes well under a millisecond: {t:?}"
@@ -64,6 +78,23 @@ fn sampled_cases_keep_criterions_samples_and_the_first_calls_metric() {
         calls > t.iters,
         "warm-up and the first call come on top: {calls} calls, {} iters",
         t.iters
+    );
+}
+
+#[test]
+fn the_runs_sampled_timing_hands_sampling_to_criterion_with_its_settings() {
+    let record = runner("sampled_kernel")
+        .timing(Timing::Sampled)
+        .run()
+        .unwrap();
+    let t = &record.cases[0].time;
+    assert_eq!(t.sampler, Some(Sampler::Criterion));
+    assert_eq!(t.samples, 10, "criterion's samples after warm-up");
+    assert!(
+        nnbench::target_dir()
+            .join("criterion/sampled_kernel/new/estimates.json")
+            .is_file(),
+        "criterion's own analysis is written"
     );
 }
 

@@ -72,7 +72,7 @@ fn generate(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
 }
 
 /// Columns of the dataset: a batch of inputs.
-pub const BATCH: usize = 64;
+pub const BATCH: usize = 16;
 
 /// The sweep's three models, `side × side`.
 pub fn models(side: usize) -> [MatrixFile; 3] {

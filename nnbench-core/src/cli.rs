@@ -50,6 +50,11 @@ pub(crate) struct Cli {
     /// SIZE, evicting the least recently used first.
     #[arg(long, value_name = "SIZE", env = "NNBENCH_MEMO_GPU_BUDGET", value_parser = size)]
     memo_gpu_budget: Option<u64>,
+    /// While a case runs, load the next case's memos in the background,
+    /// when the memo budget (or the memory available) has room for them:
+    /// the load shares the machine with the timed case.
+    #[arg(long)]
+    prefetch: bool,
     /// Folder of the disk tier of persisted memos (default target/nnbench/memo-cache).
     #[arg(long, value_name = "DIR", conflicts_with = "no_memo_cache")]
     memo_cache_dir: Option<PathBuf>,
@@ -72,20 +77,25 @@ pub(crate) struct Cli {
     /// Time every case with one call.
     #[arg(long, conflicts_with = "sampled", help_heading = "Timing")]
     once: bool,
-    /// Let criterion sample every case.
+    /// Let criterion sample every case, with its settings, analysis and
+    /// reports (otherwise nnbench's sampler samples, and stops once the
+    /// median is known within 1%).
     #[arg(long, help_heading = "Timing")]
     sampled: bool,
     /// First-call duration from which automatic timing keeps one call
     /// (seconds, or a duration such as 250ms).
     #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Timing")]
     auto_threshold: Option<Duration>,
-    /// Samples criterion takes (at least 10).
+    /// Samples to take: at least this many (default 10), or with
+    /// --sampled exactly this many (criterion's default 100; 10 or more).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(10..), help_heading = "Timing")]
     sample_size: Option<u64>,
-    /// Warm-up before sampling (seconds, or a duration such as 500ms).
+    /// Warm-up before sampling (seconds, or a duration such as 500ms;
+    /// default 25ms, 3s with --sampled).
     #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Timing")]
     warm_up_time: Option<Duration>,
-    /// Time spent sampling (seconds, or a duration such as 2s).
+    /// The most time spent sampling a case (default 1s), or with --sampled
+    /// the time criterion spends (default 5s); seconds or a duration.
     #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Timing")]
     measurement_time: Option<Duration>,
     /// Save the run record as baseline NAME
@@ -195,6 +205,7 @@ impl Cli {
             keep_memos: self.keep_memos,
             memo_budget: self.memo_budget,
             memo_gpu_budget: self.memo_gpu_budget,
+            prefetch: self.prefetch,
             disk_tier,
             clear_disk_tier: self.memo_cache.is_some(),
             print_cache: self.print_cache || env_flag("NNBENCH_PRINT_CACHE_SIZE"),

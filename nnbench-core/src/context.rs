@@ -1,7 +1,7 @@
 //! The context of a run: host, repository and toolchain.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 
@@ -11,13 +11,18 @@ use crate::record::{Git, Host, RunContext};
 /// `command` as its command line.
 pub(crate) fn collect(dir: &Path, command: Vec<String>) -> RunContext {
     let rustc = env!("NNBENCH_RUSTC_VERSION");
+    // git runs while the host is read: the run waits for the context
+    // before its first case, and git takes tens of milliseconds.
+    let git = Git::start(dir);
+    let host = host();
+    let gpu = crate::measure::gpu::context();
     RunContext {
-        host: host(),
-        git: git(dir),
+        host,
+        git: git.finish(),
         nnbench: env!("CARGO_PKG_VERSION").to_owned(),
         rustc: (!rustc.is_empty()).then(|| rustc.to_owned()),
         command,
-        gpu: crate::measure::gpu::context(),
+        gpu,
     }
 }
 
@@ -48,26 +53,51 @@ fn host() -> Host {
     }
 }
 
-fn git(dir: &Path) -> Option<Git> {
-    let run = |args: &[&str]| -> Option<String> {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
-    };
-    let commit = run(&["rev-parse", "HEAD"])?;
-    let branch = run(&["rev-parse", "--abbrev-ref", "HEAD"]).filter(|b| b != "HEAD");
-    let dirty =
-        run(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    Some(Git {
-        commit,
-        branch,
-        dirty,
-    })
+/// The git commands that describe the checkout, started side by side.
+struct GitQuery {
+    /// `rev-parse HEAD --abbrev-ref HEAD`: the commit, then the branch.
+    revisions: Option<Child>,
+    status: Option<Child>,
+}
+
+impl Git {
+    fn start(dir: &Path) -> GitQuery {
+        let spawn = |args: &[&str]| {
+            Command::new("git")
+                .args(args)
+                .current_dir(dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .ok()
+        };
+        GitQuery {
+            revisions: spawn(&["rev-parse", "HEAD", "--abbrev-ref", "HEAD"]),
+            status: spawn(&["status", "--porcelain", "--untracked-files=no"]),
+        }
+    }
+}
+
+impl GitQuery {
+    fn finish(self) -> Option<Git> {
+        let output = |child: Option<Child>| -> Option<String> {
+            let out = child?.wait_with_output().ok()?;
+            out.status
+                .success()
+                .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+        };
+        let status = output(self.status);
+        let revisions = output(self.revisions)?;
+        let mut lines = revisions.lines().map(str::trim);
+        let commit = lines.next().filter(|c| !c.is_empty())?.to_owned();
+        let branch = lines.next().filter(|b| *b != "HEAD").map(str::to_owned);
+        Some(Git {
+            commit,
+            branch,
+            dirty: status.is_some_and(|s| !s.trim().is_empty()),
+        })
+    }
 }
 
 /// Now, in RFC 3339, UTC, to the millisecond.

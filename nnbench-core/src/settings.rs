@@ -21,17 +21,22 @@ use crate::memo::DiskTier;
 pub enum Timing {
     /// One call, its duration: for heavy cases (a model's evaluation).
     Once,
-    /// criterion samples the function: for small kernels.
+    /// The function is sampled until its median is known within 1% (or
+    /// the measurement time is spent): for small kernels. As the run's
+    /// timing ([`Runner::timing`](crate::Runner::timing), `--sampled`),
+    /// criterion samples every case instead, with its settings, analysis
+    /// and reports.
     Sampled,
     /// The first call yields the metric and its time; if it took at least
     /// the threshold (100 ms by default), the case stays `Once`, otherwise
-    /// criterion samples it.
+    /// it is sampled.
     #[default]
     Auto,
 }
 
-/// Sampling settings; `None` leaves criterion's default (100 samples, 3 s
-/// of warm-up, 5 s of measurement).
+/// Sampling settings; `None` leaves the default: at least 10 samples after
+/// 25 ms of warm-up, for at most 1 s, or under criterion (`--sampled`) its
+/// 100 samples after 3 s of warm-up, over 5 s.
 ///
 /// # Example
 ///
@@ -47,11 +52,12 @@ pub enum Timing {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sampling {
-    /// Samples to take (at least 10, as criterion requires).
+    /// The least number of samples; criterion's number of samples (at
+    /// least 10, as it requires).
     pub sample_size: Option<usize>,
     /// Time to run the function before sampling.
     pub warm_up: Option<Duration>,
-    /// Time to spend sampling.
+    /// The most time spent sampling; criterion's time spent sampling.
     pub measurement_time: Option<Duration>,
 }
 
@@ -142,6 +148,8 @@ pub(crate) struct RunSettings {
     pub memo_budget: Option<u64>,
     /// Bytes of GPU memory resident memos may hold together.
     pub memo_gpu_budget: Option<u64>,
+    /// Load the next case's memos in the background while a case runs.
+    pub prefetch: bool,
     /// Where persisted memos live during the run.
     pub disk_tier: DiskTier,
     /// Empty the disk tier before the run.

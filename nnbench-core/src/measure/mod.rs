@@ -3,6 +3,7 @@
 //! (with [`TrackingAllocator`](crate::alloc::TrackingAllocator) installed) and
 //! GPU memory (through NVML). Time is taken around the call itself.
 
+pub(crate) mod adaptive;
 pub mod gpu;
 pub mod rss;
 mod sampler;

@@ -3,7 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::record::{TimeRecord, TimingMode};
+use super::adaptive::{median, median_interval};
+use crate::record::{Sampler, TimeRecord, TimingMode};
 
 /// Times the user's function alone (argument fetching and metric
 /// serialization stay outside), called `iters` times in a row.
@@ -64,8 +65,6 @@ impl Timer {
     }
 }
 
-/// The record of samples of `(iterations, elapsed)`: mean, median, standard
-/// deviation, min and max of the time per iteration over the samples.
 /// Kernels run asynchronously: with the `tch` feature, the clock stops
 /// when the device has finished the work the calls queued.
 #[inline]
@@ -74,7 +73,10 @@ fn wait_for_device() {
     crate::torch::synchronize();
 }
 
-pub(crate) fn summarize(samples: &[(u64, Duration)]) -> TimeRecord {
+/// The record of samples of `(iterations, elapsed)` that `sampler` took:
+/// mean, median (and its interval), standard deviation, min and max of the
+/// time per iteration over the samples.
+pub(crate) fn summarize(sampler: Sampler, samples: &[(u64, Duration)]) -> TimeRecord {
     let in_order: Vec<f64> = samples
         .iter()
         .filter(|(iters, _)| *iters > 0)
@@ -86,15 +88,12 @@ pub(crate) fn summarize(samples: &[(u64, Duration)]) -> TimeRecord {
     if n == 0 {
         return TimeRecord {
             mode: TimingMode::Sampled,
+            sampler: Some(sampler),
             ..TimeRecord::default()
         };
     }
     let mean = per_iter.iter().sum::<f64>() / n as f64;
-    let median = if n % 2 == 1 {
-        per_iter[n / 2]
-    } else {
-        (per_iter[n / 2 - 1] + per_iter[n / 2]) / 2.0
-    };
+    let median = median(&per_iter);
     let std = if n > 1 {
         (per_iter.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
     } else {
@@ -102,6 +101,7 @@ pub(crate) fn summarize(samples: &[(u64, Duration)]) -> TimeRecord {
     };
     TimeRecord {
         mode: TimingMode::Sampled,
+        sampler: Some(sampler),
         samples: n as u64,
         iters: samples.iter().map(|(iters, _)| iters).sum(),
         mean_ns: mean,
@@ -110,6 +110,7 @@ pub(crate) fn summarize(samples: &[(u64, Duration)]) -> TimeRecord {
         min_ns: per_iter[0],
         max_ns: per_iter[n - 1],
         samples_ns: in_order,
+        median_ci_ns: median_interval(&per_iter).map(|(low, high)| [low, high]),
     }
 }
 
@@ -124,8 +125,12 @@ mod tests {
     #[test]
     fn statistics_are_per_iteration() {
         // 10, 20, 30, 40 ns per iteration.
-        let t = summarize(&[sample(1, 10), sample(2, 40), sample(3, 90), sample(4, 160)]);
+        let t = summarize(
+            Sampler::Criterion,
+            &[sample(1, 10), sample(2, 40), sample(3, 90), sample(4, 160)],
+        );
         assert_eq!(t.mode, TimingMode::Sampled);
+        assert_eq!(t.sampler, Some(Sampler::Criterion));
         assert_eq!((t.samples, t.iters), (4, 10));
         assert_eq!(
             (t.mean_ns, t.median_ns, t.min_ns, t.max_ns),
@@ -137,10 +142,14 @@ mod tests {
 
     #[test]
     fn an_odd_count_takes_the_middle_and_one_sample_has_no_spread() {
-        let t = summarize(&[sample(1, 5), sample(1, 100), sample(1, 7)]);
+        let t = summarize(
+            Sampler::Adaptive,
+            &[sample(1, 5), sample(1, 100), sample(1, 7)],
+        );
         assert_eq!(t.median_ns, 7.0);
-        let one = summarize(&[sample(5, 50)]);
+        let one = summarize(Sampler::Adaptive, &[sample(5, 50)]);
         assert_eq!((one.median_ns, one.std_ns), (10.0, 0.0));
-        assert_eq!(summarize(&[]).samples, 0);
+        assert_eq!(summarize(Sampler::Adaptive, &[]).samples, 0);
+        assert_eq!(one.median_ci_ns, None, "one sample has no interval");
     }
 }

@@ -360,6 +360,25 @@ impl Cache {
             .unwrap_or_default()
     }
 
+    /// [`expected_bytes`](Self::expected_bytes), or for a memo never loaded
+    /// the largest resident entry of the same memo type: the models of a
+    /// sweep are alike.
+    pub(crate) fn estimated_bytes(&self, memo: &dyn ErasedMemo) -> Sizes {
+        if lock(&self.sizes).contains_key(&memo.key_hash()) {
+            return self.expected_bytes(memo);
+        }
+        let kind = memo.as_any().type_id();
+        lock(&self.buckets)
+            .values()
+            .flatten()
+            .filter(|e| e.memo.as_any().type_id() == kind)
+            .filter_map(|e| e.ready())
+            .fold(Sizes::default(), |largest, r| Sizes {
+                host: largest.host.max(r.bytes),
+                device: largest.device.max(r.device_bytes),
+            })
+    }
+
     /// Evicts the least recently used computed entry that `keep` does not
     /// keep (preferring entries nothing else holds, whose eviction frees
     /// memory), and that holds GPU memory if `on_device`, spilling it to the

@@ -119,6 +119,10 @@ impl CaseRecord {
 pub struct TimeRecord {
     /// How the case was timed.
     pub mode: TimingMode,
+    /// What sampled it: nnbench's own sampler, which stops once the median
+    /// is precise, or criterion (`--sampled`). `None` for a case timed once.
+    #[serde(default)]
+    pub sampler: Option<Sampler>,
     /// How many samples were taken (0 when the function never ran).
     pub samples: u64,
     /// How many calls all samples made together.
@@ -138,6 +142,11 @@ pub struct TimeRecord {
     /// timed once has its one call here.
     #[serde(default)]
     pub samples_ns: Vec<f64>,
+    /// The 95% interval of the median per call, `[low, high]`,
+    /// distribution-free (from the samples' order statistics); `None` under
+    /// six samples.
+    #[serde(default)]
+    pub median_ci_ns: Option<[f64; 2]>,
 }
 
 impl TimeRecord {
@@ -160,6 +169,8 @@ impl TimeRecord {
             min_ns: ns,
             max_ns: ns,
             samples_ns: vec![ns],
+            sampler: None,
+            median_ci_ns: None,
         }
     }
 }
@@ -177,8 +188,26 @@ pub enum TimingMode {
     /// One call, its duration.
     #[default]
     Once,
-    /// criterion sampled the function; the figures are per call.
+    /// The function was sampled; the figures are per call.
     Sampled,
+}
+
+/// What sampled a case.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::record::Sampler;
+/// assert_eq!(serde_json::to_string(&Sampler::Adaptive).unwrap(), "\"adaptive\"");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sampler {
+    /// nnbench's sampler: samples until the median's 95% interval is within
+    /// 1% of it, or the case's time is spent (the default).
+    Adaptive,
+    /// criterion, with its settings, analysis and reports (`--sampled`).
+    Criterion,
 }
 
 /// Memory of the process around one case.

@@ -141,6 +141,11 @@ pub struct MemoRecord {
     /// reports a case whose model or data changed between the runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<MemoInput>,
+    /// Memos of the next case that loaded in the background while this
+    /// case ran (`--prefetch`): this case's time and memory figures include
+    /// that load's disturbance, and its memory peaks that memory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefetched: Vec<String>,
 }
 
 /// What a memo's inputs looked like when a case used it.

@@ -20,7 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::atomic_file;
 
-pub use case::{CaseError, CaseRecord, Direction, MemoryRecord, Stage, TimeRecord, TimingMode};
+pub use case::{
+    CaseError, CaseRecord, Direction, MemoryRecord, Sampler, Stage, TimeRecord, TimingMode,
+};
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
 pub use memo::{LeakRecord, MemoCounters, MemoInput, MemoRecord, RunMemoRecord};
 pub use method::{GpuMethod, RssMethod};
@@ -58,6 +60,11 @@ pub struct RunRecord {
     /// What went wrong outside any case (each case keeps its own).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Whether the memos of each next case loaded in the background while
+    /// a case ran (`--prefetch`); the cases they loaded beside list them in
+    /// `memo.prefetched`.
+    #[serde(default)]
+    pub prefetch: bool,
 }
 impl RunRecord {
     /// How many cases failed.
@@ -287,11 +294,13 @@ mod tests {
                     evicted: vec!["m1".into()],
                     leaked: vec![],
                     inputs: vec![],
+                    prefetched: vec![],
                 },
                 warnings: vec![],
             }],
             memo: RunMemoRecord::default(),
             warnings: vec![],
+            prefetch: false,
         }
     }
 

@@ -27,7 +27,9 @@ pub(crate) struct Place {
 }
 
 /// Runs `case` and evicts `unused` (memos no later case needs) unless
-/// `keep_memos`.
+/// `keep_memos`. `prefetch` is called once the case's memos are resolved
+/// and its setup is done, just before the call: it may start loading the
+/// next case's memos, and returns their descriptions.
 pub(crate) fn run(
     case: &Case,
     place: Place,
@@ -35,6 +37,7 @@ pub(crate) fn run(
     settings: &RunSettings,
     engine: &mut Engine,
     console: &Console,
+    prefetch: &mut dyn FnMut() -> Vec<String>,
 ) -> CaseRecord {
     let cache = memo::global_cache();
     let (memo_resident, mut meter) = if settings.skip_memory {
@@ -82,6 +85,7 @@ pub(crate) fn run(
             run_hook(case.family.setup, state.as_ref(), case),
         );
     }
+    memo_record.prefetched = prefetch();
     let mut value = Json::Null;
     let mut time = TimeRecord {
         samples: 0,

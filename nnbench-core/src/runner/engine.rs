@@ -1,6 +1,6 @@
-//! Timing of a case's call: once, or sampled by criterion through
-//! `Bencher::iter_custom`, keeping every `(iterations, elapsed)` sample
-//! criterion measured.
+//! Timing of a case's call: once, or sampled, by nnbench's sampler until
+//! the median is precise, or by criterion through `Bencher::iter_custom`;
+//! either way every `(iterations, elapsed)` sample after warm-up is kept.
 
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -9,8 +9,9 @@ use std::time::Duration;
 use criterion::Criterion;
 use serde_json::Value as Json;
 
+use crate::measure::adaptive::{self, Precision};
 use crate::measure::{CaseMeter, Timer, summarize};
-use crate::record::TimeRecord;
+use crate::record::{Sampler, TimeRecord};
 use crate::registry::{Args, Call};
 use crate::report::Console;
 use crate::settings::{Baselines, RunTiming, Sampling, Timing};
@@ -27,6 +28,7 @@ pub(crate) struct Plan {
     pub timing: Timing,
     pub sampling: Sampling,
     pub auto_threshold: Duration,
+    pub sampler: Sampler,
 }
 
 /// One criterion for the whole run, made when a case first samples.
@@ -75,7 +77,7 @@ impl Engine {
             meter.checkpoint();
         }
         let mut sampling_started = false;
-        let samples = self.sample(id, &plan.sampling, console, |iters| {
+        let routine = |iters| {
             if let Some(meter) = meter.as_deref_mut()
                 && !std::mem::replace(&mut sampling_started, true)
             {
@@ -87,11 +89,15 @@ impl Engine {
                 meter.checkpoint();
             }
             outcome
-        });
+        };
+        let samples = match plan.sampler {
+            Sampler::Adaptive => adaptive::sample(&precision(&plan.sampling), routine),
+            Sampler::Criterion => self.sample(id, &plan.sampling, console, routine),
+        };
         if let Some(meter) = meter {
             meter.forget_since_checkpoint();
         }
-        Ok((metric, summarize(&samples?)))
+        Ok((metric, summarize(plan.sampler, &samples?)))
     }
 
     fn criterion(&mut self, sampling: &Sampling) -> Criterion {
@@ -163,8 +169,21 @@ impl Engine {
     }
 }
 
+/// The settings of nnbench's sampler: the sample size is the least number
+/// of samples, the measurement time the most time spent sampling.
+fn precision(sampling: &Sampling) -> Precision {
+    let defaults = Precision::default();
+    Precision {
+        min_samples: sampling.sample_size.unwrap_or(defaults.min_samples),
+        warm_up: sampling.warm_up.unwrap_or(defaults.warm_up),
+        time_cap: sampling.measurement_time.unwrap_or(defaults.time_cap),
+        relative: defaults.relative,
+    }
+}
+
 /// The plan for a family: run settings override the family's, which
-/// override the defaults.
+/// override the defaults. criterion samples when the run asks for sampling
+/// (`--sampled`), nnbench's sampler otherwise.
 pub(crate) fn plan(
     run: &RunTiming,
     family_timing: Option<Timing>,
@@ -178,5 +197,10 @@ pub(crate) fn plan(
         },
         sampling: family_sampling.overridden_by(run.sampling),
         auto_threshold: run.auto_threshold,
+        sampler: if run.timing == Some(Timing::Sampled) {
+            Sampler::Criterion
+        } else {
+            Sampler::Adaptive
+        },
     }
 }

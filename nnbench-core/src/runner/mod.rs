@@ -5,6 +5,7 @@ mod bench_main;
 mod case;
 mod engine;
 mod gate;
+mod prefetch;
 mod schedule;
 
 use std::collections::HashMap;
@@ -21,6 +22,7 @@ use crate::settings::{RunSettings, Sampling, Timing};
 use crate::{Result, context};
 
 use engine::Engine;
+use prefetch::Prefetcher;
 use schedule::Schedule;
 
 /// Runs the cases registered by `#[benchmark]`, `#[parametrize]` and
@@ -220,6 +222,31 @@ impl Runner {
         self
     }
 
+    /// While a case runs, loads the next case's memos in a background
+    /// thread, when they fit beside the resident memos (within
+    /// [`memo_budget`](Self::memo_budget) and
+    /// [`memo_gpu_budget`](Self::memo_gpu_budget) where set, else within the
+    /// memory the system has available): a sweep bound by loading models
+    /// then costs about the larger of load and compute per case instead of
+    /// their sum. `--prefetch`.
+    ///
+    /// The load shares the machine with the running case: it can slow its
+    /// timed call, and its memory counts in that case's peaks. The run
+    /// record says prefetch was on (`prefetch`), and each case lists the
+    /// memos that loaded beside it (`memo.prefetched`). Test mode does not
+    /// prefetch.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().prefetch(true).memo_budget(2 << 30);
+    /// assert!(format!("{runner:?}").contains("prefetch: true"));
+    /// ```
+    pub fn prefetch(mut self, on: bool) -> Self {
+        self.settings.prefetch = on;
+        self
+    }
+
     /// Puts the disk tier of persisted memos in `dir` for this run's cases
     /// and hooks (by default `target/nnbench/memo-cache`):
     /// `--memo-cache-dir DIR`.
@@ -304,7 +331,9 @@ impl Runner {
 
     /// Times every case this way, whatever its family says (by default each
     /// family's `timing` option, else [`Timing::Auto`]): `--once` or
-    /// `--sampled`.
+    /// `--sampled`. [`Timing::Sampled`] here lets criterion sample every
+    /// case, with its settings, analysis and reports under
+    /// `target/criterion`.
     ///
     /// # Example
     ///
@@ -326,7 +355,10 @@ impl Runner {
     }
 
     /// Sampling settings that override every family's: `--sample-size`,
-    /// `--warm-up-time` and `--measurement-time`.
+    /// `--warm-up-time` and `--measurement-time`. For nnbench's sampler the
+    /// sample size is the least number of samples and the measurement time
+    /// the most time spent sampling; under criterion
+    /// ([`Timing::Sampled`] as the run's timing) they are its own.
     ///
     /// # Example
     ///
@@ -342,7 +374,7 @@ impl Runner {
     ///     measurement_time: Some(Duration::from_millis(50)),
     /// };
     /// let record = nnbench::Runner::new().filter("quick").sampling(quick_sampling).quiet(true).run().unwrap();
-    /// assert_eq!(record.cases[0].time.samples, 10);
+    /// assert!(record.cases[0].time.samples >= 10);
     /// ```
     pub fn sampling(mut self, sampling: Sampling) -> Self {
         self.settings.timing.sampling = sampling;
@@ -621,6 +653,7 @@ impl Runner {
         let stats_before = cache.stats();
         let mut warnings = run_warnings(settings);
         let mut engine = Engine::new(settings.timing.baselines.clone());
+        let mut prefetcher = Prefetcher::new(settings);
         while let Some(at) = schedule.next(|m| cache.resident_bytes(m)) {
             let case = selected[at];
             let unused = schedule.finish(at);
@@ -633,7 +666,24 @@ impl Runner {
             *index += 1;
             // What was said between cases belongs to the run.
             warnings.extend(journal::take().warnings);
-            let record = case::run(case, place, &unused, settings, &mut engine, &console);
+            // The load started beside the last case belongs to this one.
+            let (loaded, waited) = prefetcher.wait();
+            let mut start_next = || {
+                let next = schedule.peek(|m| cache.resident_bytes(m))?;
+                let memos: Vec<_> = selected[next].params.memos().map(|(_, m)| m).collect();
+                Some(prefetcher.start(&memos))
+            };
+            let mut record = case::run(
+                case,
+                place,
+                &unused,
+                settings,
+                &mut engine,
+                &console,
+                &mut || start_next().unwrap_or_default(),
+            );
+            record.load_ns += waited.as_nanos() as u64;
+            record.warnings.extend(loaded);
             console.case(&record);
             records.push(record);
         }
@@ -656,6 +706,7 @@ impl Runner {
                 disk_bytes_at_end: stats_after.disk_bytes,
             },
             warnings,
+            prefetch: settings.prefetch,
         };
         console.summary(&record);
         if settings.print_cache {

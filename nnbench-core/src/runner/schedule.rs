@@ -79,18 +79,25 @@ impl<'a> Schedule<'a> {
         &mut self,
         size_of: impl Fn(&dyn ErasedMemo) -> Option<u64>,
     ) -> Option<usize> {
-        let next = self
-            .last
+        let next = self.peek(size_of)?;
+        self.done[next] = true;
+        self.last = Some(next);
+        Some(next)
+    }
+
+    /// The case [`next`](Self::next) would give now, left to run.
+    pub(crate) fn peek(
+        &mut self,
+        size_of: impl Fn(&dyn ErasedMemo) -> Option<u64>,
+    ) -> Option<usize> {
+        self.last
             .and_then(|last| self.continuation(last, &size_of))
             .or_else(|| {
                 while self.done.get(self.cursor) == Some(&true) {
                     self.cursor += 1;
                 }
                 (self.cursor < self.done.len()).then_some(self.cursor)
-            })?;
-        self.done[next] = true;
-        self.last = Some(next);
-        Some(next)
+            })
     }
 
     /// The first remaining case that shares the largest memo of `last`.

@@ -1,0 +1,185 @@
+//! What nnbench's sampler costs and what it gives, side by side in one run:
+//!
+//! 1. the wall time of a 10 × 10 × 10 grid of small kernels under the
+//!    default timing (`auto`): under 2 minutes, where criterion's 8 s a
+//!    case make it over 2 hours;
+//! 2. on a few of those cases, and on two heavier kernels, the median per
+//!    call that nnbench's sampler records against the one a full criterion
+//!    run (`--sampled`: 3 s of warm-up, 5 s of samples) records: within 3%;
+//! 3. the same cases measured three times by each: how far medians move
+//!    from run to run, nnbench's no more than criterion's.
+//!
+//! `cargo bench --bench sampling`
+
+#[path = "support/harness.rs"]
+mod harness;
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::Instant;
+
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use nnbench::report::format_ns;
+use nnbench::{RunRecord, Runner, Timing};
+
+/// Some tens of nanoseconds of work, more with larger parameters.
+#[nnbench::product(a = 0..10u64, b = 0..10u64, c = 0..10u64)]
+fn grid(a: u64, b: u64, c: u64) -> u64 {
+    (0..16 + 4 * a + b)
+        .map(black_box)
+        .fold(c, u64::wrapping_add)
+}
+
+/// Tens of microseconds: a sort of 4096 numbers that arrive shuffled.
+#[nnbench::benchmark]
+fn sort_4k() -> u64 {
+    let mut values: Vec<u64> = (0..4096u64)
+        .map(|i| black_box(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40))
+        .collect();
+    values.sort_unstable();
+    values[2048]
+}
+
+/// Some hundreds of microseconds: a 96 × 96 matrix product.
+#[nnbench::benchmark]
+fn matmul_96() -> f64 {
+    let a = ndarray::Array2::from_shape_fn((96, 96), |(i, j)| black_box((i * j) as f64));
+    a.dot(&a).sum()
+}
+
+/// The cases both samplers measure.
+const CHECKED: [&str; 5] = [
+    "grid/a=0,b=0,c=0",
+    "grid/a=5,b=5,c=5",
+    "grid/a=9,b=9,c=9",
+    "sort_4k",
+    "matmul_96",
+];
+
+/// How many times each sampler measures the checked cases.
+const RUNS: usize = 3;
+
+fn run(runner: Runner) -> RunRecord {
+    let record = runner
+        .quiet(true)
+        .record_memory(false)
+        .run()
+        .unwrap_or_else(|e| panic!("run: {e:#}"));
+    assert_eq!(record.failed(), 0, "every case runs");
+    record
+}
+
+/// Medians per call of the checked cases, under `timing` (`None`: the
+/// default).
+fn checked_medians(timing: Option<Timing>, test_mode: bool) -> BTreeMap<&'static str, f64> {
+    let mut runner = Runner::new().exact(true).test_mode(test_mode);
+    for id in CHECKED {
+        runner = runner.filter(id);
+    }
+    if let Some(timing) = timing {
+        runner = runner.timing(timing);
+    }
+    let record = run(runner);
+    CHECKED
+        .iter()
+        .map(|&id| {
+            let case = record.case(id).unwrap_or_else(|| panic!("{id} ran"));
+            (id, case.time.median_ns)
+        })
+        .collect()
+}
+
+/// The largest relative difference between two of `medians`.
+fn spread(medians: &[f64]) -> f64 {
+    let low = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = medians.iter().copied().fold(0.0, f64::max);
+    high / low - 1.0
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
+fn main() {
+    if !harness::should_run("sampling") {
+        return;
+    }
+    let test_mode = harness::test_mode();
+
+    let started = Instant::now();
+    let grid = run(Runner::new().filter("grid/").test_mode(test_mode));
+    let grid_wall = started.elapsed();
+    let samples: Vec<f64> = grid.cases.iter().map(|c| c.time.samples as f64).collect();
+
+    // Alternate the samplers, so that both see the same machine.
+    let (mut ours, mut criterions) = (Vec::new(), Vec::new());
+    for _ in 0..if test_mode { 1 } else { RUNS } {
+        ours.push(checked_medians(None, test_mode));
+        if !test_mode {
+            criterions.push(checked_medians(Some(Timing::Sampled), false));
+        }
+    }
+
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(["figure", "measured", "target"]);
+    table.add_row([
+        format!(
+            "{} cases of small kernels, default timing: wall",
+            grid.cases.len()
+        ),
+        format!(
+            "{:.1} s (median {} samples a case)",
+            grid_wall.as_secs_f64(),
+            median(&samples)
+        ),
+        format!(
+            "< 120 s {}; criterion's defaults: over 8,000 s",
+            harness::verdict(grid_wall.as_secs() < 120)
+        ),
+    ]);
+    if !test_mode {
+        let (mut worst_ratio, mut our_moves, mut their_moves) = (0.0f64, Vec::new(), Vec::new());
+        for id in CHECKED {
+            let mine: Vec<f64> = ours.iter().map(|m| m[id]).collect();
+            let theirs: Vec<f64> = criterions.iter().map(|m| m[id]).collect();
+            let ratio = median(&mine) / median(&theirs);
+            worst_ratio = worst_ratio.max((ratio - 1.0).abs());
+            our_moves.push(spread(&mine));
+            their_moves.push(spread(&theirs));
+            table.add_row([
+                format!("{id}: median per call, nnbench / criterion"),
+                format!(
+                    "{ratio:.3} ({} / {}); run to run {:.1}% / {:.1}%",
+                    format_ns(median(&mine)),
+                    format_ns(median(&theirs)),
+                    100.0 * spread(&mine),
+                    100.0 * spread(&theirs)
+                ),
+                "in [0.97, 1.03]".to_owned(),
+            ]);
+        }
+        table.add_row([
+            "largest distance from criterion's median".to_owned(),
+            format!("{:.1}%", 100.0 * worst_ratio),
+            format!("<= 3% {}", harness::verdict(worst_ratio <= 0.03)),
+        ]);
+        let (ours, theirs) = (median(&our_moves), median(&their_moves));
+        table.add_row([
+            format!("run-to-run spread of medians ({RUNS} runs), median over the cases"),
+            format!(
+                "nnbench {:.2}%, criterion {:.2}%",
+                100.0 * ours,
+                100.0 * theirs
+            ),
+            format!(
+                "nnbench <= criterion, or <= 0.5% {}",
+                harness::verdict(ours <= theirs.max(0.005))
+            ),
+        ]);
+    }
+    println!("{table}");
+}

@@ -1,0 +1,361 @@
+//! The seed sweep at full size, run as a user runs it, against Python
+//! nnbench 0.4 with numpy doing the same work, side by side in one run:
+//! three 8000 × 8000 `f64` models of 512 MB read from `.npy`, `sum(model ·
+//! data)` with an 8000 × 16 dataset, one model resident at a time; whole
+//! processes, alternating, seven runs each, medians of wall time and peak
+//! resident memory.
+//!
+//! Python nnbench calls each case once, so nnbench runs with `--once` for
+//! the same work (both multiply on every core: numpy through its BLAS,
+//! ndarray with `matrixmultiply-threading`); with `--prefetch` too, and
+//! with its default timing (which samples these 50 ms calls until their
+//! median is precise) for reference. Each contender runs with the files in
+//! the page cache, and with them dropped from it before the run.
+//!
+//! The peer comes from `scripts/python-peer.sh` (a cached virtual
+//! environment with `nnbench==0.4.0` and numpy from PyPI); without Python,
+//! or offline, the table says why it is missing. The matrices are
+//! generated under `target/nnbench/sweep-data/` on first use (a minute).
+//!
+//! `cargo bench --bench seed_sweep`
+
+#[path = "support/harness.rs"]
+mod harness;
+#[path = "support/matrices.rs"]
+mod matrices;
+#[path = "support/sweep_family.rs"]
+mod sweep_family;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use nnbench::RunRecord;
+use nnbench::report::{format_bytes, format_ns};
+
+/// Set in the processes this bench starts as the user's `cargo bench`.
+const CHILD: &str = "NNBENCH_SEED_SWEEP_CHILD";
+/// The models' side at full size.
+const SIDE: usize = 8000;
+const RUNS: usize = 7;
+
+/// What one whole process took.
+#[derive(Clone, Debug)]
+struct Measured {
+    wall: Duration,
+    peak_rss: u64,
+    /// Per case (in run order), the time of its call, for nnbench's runs.
+    calls_ns: Vec<f64>,
+}
+
+/// Runs `command` to its end; its wall time and peak resident memory.
+///
+/// The peak is the larger of the kernel's `ru_maxrss` for the child and
+/// the child's resident memory polled every millisecond: nnbench resets
+/// the kernel's high-water mark at each case (that is how it gets exact
+/// per-case peaks), so its `ru_maxrss` holds only the last case's peak.
+fn measure(command: &mut Command) -> Result<(Duration, u64), String> {
+    let started = Instant::now();
+    let child = command.spawn().map_err(|e| format!("{command:?}: {e}"))?;
+    let done = Arc::new(AtomicBool::new(false));
+    let poller = std::thread::spawn({
+        let (done, statm) = (Arc::clone(&done), format!("/proc/{}/statm", child.id()));
+        // SAFETY: sysconf only reads a constant of the system.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+        move || {
+            let mut peak = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                let resident = std::fs::read_to_string(&statm)
+                    .ok()
+                    .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok());
+                peak = peak.max(resident.unwrap_or(0) * page);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            peak
+        }
+    });
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value to be written over.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, writing into the locals above.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    let wall = started.elapsed();
+    done.store(true, Ordering::Relaxed);
+    let polled = poller.join().unwrap_or(0);
+    if pid < 0 {
+        return Err(format!(
+            "waiting for {command:?}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+        return Err(format!("{command:?} failed (wait status {status})"));
+    }
+    Ok((wall, polled.max(usage.ru_maxrss as u64 * 1024)))
+}
+
+/// This binary again, as `cargo bench --bench seed_sweep -- FLAGS` runs
+/// it, writing its record to `out`.
+fn nnbench_run(side: usize, flags: &[&str], out: &Path) -> Result<Measured, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("this bench's path: {e}"))?;
+    let mut command = Command::new(exe);
+    command
+        .args(["--bench", "--quiet", "--out"])
+        .arg(out)
+        .args(flags)
+        .env(CHILD, "1")
+        .env("NNBENCH_SWEEP_N", side.to_string());
+    let (wall, peak_rss) = measure(&mut command)?;
+    let text = std::fs::read_to_string(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let record: RunRecord =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", out.display()))?;
+    if record.failed() > 0 || record.cases.len() != 3 {
+        return Err(format!("{}: a case failed", out.display()));
+    }
+    let case_peak = record
+        .cases
+        .iter()
+        .filter_map(|c| c.memory.rss_peak_bytes)
+        .max()
+        .unwrap_or(0);
+    Ok(Measured {
+        wall,
+        peak_rss: peak_rss.max(case_peak),
+        calls_ns: record.cases.iter().map(|c| c.time.median_ns).collect(),
+    })
+}
+
+/// The Python peer's interpreter, from the script that makes it.
+fn peer_python(repo: &Path) -> Result<PathBuf, String> {
+    if let Some(python) = std::env::var_os("NNBENCH_PEER_PYTHON") {
+        return Ok(python.into());
+    }
+    let output = Command::new("bash")
+        .arg(repo.join("scripts/python-peer.sh"))
+        .output()
+        .map_err(|e| format!("scripts/python-peer.sh: {e}"))?;
+    if !output.status.success() {
+        let said = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("scripts/python-peer.sh failed: {}", said.trim()));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().into())
+}
+
+fn peer_run(python: &Path, repo: &Path, data: &Path, side: usize) -> Result<Measured, String> {
+    let mut command = Command::new(python);
+    command
+        .arg(repo.join("benches/support/peer_sweep.py"))
+        .arg(data)
+        .arg(side.to_string())
+        .arg(matrices::BATCH.to_string())
+        .stdout(std::process::Stdio::null());
+    let (wall, peak_rss) = measure(&mut command)?;
+    Ok(Measured {
+        wall,
+        peak_rss,
+        calls_ns: Vec::new(),
+    })
+}
+
+fn median(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut sorted: Vec<f64> = values.into_iter().collect();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n => sorted[n / 2],
+    }
+}
+
+/// Medians of the runs of one contender.
+#[derive(Clone, Copy)]
+struct Summary {
+    wall: f64,
+    fastest: f64,
+    slowest: f64,
+    peak_rss: f64,
+}
+
+fn summarize(runs: &[Measured]) -> Summary {
+    let walls = || runs.iter().map(|r| r.wall.as_secs_f64());
+    Summary {
+        wall: median(walls()),
+        fastest: walls().fold(f64::INFINITY, f64::min),
+        slowest: walls().fold(0.0, f64::max),
+        peak_rss: median(runs.iter().map(|r| r.peak_rss as f64)),
+    }
+}
+
+fn main() {
+    if std::env::var_os(CHILD).is_some() {
+        nnbench::__private::main("seed_sweep", env!("CARGO_MANIFEST_DIR"));
+    }
+    if !harness::should_run("seed_sweep") {
+        return;
+    }
+    if let Err(message) = compare() {
+        eprintln!("seed_sweep: {message}");
+        std::process::exit(1);
+    }
+}
+
+/// Who runs the sweep.
+#[derive(Clone, Copy, PartialEq)]
+enum Runner {
+    Nnbench(&'static [&'static str]),
+    Python,
+}
+
+/// One column of the comparison: who, and whether the files are read
+/// from disk (dropped from the page cache before each run) or from memory.
+#[derive(Clone, Copy)]
+struct Contender {
+    name: &'static str,
+    runner: Runner,
+    cold: bool,
+}
+
+/// Who runs, each with the files cached and then dropped.
+const RUNNERS: [(&str, Runner); 5] = [
+    (
+        "nnbench --once (the same work)",
+        Runner::Nnbench(&["--once"]),
+    ),
+    (
+        "nnbench --once --prefetch",
+        Runner::Nnbench(&["--once", "--prefetch"]),
+    ),
+    ("nnbench, default timing", Runner::Nnbench(&[])),
+    (
+        "nnbench, default timing --prefetch",
+        Runner::Nnbench(&["--prefetch"]),
+    ),
+    ("Python nnbench 0.4 + numpy", Runner::Python),
+];
+
+fn contenders() -> Vec<Contender> {
+    [false, true]
+        .into_iter()
+        .flat_map(|cold| RUNNERS.map(|(name, runner)| Contender { name, runner, cold }))
+        .collect()
+}
+
+/// Drops the sweep's files from the page cache, so that the next run
+/// reads them from disk, as a sweep over models met for the first time.
+fn drop_from_page_cache(data: &Path, side: usize) -> Result<(), String> {
+    let names = (1..=3)
+        .map(|i| format!("model{i}-{side}x{side}.npy"))
+        .chain([format!("data-{side}x{}.npy", matrices::BATCH)]);
+    for name in names {
+        let path = data.join(name);
+        let file = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: advice on a descriptor this function holds open.
+        let error =
+            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        if error != 0 {
+            return Err(format!("{}: posix_fadvise: error {error}", path.display()));
+        }
+    }
+    Ok(())
+}
+
+fn compare() -> Result<(), String> {
+    let test_mode = harness::test_mode();
+    let side = if test_mode { 64 } else { SIDE };
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let work = nnbench::target_dir().join("nnbench/seed_sweep");
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let out = work.join("run.json");
+
+    // Generates the matrices: not measured.
+    nnbench_run(side, &["--once"], &out)?;
+    let data = nnbench::target_dir().join("nnbench/sweep-data");
+    let python = peer_python(repo);
+    let runs = if test_mode { 1 } else { RUNS };
+    let contenders = contenders();
+    let mut measured: Vec<Vec<Measured>> = vec![Vec::new(); contenders.len()];
+    let mut peer_error = None;
+    for _ in 0..runs {
+        for (contender, runs) in contenders.iter().zip(&mut measured) {
+            // Files dropped before a run on disk are back in the page
+            // cache after it, read by that run.
+            if contender.cold {
+                drop_from_page_cache(&data, side)?;
+            }
+            let outcome = match contender.runner {
+                Runner::Nnbench(flags) => nnbench_run(side, flags, &out),
+                Runner::Python => python
+                    .clone()
+                    .and_then(|python| peer_run(&python, repo, &data, side)),
+            };
+            match (outcome, contender.runner) {
+                (Ok(m), _) => runs.push(m),
+                (Err(e), Runner::Python) => peer_error = Some(e),
+                (Err(e), Runner::Nnbench(_)) => return Err(e),
+            }
+        }
+    }
+
+    let model = (side * side * std::mem::size_of::<f64>()) as f64;
+    let summaries: Vec<Option<Summary>> = measured
+        .iter()
+        .map(|runs| (!runs.is_empty()).then(|| summarize(runs)))
+        .collect();
+    let peer_of = |cold: bool| {
+        contenders
+            .iter()
+            .zip(&summaries)
+            .find(|(c, _)| c.runner == Runner::Python && c.cold == cold)
+            .and_then(|(_, s)| *s)
+    };
+    let call = |runs: &[Measured]| median(runs.iter().flat_map(|r| r.calls_ns.iter().copied()));
+
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "contender",
+        "page cache",
+        "wall (fastest-slowest)",
+        "vs. Python",
+        "peak RSS",
+        "vs. one model",
+        "median call",
+    ]);
+    for ((contender, summary), runs) in contenders.iter().zip(&summaries).zip(&measured) {
+        let Some(s) = summary else { continue };
+        let peer = peer_of(contender.cold);
+        table.add_row([
+            contender.name.to_owned(),
+            if contender.cold { "dropped" } else { "cached" }.to_owned(),
+            format!("{:.2} s ({:.2}-{:.2})", s.wall, s.fastest, s.slowest),
+            peer.map_or("-".into(), |p| format!("{:.2}", s.wall / p.wall)),
+            format_bytes(s.peak_rss as u64),
+            format!("{:.3}", s.peak_rss / model),
+            match contender.runner {
+                Runner::Nnbench(_) => format_ns(call(runs)),
+                Runner::Python => "-".into(),
+            },
+        ]);
+    }
+    println!("{table}");
+    println!(
+        "one model: {}; {runs} runs each, alternating, medians",
+        format_bytes(model as u64)
+    );
+    if let Some(message) = &peer_error {
+        println!("Python peer unavailable: {message}");
+    }
+    let (once, peer) = (summaries[0], peer_of(false));
+    if let (Some(once), Some(peer)) = (once, peer) {
+        println!(
+            "targets: --once wall <= 0.6x Python's {}: {:.2}x; peak RSS <= 1.05x one model {}: {:.3}x",
+            harness::verdict(once.wall <= 0.6 * peer.wall),
+            once.wall / peer.wall,
+            harness::verdict(once.peak_rss <= 1.05 * model),
+            once.peak_rss / model
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! `--prefetch`: the next case's memos load in the background while a case
+//! runs, within the memory budget, and the record says so.
+
+use std::sync::Mutex;
+
+use nnbench::{Memo, RunRecord, Runner, Timing};
+
+/// Which thread computed each memo, by memo.
+static COMPUTED_ON: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+fn computed_on(memo: &str) -> Vec<String> {
+    COMPUTED_ON
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, _)| m == memo)
+        .map(|(_, thread)| thread.clone())
+        .collect()
+}
+
+/// A model of one MiB that takes a moment to load.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Weights(&'static str);
+
+impl Memo for Weights {
+    type Value = Vec<u8>;
+    fn compute(&self) -> nnbench::Result<Vec<u8>> {
+        let thread = std::thread::current().name().unwrap_or("?").to_owned();
+        COMPUTED_ON
+            .lock()
+            .unwrap()
+            .push((format!("{self:?}"), thread));
+        if self.0.starts_with("broken") {
+            return Err(nnbench::Error::msg("the weights file is truncated"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        Ok(vec![7; 1 << 20])
+    }
+    fn size_of(&self, value: &Vec<u8>) -> Option<u64> {
+        Some(value.len() as u64)
+    }
+}
+
+#[nnbench::product(weights = [Weights("a1"), Weights("a2"), Weights("a3")], timing = once)]
+fn prefetched(weights: &[u8]) -> usize {
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    weights.len()
+}
+
+#[nnbench::product(weights = [Weights("b1"), Weights("b2")], timing = once)]
+fn budgeted(weights: &[u8]) -> usize {
+    weights.len()
+}
+
+#[nnbench::product(weights = [Weights("c1"), Weights("c2")], timing = once)]
+fn in_order(weights: &[u8]) -> usize {
+    weights.len()
+}
+
+#[nnbench::product(weights = [Weights("d1"), Weights("broken-d2")], timing = once)]
+fn broken_next(weights: &[u8]) -> usize {
+    weights.len()
+}
+
+fn run(runner: Runner) -> RunRecord {
+    runner.quiet(true).record_memory(false).run().unwrap()
+}
+
+#[test]
+fn the_next_cases_memos_load_in_the_background_and_the_record_says_so() {
+    let record = run(Runner::new().filter("prefetched/").prefetch(true));
+    assert!(record.prefetch);
+    assert_eq!(record.failed(), 0);
+    assert!(record.cases.iter().all(|c| c.value == 1 << 20));
+    let lists: Vec<&[String]> = record
+        .cases
+        .iter()
+        .map(|c| c.memo.prefetched.as_slice())
+        .collect();
+    assert_eq!(
+        lists,
+        [
+            &["Weights(\"a2\")".to_owned()][..],
+            &["Weights(\"a3\")".to_owned()],
+            &[]
+        ]
+    );
+    assert_ne!(computed_on("Weights(\"a1\")"), ["nnbench-prefetch"]);
+    assert_eq!(computed_on("Weights(\"a2\")"), ["nnbench-prefetch"]);
+    assert_eq!(computed_on("Weights(\"a3\")"), ["nnbench-prefetch"]);
+    let later = &record.cases[1].memo.counters;
+    assert_eq!(
+        (later.hits, later.computes),
+        (1, 0),
+        "the case found its model loaded"
+    );
+}
+
+#[test]
+fn without_room_in_the_budget_nothing_loads_ahead() {
+    let record = run(Runner::new()
+        .filter("budgeted/")
+        .prefetch(true)
+        .memo_budget(3 << 19));
+    assert!(record.prefetch);
+    assert!(record.cases.iter().all(|c| c.memo.prefetched.is_empty()));
+    assert_ne!(computed_on("Weights(\"b2\")"), ["nnbench-prefetch"]);
+}
+
+#[test]
+fn prefetch_is_off_by_default_and_in_test_mode() {
+    let record = run(Runner::new().filter("in_order/"));
+    assert!(!record.prefetch);
+    assert!(record.cases.iter().all(|c| c.memo.prefetched.is_empty()));
+    let tested = run(Runner::new()
+        .filter("in_order/")
+        .prefetch(true)
+        .test_mode(true)
+        .timing(Timing::Once));
+    assert!(tested.cases.iter().all(|c| c.memo.prefetched.is_empty()));
+    assert!(
+        computed_on("Weights(\"c2\")")
+            .iter()
+            .all(|t| t != "nnbench-prefetch")
+    );
+}
+
+#[test]
+fn a_memo_that_fails_in_the_background_fails_the_case_that_uses_it() {
+    let record = run(Runner::new().filter("broken_next/").prefetch(true));
+    assert_eq!(computed_on("Weights(\"broken-d2\")"), ["nnbench-prefetch"]);
+    let first = &record.cases[0];
+    assert!(first.error.is_none(), "{:?}", first.error);
+    let broken = &record.cases[1];
+    let error = broken
+        .error
+        .as_ref()
+        .expect("the broken model fails its case");
+    assert!(
+        error.message.contains("truncated") || error.causes.iter().any(|c| c.contains("truncated")),
+        "{error:?}"
+    );
+}
