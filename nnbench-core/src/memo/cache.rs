@@ -260,8 +260,17 @@ impl Cache {
         entry
             .last_used
             .store(self.clock.fetch_add(1, Relaxed) + 1, Relaxed);
+        // Waiting for an entry this thread is computing would never end.
+        if entry.outcome.get().is_none()
+            && let Some(cycle) = computing::cycle_to(&entry)
+        {
+            let failure = Arc::new(MemoError::Cycle { cycle });
+            entry.counters.add(Resolution::Hit.counters(true));
+            return (Err(failure), Resolution::Hit);
+        }
         let mut how = Resolution::Hit;
         let outcome = entry.outcome.get_or_init(|| {
+            let _computing = computing::enter(&entry);
             let (outcome, origin) = load_or_compute(&*entry.memo);
             how = origin;
             if let Ok(ready) = &outcome {
@@ -506,6 +515,48 @@ fn evicted(entry: Arc<Entry>) {
         references: others,
     });
     drop(entry);
+}
+
+/// The entries this thread is computing, outermost first: a resolve of one
+/// of them from inside its own compute is a cycle.
+mod computing {
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    use super::Entry;
+
+    thread_local! {
+        static STACK: RefCell<Vec<Arc<Entry>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Marks `entry` as computed by this thread until the guard drops.
+    pub(super) fn enter(entry: &Arc<Entry>) -> Guard {
+        STACK.with(|s| s.borrow_mut().push(Arc::clone(entry)));
+        Guard
+    }
+
+    pub(super) struct Guard;
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            STACK.with(|s| s.borrow_mut().pop());
+        }
+    }
+
+    /// `A -> B -> A` when this thread is computing `entry` (`A`), through
+    /// the memos it resolved since.
+    pub(super) fn cycle_to(entry: &Arc<Entry>) -> Option<String> {
+        STACK.with(|s| {
+            let stack = s.borrow();
+            let from = stack.iter().position(|e| Arc::ptr_eq(e, entry))?;
+            let names: Vec<String> = stack[from..]
+                .iter()
+                .chain([entry])
+                .map(|e| e.memo.describe())
+                .collect();
+            Some(names.join(" -> "))
+        })
+    }
 }
 
 /// Loads the value from the disk tier if the memo persists and its entry is

@@ -1,6 +1,7 @@
 use std::error::Error as StdError;
 
-/// Why a memo has no value: its `compute` returned an error or panicked.
+/// Why a memo has no value: its `compute` returned an error or panicked,
+/// or resolved the memo itself.
 ///
 /// Every case that needs the memo fails with this error, which names the memo
 /// by its `Debug` description and keeps the cause.
@@ -42,5 +43,12 @@ pub enum MemoError {
         memo: String,
         /// The panic's message.
         message: String,
+    },
+    /// `compute` resolved the memo being computed, directly or through
+    /// other memos: the value can never be made.
+    #[error("memo cycle: {cycle} (a memo's compute resolves itself)")]
+    Cycle {
+        /// The memos from the one resolved again to itself: `A -> B -> A`.
+        cycle: String,
     },
 }
