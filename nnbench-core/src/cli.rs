@@ -50,6 +50,11 @@ pub(crate) struct Cli {
     /// SIZE, evicting the least recently used first.
     #[arg(long, value_name = "SIZE", env = "NNBENCH_MEMO_GPU_BUDGET", value_parser = size)]
     memo_gpu_budget: Option<u64>,
+    /// Run only the cases that the last run, interrupted or killed, did not
+    /// finish (its finished cases are kept in
+    /// target/nnbench/<bench>/progress.ndjson as it goes).
+    #[arg(long)]
+    resume: bool,
     /// While a case runs, load the next case's memos in the background,
     /// when the memo budget (or the memory available) has room for them:
     /// the load shares the machine with the timed case.
@@ -206,6 +211,7 @@ impl Cli {
             memo_budget: self.memo_budget,
             memo_gpu_budget: self.memo_gpu_budget,
             prefetch: self.prefetch,
+            resume: self.resume,
             disk_tier,
             clear_disk_tier: self.memo_cache.is_some(),
             print_cache: self.print_cache || env_flag("NNBENCH_PRINT_CACHE_SIZE"),

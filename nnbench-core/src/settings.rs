@@ -150,6 +150,12 @@ pub(crate) struct RunSettings {
     pub memo_gpu_budget: Option<u64>,
     /// Load the next case's memos in the background while a case runs.
     pub prefetch: bool,
+    /// Run only the cases the last run (interrupted or killed) did not
+    /// finish, from its progress file.
+    pub resume: bool,
+    /// Stop after the running case when `SIGINT` or `SIGTERM` arrives
+    /// (bench binaries, which catch them).
+    pub interruptible: bool,
     /// Where persisted memos live during the run.
     pub disk_tier: DiskTier,
     /// Empty the disk tier before the run.

@@ -65,6 +65,10 @@ pub struct RunRecord {
     /// `memo.prefetched`.
     #[serde(default)]
     pub prefetch: bool,
+    /// The signal that stopped the run after the case it arrived in
+    /// (`"SIGINT"`, `"SIGTERM"`); the cases after it did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 impl RunRecord {
     /// How many cases failed.
@@ -301,6 +305,7 @@ mod tests {
             memo: RunMemoRecord::default(),
             warnings: vec![],
             prefetch: false,
+            interrupted: None,
         }
     }
 

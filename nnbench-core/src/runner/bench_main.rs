@@ -18,6 +18,15 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     if cli.bench {
         settings.latest_dir = Some(crate::target_dir().join("nnbench").join(bench));
     }
+    if cli.bench {
+        settings.interruptible = match super::interrupt::install() {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("warning: Ctrl-C will not stop the run cleanly: {e}");
+                false
+            }
+        };
+    }
     let runner = Runner::with_settings(settings.clone());
     if cli.list {
         for id in runner.list() {
@@ -34,6 +43,15 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         }
     };
     let mut outcome = runner.run();
+    if let Some(signal) = super::interrupt::requested()
+        && outcome.as_ref().is_ok_and(|r| r.interrupted.is_some())
+    {
+        eprintln!(
+            "error: interrupted by {}; `--resume` runs the cases left",
+            signal.name()
+        );
+        std::process::exit(signal.exit_code());
+    }
     if let Some(message) = failure_message(&outcome) {
         eprintln!("error: {message}");
         std::process::exit(1);

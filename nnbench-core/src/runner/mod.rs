@@ -5,7 +5,9 @@ mod bench_main;
 mod case;
 mod engine;
 mod gate;
+mod interrupt;
 mod prefetch;
+mod progress;
 mod schedule;
 
 use std::collections::HashMap;
@@ -23,6 +25,7 @@ use crate::{Result, context};
 
 use engine::Engine;
 use prefetch::Prefetcher;
+use progress::Progress;
 use schedule::Schedule;
 
 /// Runs the cases registered by `#[benchmark]`, `#[parametrize]` and
@@ -633,7 +636,29 @@ impl Runner {
                 move || context::collect(&dir, command)
             });
         let cases = registry::cases();
-        let selected = self.select(&cases);
+        let mut selected = self.select(&cases);
+        let progress_path = settings
+            .latest_dir
+            .as_ref()
+            .map(|dir| dir.join("progress.ndjson"));
+        let previous = match (&progress_path, settings.resume) {
+            (Some(path), true) => progress::read(path),
+            (None, true) => progress::Previous {
+                warnings: vec![
+                    "--resume: only a measuring bench binary (cargo bench) keeps the progress of its runs: every case runs".into(),
+                ],
+                ..progress::Previous::default()
+            },
+            _ => progress::Previous::default(),
+        };
+        let finished = previous.ids();
+        let resumed: Vec<crate::CaseRecord> = previous
+            .cases
+            .iter()
+            .filter(|c| selected.iter().any(|s| s.id == c.id))
+            .cloned()
+            .collect();
+        selected.retain(|c| !finished.contains(c.id.as_str()));
 
         let mut family_sizes: HashMap<&str, usize> = HashMap::new();
         for case in &selected {
@@ -642,7 +667,8 @@ impl Runner {
         let mut family_seen: HashMap<&str, usize> = HashMap::new();
         let mut console = Console::new(settings.quiet, selected.len());
         let mut schedule = Schedule::new(&selected);
-        let mut records = Vec::with_capacity(selected.len());
+        let mut records = resumed;
+        records.reserve(selected.len());
         let context = match context {
             Ok(handle) => handle
                 .join()
@@ -652,9 +678,29 @@ impl Runner {
         let cache = memo::global_cache();
         let stats_before = cache.stats();
         let mut warnings = run_warnings(settings);
+        warnings.extend(previous.warnings);
+        let mut progress = match &progress_path {
+            Some(path) => match Progress::open(path, settings.resume && !records.is_empty()) {
+                Ok(progress) => Some(progress),
+                Err(e) => {
+                    warnings.push(format!(
+                        "{}: finished cases are not written as the run goes ({e})",
+                        path.display()
+                    ));
+                    None
+                }
+            },
+            None => None,
+        };
         let mut engine = Engine::new(settings.timing.baselines.clone());
         let mut prefetcher = Prefetcher::new(settings);
+        let stop_requested = || settings.interruptible.then(interrupt::requested).flatten();
+        let mut interrupted = None;
         while let Some(at) = schedule.next(|m| cache.resident_bytes(m)) {
+            if let Some(signal) = stop_requested() {
+                interrupted = Some(signal);
+                break;
+            }
             let case = selected[at];
             let unused = schedule.finish(at);
             let family = case.family.name.as_str();
@@ -684,8 +730,39 @@ impl Runner {
             );
             record.load_ns += waited.as_nanos() as u64;
             record.warnings.extend(loaded);
+            let stop = stop_requested();
+            if let Some(signal) = stop {
+                record.warnings.push(format!(
+                    "the run was interrupted ({}) while this case ran: it finished, the cases after it did not run",
+                    signal.name()
+                ));
+            }
             console.case(&record);
+            if let Some(warning) = progress.as_mut().and_then(|p| p.append(&record)) {
+                warnings.push(warning);
+            }
             records.push(record);
+            if stop.is_some() {
+                interrupted = stop;
+                break;
+            }
+        }
+        // A load started beside the last case finishes before the record.
+        prefetcher.wait();
+        match (interrupted, progress) {
+            (Some(signal), _) => {
+                let total = cases
+                    .iter()
+                    .filter(|c| self.settings.selection.selects(&c.id, &c.family.tags))
+                    .count();
+                warnings.push(format!(
+                    "interrupted by {}: {} of {total} cases did not run; `--resume` runs them",
+                    signal.name(),
+                    total.saturating_sub(records.len())
+                ));
+            }
+            (None, Some(progress)) => progress.remove(),
+            (None, None) => {}
         }
 
         engine.finish(&console);
@@ -707,6 +784,7 @@ impl Runner {
             },
             warnings,
             prefetch: settings.prefetch,
+            interrupted: interrupted.map(|s| s.name().to_owned()),
         };
         console.summary(&record);
         if settings.print_cache {
