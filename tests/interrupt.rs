@@ -79,7 +79,8 @@ fn ids(record: &RunRecord) -> Vec<&str> {
 
 fn ctrl_c_keeps_the_finished_cases_and_resume_runs_the_rest() {
     let target = tempfile::tempdir().unwrap();
-    let mut child = bench(target.path(), &[]);
+    let baseline = target.path().join("nnbench/interrupt/baselines/main.json");
+    let mut child = bench(target.path(), &["--save-baseline", "main"]);
     let started = signal_during(&mut child, 3, &[libc::SIGINT]);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "a shell's code for SIGINT");

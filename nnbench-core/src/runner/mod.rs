@@ -760,6 +760,11 @@ impl Runner {
                     signal.name(),
                     total.saturating_sub(records.len())
                 ));
+                if let Some(name) = &settings.timing.baselines.save {
+                    warnings.push(format!(
+                        "baseline `{name}` is not saved from an interrupted run; `--resume --save-baseline {name}` saves the completed one"
+                    ));
+                }
             }
             (None, Some(progress)) => progress.remove(),
             (None, None) => {}
@@ -792,7 +797,10 @@ impl Runner {
         }
         if let Some(dir) = &settings.latest_dir {
             record.write(dir.join("latest.json"))?;
-            if let Some(name) = &settings.timing.baselines.save {
+            // Half a run is no baseline: `--resume` completes it, and saves.
+            if let Some(name) = &settings.timing.baselines.save
+                && record.interrupted.is_none()
+            {
                 record.write(baseline_path(dir, name))?;
             }
         }
