@@ -104,8 +104,12 @@ fn ctrl_c_keeps_the_finished_cases_and_resume_runs_the_rest() {
             .iter()
             .any(|w| w.contains("2 of 5 cases did not run"))
     );
+    assert!(!baseline.exists(), "half a run is no baseline");
 
-    let (code, started) = finish(bench(target.path(), &["--resume"]));
+    let (code, started) = finish(bench(
+        target.path(),
+        &["--resume", "--save-baseline", "main"],
+    ));
     assert_eq!(code, 0);
     assert_eq!(started, [4, 5], "only the cases left run");
     let record = latest(target.path());
@@ -124,6 +128,8 @@ fn ctrl_c_keeps_the_finished_cases_and_resume_runs_the_rest() {
         0,
         "a run that ends removes its progress"
     );
+    let saved = RunRecord::read(&baseline).expect("the completed run is the baseline");
+    assert_eq!(saved.cases.len(), 5);
 }
 
 fn a_killed_run_leaves_its_finished_cases_for_resume() {
