@@ -7,6 +7,8 @@
 
 #[path = "support/harness.rs"]
 mod harness;
+#[path = "support/stats.rs"]
+mod stats;
 
 use std::time::Instant;
 
@@ -15,6 +17,7 @@ use nnbench::compare::{Format, Thresholds, compare};
 use nnbench::measure::rss;
 use nnbench::report::{format_bytes, format_ns};
 use nnbench::{RunRecord, Runner};
+use stats::median;
 
 #[nnbench::benchmark(metric = higher)]
 fn template() -> f64 {
@@ -82,8 +85,7 @@ fn main() {
         std::hint::black_box(table);
     }
     let peak = rss::peak_bytes().unwrap_or(0).saturating_sub(before);
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
+    let median = median(&times);
 
     let mut table = Table::new();
     table

@@ -14,6 +14,8 @@
 mod harness;
 #[path = "support/matrices.rs"]
 mod matrices;
+#[path = "support/stats.rs"]
+mod stats;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -25,6 +27,7 @@ use nnbench::Runner;
 use nnbench::alloc::TrackingAllocator;
 use nnbench::measure::rss;
 use nnbench::report::{format_bytes, format_ns};
+use stats::median;
 
 #[global_allocator]
 static ALLOC: TrackingAllocator = TrackingAllocator::system();
@@ -75,7 +78,7 @@ fn sweep_peak(keep_memos: bool) -> u64 {
 /// Median over `batches` of the time per call of `f`, called `calls` times
 /// a batch.
 fn median_ns(batches: usize, calls: u32, mut f: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..batches)
+    let times: Vec<f64> = (0..batches)
         .map(|_| {
             let start = Instant::now();
             for _ in 0..calls {
@@ -84,8 +87,7 @@ fn median_ns(batches: usize, calls: u32, mut f: impl FnMut()) -> f64 {
             start.elapsed().as_nanos() as f64 / f64::from(calls)
         })
         .collect();
-    times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
+    median(&times)
 }
 
 /// What the runner does per case for resident memory: reset, read now,
@@ -128,11 +130,7 @@ fn allocation_costs() -> (f64, f64) {
         system.push(median_ns(1, 100_000, || pair(&System)));
         tracked.push(median_ns(1, 100_000, || pair(&ALLOC)));
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    (median(system), median(tracked))
+    (median(&system), median(&tracked))
 }
 
 fn main() {

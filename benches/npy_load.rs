@@ -14,6 +14,8 @@
 
 #[path = "support/harness.rs"]
 mod harness;
+#[path = "support/stats.rs"]
+mod stats;
 
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -22,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use ndarray::Array2;
 use ndarray_npy::ReadNpyExt;
+use stats::median;
 
 fn mib() -> usize {
     if harness::test_mode() {
@@ -32,11 +35,6 @@ fn mib() -> usize {
         .and_then(|n| n.parse().ok())
         .filter(|&n| n > 0)
         .unwrap_or(512)
-}
-
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
 }
 
 /// One `read` of the whole file into a buffer advised for huge pages.
@@ -109,9 +107,9 @@ fn main() {
         std::hint::black_box(reference(&path));
         physical.push(start.elapsed());
     }
-    let reference = median(physical).as_secs_f64();
+    let reference = median(physical.iter().map(Duration::as_secs_f64));
     let row = |name: &str, times: Vec<Duration>| {
-        let m = median(times).as_secs_f64();
+        let m = median(times.iter().map(Duration::as_secs_f64));
         println!("{name:<44} {:>8.1} ms  {:>5.2}x", m * 1e3, m / reference);
         m
     };

@@ -10,6 +10,8 @@
 
 #[path = "support/harness.rs"]
 mod harness;
+#[path = "support/stats.rs"]
+mod stats;
 
 use std::hint::black_box;
 use std::path::Path;
@@ -19,6 +21,7 @@ use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use criterion::Criterion;
 use nnbench::report::format_ns;
 use nnbench::{Memo, Runner, Sampling, Timing};
+use stats::median;
 
 /// Some nanoseconds of work that the optimizer cannot remove.
 #[inline(never)]
@@ -90,17 +93,12 @@ fn median_of_sample_file(path: &Path) -> f64 {
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let iters = sample["iters"].as_array().cloned().unwrap_or_default();
     let times = sample["times"].as_array().cloned().unwrap_or_default();
-    let mut per_call: Vec<f64> = iters
+    let per_call: Vec<f64> = iters
         .iter()
         .zip(&times)
         .filter_map(|(i, t)| Some(t.as_f64()? / i.as_f64()?))
         .collect();
-    median(&mut per_call)
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    median(&per_call)
 }
 
 /// Harness time per case of the 10,000-case grid: the whole run, the
@@ -126,7 +124,7 @@ fn cache_hit() -> f64 {
         size: 50_257,
     };
     drop(nnbench::memo::resolve(&memo).expect("computes"));
-    let mut times: Vec<f64> = (0..21)
+    let times: Vec<f64> = (0..21)
         .map(|_| {
             let start = Instant::now();
             for _ in 0..100_000 {
@@ -136,7 +134,7 @@ fn cache_hit() -> f64 {
         })
         .collect();
     nnbench::memo::evict(&memo);
-    median(&mut times)
+    median(&times)
 }
 
 fn main() {
@@ -151,8 +149,8 @@ fn main() {
         with_memory.push(per_case_cost(true));
         without_memory.push(per_case_cost(false));
     }
-    let with_memory = median(&mut with_memory);
-    let without_memory = median(&mut without_memory);
+    let with_memory = median(&with_memory);
+    let without_memory = median(&without_memory);
 
     let mut table = Table::new();
     table
@@ -165,7 +163,7 @@ fn main() {
             ours.push(nnbench_median());
             plain.push(criterion_median());
         }
-        let (ours, plain) = (median(&mut ours), median(&mut plain));
+        let (ours, plain) = (median(&ours), median(&plain));
         let ratio = ours / plain;
         table.add_row([
             "trivial function, median per call: nnbench sampled / plain criterion".to_owned(),

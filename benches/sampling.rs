@@ -13,6 +13,8 @@
 
 #[path = "support/harness.rs"]
 mod harness;
+#[path = "support/stats.rs"]
+mod stats;
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -21,6 +23,7 @@ use std::time::Instant;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::report::format_ns;
 use nnbench::{RunRecord, Runner, Timing};
+use stats::median;
 
 /// Some tens of nanoseconds of work, more with larger parameters.
 #[nnbench::product(a = 0..10u64, b = 0..10u64, c = 0..10u64)]
@@ -94,12 +97,6 @@ fn spread(medians: &[f64]) -> f64 {
     let low = medians.iter().copied().fold(f64::INFINITY, f64::min);
     let high = medians.iter().copied().fold(0.0, f64::max);
     high / low - 1.0
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[sorted.len() / 2]
 }
 
 fn main() {

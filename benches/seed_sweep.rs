@@ -23,6 +23,8 @@
 mod harness;
 #[path = "support/matrices.rs"]
 mod matrices;
+#[path = "support/stats.rs"]
+mod stats;
 #[path = "support/sweep_family.rs"]
 mod sweep_family;
 
@@ -35,6 +37,7 @@ use std::time::{Duration, Instant};
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::RunRecord;
 use nnbench::report::{format_bytes, format_ns};
+use stats::median;
 
 /// Set in the processes this bench starts as the user's `cargo bench`.
 const CHILD: &str = "NNBENCH_SEED_SWEEP_CHILD";
@@ -158,15 +161,6 @@ fn peer_run(python: &Path, repo: &Path, data: &Path, side: usize) -> Result<Meas
         peak_rss,
         calls_ns: Vec::new(),
     })
-}
-
-fn median(values: impl IntoIterator<Item = f64>) -> f64 {
-    let mut sorted: Vec<f64> = values.into_iter().collect();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => f64::NAN,
-        n => sorted[n / 2],
-    }
 }
 
 /// Medians of the runs of one contender.

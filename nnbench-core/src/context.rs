@@ -13,7 +13,7 @@ pub(crate) fn collect(dir: &Path, command: Vec<String>) -> RunContext {
     let rustc = env!("NNBENCH_RUSTC_VERSION");
     // git runs while the host is read: the run waits for the context
     // before its first case, and git takes tens of milliseconds.
-    let git = Git::start(dir);
+    let git = GitQuery::start(dir);
     let host = host();
     let gpu = crate::measure::gpu::context();
     RunContext {
@@ -60,8 +60,8 @@ struct GitQuery {
     status: Option<Child>,
 }
 
-impl Git {
-    fn start(dir: &Path) -> GitQuery {
+impl GitQuery {
+    fn start(dir: &Path) -> Self {
         let spawn = |args: &[&str]| {
             Command::new("git")
                 .args(args)
@@ -72,14 +72,12 @@ impl Git {
                 .spawn()
                 .ok()
         };
-        GitQuery {
+        Self {
             revisions: spawn(&["rev-parse", "HEAD", "--abbrev-ref", "HEAD"]),
             status: spawn(&["status", "--porcelain", "--untracked-files=no"]),
         }
     }
-}
 
-impl GitQuery {
     fn finish(self) -> Option<Git> {
         let output = |child: Option<Child>| -> Option<String> {
             let out = child?.wait_with_output().ok()?;

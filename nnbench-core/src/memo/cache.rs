@@ -2,6 +2,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
+use std::ops::Add as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -50,6 +51,25 @@ impl Entry {
 pub(crate) struct Sizes {
     pub host: u64,
     pub device: u64,
+}
+
+impl std::ops::Add for Sizes {
+    type Output = Sizes;
+    fn add(self, other: Sizes) -> Sizes {
+        Sizes {
+            host: self.host + other.host,
+            device: self.device + other.device,
+        }
+    }
+}
+
+impl Ready {
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            host: self.bytes,
+            device: self.device_bytes,
+        }
+    }
 }
 
 /// Whether a resolve found the value, loaded it from disk or computed it.
@@ -274,13 +294,7 @@ impl Cache {
             let (outcome, origin) = load_or_compute(&*entry.memo);
             how = origin;
             if let Ok(ready) = &outcome {
-                lock(&self.sizes).insert(
-                    entry.memo.key_hash(),
-                    Sizes {
-                        host: ready.bytes,
-                        device: ready.device_bytes,
-                    },
-                );
+                lock(&self.sizes).insert(entry.memo.key_hash(), ready.sizes());
             }
             outcome
         });
@@ -373,8 +387,8 @@ impl Cache {
     /// the largest resident entry of the same memo type: the models of a
     /// sweep are alike.
     pub(crate) fn estimated_bytes(&self, memo: &dyn ErasedMemo) -> Sizes {
-        if lock(&self.sizes).contains_key(&memo.key_hash()) {
-            return self.expected_bytes(memo);
+        if let Some(known) = lock(&self.sizes).get(&memo.key_hash()) {
+            return *known;
         }
         let kind = memo.as_any().type_id();
         lock(&self.buckets)
@@ -438,11 +452,8 @@ impl Cache {
         lock(&self.buckets)
             .values()
             .flatten()
-            .filter_map(|e| e.ready())
-            .fold(Sizes::default(), |total, r| Sizes {
-                host: total.host + r.bytes,
-                device: total.device + r.device_bytes,
-            })
+            .filter_map(|e| e.ready().map(Ready::sizes))
+            .fold(Sizes::default(), Sizes::add)
     }
 
     pub(crate) fn stats(&self) -> MemoStats {

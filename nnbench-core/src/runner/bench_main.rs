@@ -17,8 +17,6 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     settings.repo_dir = Some(manifest_dir.into());
     if cli.bench {
         settings.latest_dir = Some(crate::target_dir().join("nnbench").join(bench));
-    }
-    if cli.bench {
         settings.interruptible = match super::interrupt::install() {
             Ok(()) => true,
             Err(e) => {

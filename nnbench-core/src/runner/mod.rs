@@ -658,6 +658,7 @@ impl Runner {
             .filter(|c| selected.iter().any(|s| s.id == c.id))
             .cloned()
             .collect();
+        let total = selected.len();
         selected.retain(|c| !finished.contains(c.id.as_str()));
 
         let mut family_sizes: HashMap<&str, usize> = HashMap::new();
@@ -751,10 +752,6 @@ impl Runner {
         prefetcher.wait();
         match (interrupted, progress) {
             (Some(signal), _) => {
-                let total = cases
-                    .iter()
-                    .filter(|c| self.settings.selection.selects(&c.id, &c.family.tags))
-                    .count();
                 warnings.push(format!(
                     "interrupted by {}: {} of {total} cases did not run; `--resume` runs them",
                     signal.name(),

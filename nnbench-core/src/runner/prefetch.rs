@@ -47,13 +47,10 @@ impl Prefetcher {
         if missing.is_empty() {
             return Vec::new();
         }
-        let need = missing.iter().map(|m| cache.estimated_bytes(&**m)).fold(
-            Sizes::default(),
-            |total, s| Sizes {
-                host: total.host + s.host,
-                device: total.device + s.device,
-            },
-        );
+        let need = missing
+            .iter()
+            .map(|m| cache.estimated_bytes(&**m))
+            .fold(Sizes::default(), std::ops::Add::add);
         if !self.fits(need) {
             return Vec::new();
         }
