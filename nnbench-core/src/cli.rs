@@ -60,6 +60,20 @@ pub(crate) struct Cli {
     /// the load shares the machine with the timed case.
     #[arg(long)]
     prefetch: bool,
+    /// Run the cases in a worker process started from this binary: a case
+    /// that aborts, segfaults or is killed (out of memory) is recorded as
+    /// failed with its cause, and a new worker runs the cases after it.
+    #[arg(long, help_heading = "Failures")]
+    isolate: bool,
+    /// The longest a case may run (seconds, or a duration such as 10m):
+    /// with --isolate its worker is killed and the run goes on; without,
+    /// the case is recorded as timed out and the run stops there.
+    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Failures")]
+    case_timeout: Option<Duration>,
+    /// Limit each worker's address space to SIZE (such as 16GiB): a case
+    /// that allocates past it fails as out of memory, not the machine.
+    #[arg(long, value_name = "SIZE", value_parser = size, requires = "isolate", help_heading = "Failures")]
+    worker_memory_limit: Option<u64>,
     /// Folder of the disk tier of persisted memos (default target/nnbench/memo-cache).
     #[arg(long, value_name = "DIR", conflicts_with = "no_memo_cache")]
     memo_cache_dir: Option<PathBuf>,
@@ -212,6 +226,9 @@ impl Cli {
             memo_gpu_budget: self.memo_gpu_budget,
             prefetch: self.prefetch,
             resume: self.resume,
+            isolate: self.isolate,
+            case_timeout: self.case_timeout,
+            worker_memory_limit: self.worker_memory_limit,
             disk_tier,
             clear_disk_tier: self.memo_cache.is_some(),
             print_cache: self.print_cache || env_flag("NNBENCH_PRINT_CACHE_SIZE"),

@@ -156,6 +156,17 @@ pub(crate) struct RunSettings {
     /// Stop after the running case when `SIGINT` or `SIGTERM` arrives
     /// (bench binaries, which catch them).
     pub interruptible: bool,
+    /// Run the cases in worker processes started from this executable, a
+    /// new one after each that dies.
+    pub isolate: bool,
+    /// The longest a case may run: killed in isolation, otherwise recorded
+    /// as timed out with the run stopped.
+    pub case_timeout: Option<Duration>,
+    /// The address space each worker may use.
+    pub worker_memory_limit: Option<u64>,
+    /// This is a bench binary's run (`nnbench::main!()`): its executable
+    /// can be started again as a worker, and may end on a timed-out case.
+    pub bench_binary: bool,
     /// Where persisted memos live during the run.
     pub disk_tier: DiskTier,
     /// Empty the disk tier before the run.

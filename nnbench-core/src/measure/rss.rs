@@ -57,6 +57,9 @@ pub fn reset_peak() -> bool {
 }
 
 #[cfg(target_os = "linux")]
+pub(crate) use imp::page_size;
+
+#[cfg(target_os = "linux")]
 mod imp {
     use std::fs::{File, OpenOptions};
     use std::os::unix::fs::FileExt;
@@ -124,7 +127,7 @@ mod imp {
             .is_some_and(|file| file.write_at(b"5", 0).is_ok())
     }
 
-    fn page_size() -> u64 {
+    pub(crate) fn page_size() -> u64 {
         static PAGE: OnceLock<u64> = OnceLock::new();
         // SAFETY: sysconf only reads a system constant.
         *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {

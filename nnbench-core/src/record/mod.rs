@@ -65,8 +65,13 @@ pub struct RunRecord {
     /// `memo.prefetched`.
     #[serde(default)]
     pub prefetch: bool,
-    /// The signal that stopped the run after the case it arrived in
-    /// (`"SIGINT"`, `"SIGTERM"`); the cases after it did not run.
+    /// Whether the cases ran in worker processes (`--isolate`): their
+    /// memory figures are the worker's, whose memos a crash made reload.
+    #[serde(default)]
+    pub isolate: bool,
+    /// What stopped the run before every case ran: the signal that arrived
+    /// while a case ran (`"SIGINT"`, `"SIGTERM"`), or `"case-timeout"` when
+    /// a case ran past `--case-timeout` without `--isolate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
 }
@@ -305,6 +310,7 @@ mod tests {
             memo: RunMemoRecord::default(),
             warnings: vec![],
             prefetch: false,
+            isolate: false,
             interrupted: None,
         }
     }

@@ -2,6 +2,7 @@
 //! end; on a terminal, a progress bar below the lines with cases done,
 //! failures and the time left. Warnings go to stderr. Quiet prints nothing.
 
+use std::cell::Cell as Counter;
 use std::io::{self, IsTerminal as _, Write as _};
 use std::time::Duration;
 
@@ -17,8 +18,8 @@ use crate::record::{CaseRecord, RunRecord, TimingMode};
 pub(crate) struct Console {
     quiet: bool,
     total: usize,
-    done: usize,
-    failed: usize,
+    done: Counter<usize>,
+    failed: Counter<usize>,
     /// Drawn only when stdout is a terminal: CI logs get plain lines.
     bar: Option<ProgressBar>,
 }
@@ -29,16 +30,18 @@ impl Console {
         Self {
             quiet,
             total,
-            done: 0,
-            failed: 0,
+            done: Counter::new(0),
+            failed: Counter::new(0),
             bar,
         }
     }
 
     /// One line per finished case, with its warnings.
-    pub(crate) fn case(&mut self, case: &CaseRecord) {
-        self.done += 1;
-        self.failed += usize::from(case.error.is_some());
+    pub(crate) fn case(&self, case: &CaseRecord) {
+        let done = self.done.get() + 1;
+        let failed = self.failed.get() + usize::from(case.error.is_some());
+        self.done.set(done);
+        self.failed.set(failed);
         if self.quiet {
             return;
         }
@@ -46,7 +49,7 @@ impl Console {
         let line = match &case.error {
             None => format!(
                 "[{:>width$}/{}] ok    {} = {}  ({}{}{})",
-                self.done,
+                done,
                 self.total,
                 case.id,
                 metric(&case.value),
@@ -56,7 +59,7 @@ impl Console {
             ),
             Some(error) => format!(
                 "[{:>width$}/{}] FAIL  {}  ({:?}: {})",
-                self.done,
+                done,
                 self.total,
                 case.id,
                 error.stage,
@@ -71,8 +74,8 @@ impl Console {
             self.warn(&format!("{}: {warning}", case.id));
         }
         if let Some(bar) = &self.bar {
-            bar.set_position(self.done as u64);
-            bar.set_message(match self.failed {
+            bar.set_position(done as u64);
+            bar.set_message(match failed {
                 0 => String::new(),
                 n => format!(", {n} failed"),
             });

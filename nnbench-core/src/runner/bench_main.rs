@@ -15,6 +15,16 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     let mut settings = cli.settings();
     settings.name = Some(bench.to_owned());
     settings.repo_dir = Some(manifest_dir.into());
+    settings.bench_binary = true;
+    #[cfg(unix)]
+    if let Some(socket) = std::env::var_os(super::isolate::WORKER_ENV) {
+        // SAFETY: the bench binary's `main` starts here, before any thread
+        // that could read the environment. A process the worker's cases
+        // start must not take itself for a worker.
+        unsafe { std::env::remove_var(super::isolate::WORKER_ENV) };
+        settings.interruptible = super::interrupt::install().is_ok();
+        super::isolate::worker::main(worker_settings(settings), socket.as_ref());
+    }
     if cli.bench {
         settings.latest_dir = Some(crate::target_dir().join("nnbench").join(bench));
         settings.interruptible = match super::interrupt::install() {
@@ -41,14 +51,17 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         }
     };
     let mut outcome = runner.run();
-    if let Some(signal) = super::interrupt::requested()
-        && outcome.as_ref().is_ok_and(|r| r.interrupted.is_some())
+    if let Ok(RunRecord {
+        interrupted: Some(signal),
+        ..
+    }) = &outcome
     {
-        eprintln!(
-            "error: interrupted by {}; `--resume` runs the cases left",
-            signal.name()
-        );
-        std::process::exit(signal.exit_code());
+        eprintln!("error: interrupted by {signal}; `--resume` runs the cases left");
+        std::process::exit(match signal.as_str() {
+            "SIGINT" => 128 + signal_hook::consts::SIGINT,
+            "SIGTERM" => 128 + signal_hook::consts::SIGTERM,
+            _ => 1,
+        });
     }
     if let Some(message) = failure_message(&outcome) {
         eprintln!("error: {message}");
@@ -72,6 +85,20 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         }
     }
     std::process::exit(0)
+}
+
+/// A worker runs the cases it is given, in this process's memo cache and
+/// disk tier; the records, the progress file, `--out` and baselines are its
+/// supervisor's.
+#[cfg(unix)]
+fn worker_settings(mut settings: crate::settings::RunSettings) -> crate::settings::RunSettings {
+    settings.isolate = false;
+    settings.case_timeout = None;
+    settings.resume = false;
+    settings.clear_disk_tier = false;
+    settings.latest_dir = None;
+    settings.out = None;
+    settings
 }
 
 /// Why the bench binary exits non-zero, if it does: a case failed, or the

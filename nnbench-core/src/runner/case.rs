@@ -26,10 +26,19 @@ pub(crate) struct Place {
     pub family_index: usize,
 }
 
+/// What the run does around a case's steps.
+pub(crate) trait Around {
+    /// The case enters `stage`: a supervisor that sees the case die or
+    /// time out names the step it was in.
+    fn entering(&mut self, stage: Stage);
+    /// Called once the case's memos are resolved and its setup is done,
+    /// just before the call: may start loading the next case's memos, and
+    /// returns their descriptions.
+    fn prefetch(&mut self) -> Vec<String>;
+}
+
 /// Runs `case` and evicts `unused` (memos no later case needs) unless
-/// `keep_memos`. `prefetch` is called once the case's memos are resolved
-/// and its setup is done, just before the call: it may start loading the
-/// next case's memos, and returns their descriptions.
+/// `keep_memos`.
 pub(crate) fn run(
     case: &Case,
     place: Place,
@@ -37,7 +46,7 @@ pub(crate) fn run(
     settings: &RunSettings,
     engine: &mut Engine,
     console: &Console,
-    prefetch: &mut dyn FnMut() -> Vec<String>,
+    around: &mut dyn Around,
 ) -> CaseRecord {
     let cache = memo::global_cache();
     let (memo_resident, mut meter) = if settings.skip_memory {
@@ -56,6 +65,7 @@ pub(crate) fn run(
     });
     // Cases without memos skip the clock: two reads of it cost a case.
     let load_start = case.params.memos().next().map(|_| Instant::now());
+    around.entering(Stage::Memo);
     let mut args = Args::with_len(case.params.len());
     let mut memo_record = MemoRecord::default();
     let budgeted = settings.memo_budget.is_some() || settings.memo_gpu_budget.is_some();
@@ -80,12 +90,13 @@ pub(crate) fn run(
         failure.add(Stage::Grid, &Error::msg(message));
     }
     if failure.is_clear() {
+        around.entering(Stage::Setup);
         failure.record(
             Stage::Setup,
             run_hook(case.family.setup, state.as_ref(), case),
         );
     }
-    memo_record.prefetched = prefetch();
+    memo_record.prefetched = around.prefetch();
     let mut value = Json::Null;
     let mut time = TimeRecord {
         samples: 0,
@@ -94,6 +105,7 @@ pub(crate) fn run(
     };
     if let (true, Body::Call(call)) = (failure.is_clear(), &case.body) {
         let plan = engine::plan(&settings.timing, case.family.timing, case.family.sampling);
+        around.entering(Stage::Call);
         match guarded(|| engine.time(&case.id, &**call, &args, &plan, console, meter.as_mut())) {
             Ok((metric, timed)) => (value, time) = (metric, timed),
             Err(error) => failure.add(Stage::Call, &error),
@@ -102,6 +114,7 @@ pub(crate) fn run(
     // Release the case's references first, so that a memo the teardown (or
     // the runner) evicts is freed, not reported as held elsewhere.
     drop(args);
+    around.entering(Stage::Teardown);
     failure.record(
         Stage::Teardown,
         run_hook(case.family.teardown, state.as_ref(), case),
@@ -216,5 +229,40 @@ impl Failure {
 
     fn into_record(self) -> Option<CaseError> {
         self.0
+    }
+}
+
+/// The record of a case that never finished (its process died, or it ran
+/// past `--case-timeout`): failed in `stage` with `message`, nothing timed.
+pub(crate) fn unfinished(
+    case: &Case,
+    stage: Stage,
+    message: String,
+    causes: Vec<String>,
+    memory: MemoryRecord,
+) -> CaseRecord {
+    CaseRecord {
+        id: case.id.clone(),
+        family: case.family.name.clone(),
+        params: case.params.to_json(),
+        tags: case.family.tags.clone(),
+        value: Json::Null,
+        direction: case.family.direction,
+        fail_on: case.family.fail_on.map(str::to_owned),
+        error: Some(CaseError {
+            stage,
+            message,
+            causes,
+            also: Vec::new(),
+        }),
+        time: TimeRecord {
+            samples: 0,
+            iters: 0,
+            ..TimeRecord::default()
+        },
+        load_ns: 0,
+        memory,
+        memo: MemoRecord::default(),
+        warnings: Vec::new(),
     }
 }

@@ -25,17 +25,20 @@ fn received() -> &'static Arc<AtomicUsize> {
 pub(crate) struct Signal(i32);
 
 impl Signal {
+    pub(crate) fn from_number(number: i32) -> Self {
+        Self(number)
+    }
+
+    pub(crate) fn number(self) -> i32 {
+        self.0
+    }
+
     pub(crate) fn name(self) -> &'static str {
         match self.0 {
             SIGINT => "SIGINT",
             SIGTERM => "SIGTERM",
             _ => "a signal",
         }
-    }
-
-    /// 128 + the signal's number, as shells report a process it ended.
-    pub(crate) fn exit_code(self) -> i32 {
-        128 + self.0
     }
 }
 

@@ -3,30 +3,36 @@
 
 mod bench_main;
 mod case;
+mod cases;
 mod engine;
 mod gate;
 mod interrupt;
+#[cfg(unix)]
+mod isolate;
+mod ledger;
 mod prefetch;
 mod progress;
 mod schedule;
+mod watchdog;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 pub use bench_main::bench_main;
 
 use crate::cli::Cli;
 use crate::memo::{self, DiskTier, journal};
-use crate::record::{OutputFormat, RunMemoRecord, RunRecord, SCHEMA};
+use crate::record::{OutputFormat, RunRecord};
 use crate::registry::{self, Case};
 use crate::report::Console;
 use crate::settings::{RunSettings, Sampling, Timing};
-use crate::{Result, context};
+use crate::{Error, Result, context};
 
-use engine::Engine;
-use prefetch::Prefetcher;
+use cases::Sink;
+use ledger::{Closing, Ledger, Stop};
 use progress::Progress;
 use schedule::Schedule;
+use watchdog::Watchdog;
 
 /// Runs the cases registered by `#[benchmark]`, `#[parametrize]` and
 /// `#[product]` in this binary, and returns the run record.
@@ -617,6 +623,14 @@ impl Runner {
 
     fn run_recorded(&self) -> Result<RunRecord> {
         let settings = &self.settings;
+        if (settings.isolate || settings.case_timeout.is_some()) && !settings.bench_binary {
+            return Err(Error::msg(
+                "--isolate and --case-timeout work in a bench binary (`nnbench::main!()`), which starts itself again as a worker or ends on a timed-out case",
+            ));
+        }
+        if settings.isolate && !cfg!(unix) {
+            return Err(Error::msg("--isolate needs a Unix system"));
+        }
         if settings.clear_disk_tier {
             memo::clear_disk()?;
         }
@@ -661,27 +675,17 @@ impl Runner {
         let total = selected.len();
         selected.retain(|c| !finished.contains(c.id.as_str()));
 
-        let mut family_sizes: HashMap<&str, usize> = HashMap::new();
-        for case in &selected {
-            *family_sizes.entry(&case.family.name).or_default() += 1;
-        }
-        let mut family_seen: HashMap<&str, usize> = HashMap::new();
-        let mut console = Console::new(settings.quiet, selected.len());
-        let mut schedule = Schedule::new(&selected);
-        let mut records = resumed;
-        records.reserve(selected.len());
+        let console = Console::new(settings.quiet, selected.len());
         let context = match context {
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|_| context::collect(&repo_dir, command)),
             Err(_) => context::collect(&repo_dir, command),
         };
-        let cache = memo::global_cache();
-        let stats_before = cache.stats();
         let mut warnings = run_warnings(settings);
         warnings.extend(previous.warnings);
-        let mut progress = match &progress_path {
-            Some(path) => match Progress::open(path, settings.resume && !records.is_empty()) {
+        let progress = match &progress_path {
+            Some(path) => match Progress::open(path, settings.resume && !resumed.is_empty()) {
                 Ok(progress) => Some(progress),
                 Err(e) => {
                     warnings.push(format!(
@@ -693,117 +697,46 @@ impl Runner {
             },
             None => None,
         };
-        let mut engine = Engine::new(settings.timing.baselines.clone());
-        let mut prefetcher = Prefetcher::new(settings);
-        let stop_requested = || settings.interruptible.then(interrupt::requested).flatten();
-        let mut interrupted = None;
-        while let Some(at) = schedule.next(|m| cache.resident_bytes(m)) {
-            if let Some(signal) = stop_requested() {
-                interrupted = Some(signal);
-                break;
-            }
-            let case = selected[at];
-            let unused = schedule.finish(at);
-            let family = case.family.name.as_str();
-            let index = family_seen.entry(family).or_default();
-            let place = case::Place {
-                family_size: family_sizes[family],
-                family_index: *index,
-            };
-            *index += 1;
-            // What was said between cases belongs to the run.
-            warnings.extend(journal::take().warnings);
-            // The load started beside the last case belongs to this one.
-            let (loaded, waited) = prefetcher.wait();
-            let mut start_next = || {
-                let next = schedule.peek(|m| cache.resident_bytes(m))?;
-                let memos: Vec<_> = selected[next].params.memos().map(|(_, m)| m).collect();
-                Some(prefetcher.start(&memos))
-            };
-            let mut record = case::run(
-                case,
-                place,
-                &unused,
-                settings,
-                &mut engine,
-                &console,
-                &mut || start_next().unwrap_or_default(),
-            );
-            record.load_ns += waited.as_nanos() as u64;
-            record.warnings.extend(loaded);
-            let stop = stop_requested();
-            if let Some(signal) = stop {
-                record.warnings.push(format!(
-                    "the run was interrupted ({}) while this case ran: it finished, the cases after it did not run",
-                    signal.name()
-                ));
-            }
-            console.case(&record);
-            if let Some(warning) = progress.as_mut().and_then(|p| p.append(&record)) {
-                warnings.push(warning);
-            }
-            records.push(record);
-            if stop.is_some() {
-                interrupted = stop;
-                break;
-            }
-        }
-        // A load started beside the last case finishes before the record.
-        prefetcher.wait();
-        match (interrupted, progress) {
-            (Some(signal), _) => {
-                warnings.push(format!(
-                    "interrupted by {}: {} of {total} cases did not run; `--resume` runs them",
-                    signal.name(),
-                    total.saturating_sub(records.len())
-                ));
-                if let Some(name) = &settings.timing.baselines.save {
-                    warnings.push(format!(
-                        "baseline `{name}` is not saved from an interrupted run; `--resume --save-baseline {name}` saves the completed one"
-                    ));
-                }
-            }
-            (None, Some(progress)) => progress.remove(),
-            (None, None) => {}
-        }
-
-        engine.finish(&console);
-        warnings.extend(journal::take().warnings);
-        let stats_after = cache.stats();
-        let record = RunRecord {
-            schema: SCHEMA,
-            run: settings.name.clone().unwrap_or_else(default_run_name),
+        let ledger = Arc::new(Mutex::new(Ledger {
+            records: resumed,
+            warnings,
+            progress,
+        }));
+        let closing = Arc::new(Closing {
+            settings: settings.clone(),
+            name: settings.name.clone().unwrap_or_else(default_run_name),
             started_at,
             context,
-            cases: records,
-            // Other threads of the process (tests running side by side)
-            // count too; a bench binary runs alone.
-            memo: RunMemoRecord {
-                counters: stats_after.counters - stats_before.counters,
-                entries_at_end: stats_after.entries,
-                resident_bytes_at_end: stats_after.resident_bytes,
-                disk_bytes_at_end: stats_after.disk_bytes,
-            },
-            warnings,
-            prefetch: settings.prefetch,
-            interrupted: interrupted.map(|s| s.name().to_owned()),
+            stats_before: memo::global_cache().stats(),
+            total,
+        });
+        let stop = || settings.interruptible.then(interrupt::requested).flatten();
+        let (stopped, workers_memo) = if settings.isolate {
+            let outcome = run_isolated(&selected, settings, &stop, &ledger, &console)?;
+            lock(&ledger).warnings.extend(outcome.warnings);
+            (outcome.interrupted.map(Stop::Signal), Some(outcome.memo))
+        } else {
+            let watchdog = match settings.case_timeout {
+                Some(limit) => Some(
+                    Watchdog::start(limit, close_on_timeout(limit, &ledger, &closing)).map_err(
+                        |e| Error::msg(format!("--case-timeout: no watchdog thread: {e}")),
+                    )?,
+                ),
+                None => None,
+            };
+            let mut sink = Local {
+                ledger: &ledger,
+                console: &console,
+                stop: &stop,
+                watchdog: watchdog.as_ref(),
+            };
+            let end = cases::run(&selected, settings, &console, &mut sink);
+            drop(watchdog);
+            lock(&ledger).warnings.extend(end.warnings);
+            (end.interrupted.map(Stop::Signal), None)
         };
-        console.summary(&record);
-        if settings.print_cache {
-            println!("\n{}", memo::report());
-        }
-        if let Some(dir) = &settings.latest_dir {
-            record.write(dir.join("latest.json"))?;
-            // Half a run is no baseline: `--resume` completes it, and saves.
-            if let Some(name) = &settings.timing.baselines.save
-                && record.interrupted.is_none()
-            {
-                record.write(baseline_path(dir, name))?;
-            }
-        }
-        if let Some(out) = &settings.out {
-            record.write(out)?;
-        }
+        let record = closing.record(&mut lock(&ledger), stopped, workers_memo);
+        closing.finish(&record, &console)?;
         Ok(record)
     }
 
@@ -819,6 +752,95 @@ impl Runner {
 /// Where baseline `name` of the bench whose records go to `dir` is kept.
 pub(crate) fn baseline_path(dir: &std::path::Path, name: &str) -> PathBuf {
     dir.join("baselines").join(format!("{name}.json"))
+}
+
+fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
+    ledger.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(unix)]
+fn run_isolated(
+    selected: &[&Case],
+    settings: &RunSettings,
+    stop: &dyn Fn() -> Option<interrupt::Signal>,
+    ledger: &Mutex<Ledger>,
+    console: &Console,
+) -> Result<isolate::Outcome> {
+    isolate::supervise(selected, settings, stop, &mut |record| {
+        lock(ledger).add(record, console)
+    })
+}
+
+#[cfg(not(unix))]
+fn run_isolated(
+    _: &[&Case],
+    _: &RunSettings,
+    _: &dyn Fn() -> Option<interrupt::Signal>,
+    _: &Mutex<Ledger>,
+    _: &Console,
+) -> Result<Outcome> {
+    Err(Error::msg("--isolate needs a Unix system"))
+}
+
+/// What the watchdog does with a case that ran past `limit`: records it,
+/// closes the run with the cases finished, and ends the process, since the
+/// case's thread cannot be stopped.
+fn close_on_timeout(
+    limit: std::time::Duration,
+    ledger: &Arc<Mutex<Ledger>>,
+    closing: &Arc<Closing>,
+) -> impl FnOnce(watchdog::Overdue) + Send + 'static {
+    let (ledger, closing) = (Arc::clone(ledger), Arc::clone(closing));
+    move |overdue| {
+        let record = overdue.into_record(limit);
+        let id = record.id.clone();
+        let mut ledger = lock(&ledger);
+        ledger.keep(record);
+        let run = closing.record(&mut ledger, Some(Stop::CaseTimeout), None);
+        let written = closing.finish(&run, &Console::new(closing.settings.quiet, 0));
+        eprintln!(
+            "error: {id} ran past --case-timeout {}; the run stopped there (--isolate kills such a case and goes on); `--resume` runs the cases left",
+            humantime::format_duration(limit)
+        );
+        if let Err(error) = written {
+            eprintln!("error: {error:#}");
+        }
+        std::process::exit(1)
+    }
+}
+
+/// The sink of cases run in this process: the console, the progress file
+/// and the ledger, and the watchdog of `--case-timeout`.
+struct Local<'a> {
+    ledger: &'a Mutex<Ledger>,
+    console: &'a Console,
+    stop: &'a dyn Fn() -> Option<interrupt::Signal>,
+    watchdog: Option<&'a Watchdog>,
+}
+
+impl Sink for Local<'_> {
+    fn starting(&mut self, case: &Case) {
+        if let Some(watchdog) = self.watchdog {
+            watchdog.arm(case);
+        }
+    }
+
+    fn stage(&mut self, stage: crate::record::Stage) {
+        if let Some(watchdog) = self.watchdog {
+            watchdog.stage(stage);
+        }
+    }
+
+    fn finished(&mut self, record: crate::CaseRecord) {
+        if let Some(watchdog) = self.watchdog {
+            watchdog.disarm();
+        }
+        lock(self.ledger).add(record, self.console);
+    }
+
+    fn stop(&mut self) -> Option<interrupt::Signal> {
+        (self.stop)()
+    }
 }
 
 /// Settings that ask for something the run will not do.

@@ -1,0 +1,139 @@
+//! The loop over a run's cases, in the process that runs them: order them
+//! by their memos, run each through its lifecycle, hand each record to a
+//! [`Sink`], stop when asked. The runner's own process and an `--isolate`
+//! worker share it; they differ in their sinks.
+
+use std::collections::HashMap;
+
+use super::case::{self, Around};
+use super::engine::Engine;
+use super::interrupt::Signal;
+use super::prefetch::Prefetcher;
+use super::schedule::Schedule;
+use crate::memo::{self, journal};
+use crate::record::{CaseRecord, Stage};
+use crate::registry::Case;
+use crate::report::Console;
+use crate::settings::RunSettings;
+
+/// Where the cases of a run report as they go.
+pub(crate) trait Sink {
+    /// `case` starts: its memos resolve next.
+    fn starting(&mut self, case: &Case);
+    /// The running case enters `stage`.
+    fn stage(&mut self, stage: Stage);
+    /// A case finished, failed or not.
+    fn finished(&mut self, record: CaseRecord);
+    /// Whether the run should stop, and why: checked before each case and
+    /// after it.
+    fn stop(&mut self) -> Option<Signal>;
+}
+
+/// How the loop ended.
+pub(crate) struct End {
+    /// The signal that stopped it before every case ran.
+    pub interrupted: Option<Signal>,
+    /// What was said between cases: the run's warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Runs `selected` in the order their memos make cheapest; each record
+/// goes to `sink`.
+pub(crate) fn run(
+    selected: &[&Case],
+    settings: &RunSettings,
+    console: &Console,
+    sink: &mut dyn Sink,
+) -> End {
+    let mut family_sizes: HashMap<&str, usize> = HashMap::new();
+    for case in selected {
+        *family_sizes.entry(&case.family.name).or_default() += 1;
+    }
+    let mut family_seen: HashMap<&str, usize> = HashMap::new();
+    let mut schedule = Schedule::new(selected);
+    let cache = memo::global_cache();
+    let mut engine = Engine::new(settings.timing.baselines.clone());
+    let mut prefetcher = Prefetcher::new(settings);
+    let mut end = End {
+        interrupted: None,
+        warnings: Vec::new(),
+    };
+    while let Some(at) = schedule.next(|m| cache.resident_bytes(m)) {
+        if let Some(signal) = sink.stop() {
+            end.interrupted = Some(signal);
+            break;
+        }
+        let case = selected[at];
+        let unused = schedule.finish(at);
+        let family = case.family.name.as_str();
+        let index = family_seen.entry(family).or_default();
+        let place = case::Place {
+            family_size: family_sizes[family],
+            family_index: *index,
+        };
+        *index += 1;
+        // What was said between cases belongs to the run.
+        end.warnings.extend(journal::take().warnings);
+        sink.starting(case);
+        // The load started beside the last case belongs to this one.
+        let (loaded, waited) = prefetcher.wait();
+        let mut around = Steps {
+            sink: &mut *sink,
+            schedule: &mut schedule,
+            prefetcher: &mut prefetcher,
+            selected,
+        };
+        let mut record = case::run(
+            case,
+            place,
+            &unused,
+            settings,
+            &mut engine,
+            console,
+            &mut around,
+        );
+        record.load_ns += waited.as_nanos() as u64;
+        record.warnings.extend(loaded);
+        let stop = sink.stop();
+        if let Some(signal) = stop {
+            record.warnings.push(format!(
+                "the run was interrupted ({}) while this case ran: it finished, the cases after it did not run",
+                signal.name()
+            ));
+        }
+        sink.finished(record);
+        if stop.is_some() {
+            end.interrupted = stop;
+            break;
+        }
+    }
+    // A load started beside the last case finishes before the record.
+    prefetcher.wait();
+    engine.finish(console);
+    end.warnings.extend(journal::take().warnings);
+    end
+}
+
+/// The running case's steps, told to the sink; the next case's memos,
+/// loaded beside its call.
+struct Steps<'s, 'a> {
+    sink: &'s mut dyn Sink,
+    schedule: &'s mut Schedule<'a>,
+    prefetcher: &'s mut Prefetcher,
+    selected: &'s [&'a Case],
+}
+
+impl Around for Steps<'_, '_> {
+    fn entering(&mut self, stage: Stage) {
+        self.sink.stage(stage);
+    }
+
+    fn prefetch(&mut self) -> Vec<String> {
+        let cache = memo::global_cache();
+        let Some(next) = self.schedule.peek(|m| cache.resident_bytes(m)) else {
+            return Vec::new();
+        };
+        let memos: Vec<_> = self.selected[next].params.memos().map(|(_, m)| m).collect();
+        self.prefetcher.start(&memos)
+    }
+}

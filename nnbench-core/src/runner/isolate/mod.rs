@@ -1,0 +1,111 @@
+//! `--isolate`: the cases run in a worker process that the bench binary
+//! starts from its own executable, so that a case that aborts, segfaults,
+//! is killed by the OOM killer or runs past `--case-timeout` takes only
+//! itself down. The supervisor records that case as failed, with how it
+//! died, and starts a new worker for the cases left; the new worker loads
+//! its memos again (from the disk tier where they persist). The records are
+//! the worker's own, as a run in one process makes them.
+
+mod death;
+mod protocol;
+mod tail;
+mod watch;
+pub(crate) mod worker;
+
+use std::os::unix::net::UnixListener;
+
+pub(crate) use protocol::WORKER_ENV;
+
+use super::case;
+use super::interrupt::Signal;
+use super::schedule::Schedule;
+use crate::record::{CaseRecord, MemoryRecord, RunMemoRecord, Stage};
+use crate::registry::Case;
+use crate::settings::RunSettings;
+use crate::{Error, Result};
+
+/// How the isolated run went, apart from its cases' records.
+#[derive(Default)]
+pub(crate) struct Outcome {
+    /// The signal that stopped it before every case ran.
+    pub interrupted: Option<Signal>,
+    /// What was said outside any case, in the workers and here.
+    pub warnings: Vec<String>,
+    /// What the workers' memo caches did, summed; what the last one held.
+    pub memo: RunMemoRecord,
+}
+
+/// Runs `selected` in workers, a new one after each that dies; every
+/// case's record goes to `done`, in the order the cases end.
+pub(crate) fn supervise(
+    selected: &[&Case],
+    settings: &RunSettings,
+    stop: &dyn Fn() -> Option<Signal>,
+    done: &mut dyn FnMut(CaseRecord),
+) -> Result<Outcome> {
+    let dir = tempfile::Builder::new()
+        .prefix("nnbench-isolate-")
+        .tempdir()
+        .map_err(|e| Error::msg(format!("--isolate: no folder for the worker's socket: {e}")))?;
+    let socket = dir.path().join("worker.sock");
+    let listener = UnixListener::bind(&socket)
+        .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
+        .map_err(|e| Error::msg(format!("--isolate: {}: {e}", socket.display())))?;
+    let limits = watch::Limits {
+        memory: death::memory_limit(),
+    };
+    let mut left: Vec<&Case> = Schedule::static_order(selected)
+        .into_iter()
+        .map(|at| selected[at])
+        .collect();
+    let mut outcome = Outcome::default();
+    while !left.is_empty() {
+        if let Some(signal) = stop() {
+            outcome.interrupted = Some(signal);
+            break;
+        }
+        let report = watch::run(&listener, &socket, &left, settings, &limits, stop, done);
+        left.retain(|c| !report.settled.contains(&c.id));
+        if report.ended.is_none() {
+            outcome.memo.counters += report.cases_memo;
+        }
+        if let Some(ended) = report.ended {
+            outcome.memo.counters += ended.memo.counters;
+            outcome.memo.entries_at_end = ended.memo.entries_at_end;
+            outcome.memo.resident_bytes_at_end = ended.memo.resident_bytes_at_end;
+            outcome.memo.disk_bytes_at_end = ended.memo.disk_bytes_at_end;
+            outcome.warnings.extend(ended.warnings);
+            if ended.interrupted.is_some() {
+                outcome.interrupted = ended.interrupted;
+                break;
+            }
+        }
+        if left.is_empty() {
+            break;
+        }
+        if report.settled.is_empty() {
+            // A worker that settles no case would be followed by another
+            // that does the same: the cases left are recorded as not run.
+            let why = report
+                .lost
+                .unwrap_or_else(|| "ended without running them".into());
+            for case in left.drain(..) {
+                done(case::unfinished(
+                    case,
+                    Stage::Memo,
+                    format!("did not run: its worker process {why}"),
+                    Vec::new(),
+                    MemoryRecord::default(),
+                ));
+            }
+            break;
+        }
+        if let Some(how) = report.lost {
+            outcome.warnings.push(format!(
+                "a worker process {how}; a new one runs the {} cases left",
+                left.len()
+            ));
+        }
+    }
+    Ok(outcome)
+}

@@ -1,0 +1,121 @@
+//! What the supervisor and its worker say to each other over their
+//! socket: one JSON object a line.
+
+use std::io::{self, BufRead, Write};
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+use crate::record::{CaseRecord, RunMemoRecord, Stage};
+
+/// The environment variable that makes a bench binary a worker: the path
+/// of its supervisor's socket.
+pub(crate) const WORKER_ENV: &str = "NNBENCH_WORKER";
+
+/// From the supervisor.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum ToWorker {
+    /// The cases to run, by id: the first message.
+    Run { ids: Vec<String> },
+    /// Stop after the running case: the supervisor was asked to stop by
+    /// this signal.
+    Stop { signal: i32 },
+}
+
+/// From the worker.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum FromWorker {
+    /// A case starts: its memos resolve next.
+    Started { id: String },
+    /// The running case enters a step.
+    Stage { stage: Stage },
+    /// A case finished.
+    Finished { record: Box<CaseRecord> },
+    /// The worker ran what it was given (or was stopped): what its memo
+    /// cache did, what was said between cases.
+    Ended {
+        memo: RunMemoRecord,
+        warnings: Vec<String>,
+        interrupted: Option<i32>,
+    },
+}
+
+/// Writes `message` as one line, flushed.
+pub(crate) fn send(to: &mut impl Write, message: &impl Serialize) -> io::Result<()> {
+    let mut line = serde_json::to_vec(message).map_err(io::Error::other)?;
+    line.push(b'\n');
+    to.write_all(&line)?;
+    to.flush()
+}
+
+/// Reads messages from a stream whose reads time out: a read cut short by
+/// the timeout is kept and completed by the next.
+pub(crate) struct Lines<R> {
+    reader: R,
+    partial: Vec<u8>,
+}
+
+/// What one read gave.
+pub(crate) enum Read<T> {
+    Message(T),
+    /// Nothing complete before the read timed out.
+    Nothing,
+    /// The other side closed the stream.
+    Closed,
+}
+
+impl<R: BufRead> Lines<R> {
+    pub(crate) fn new(reader: R) -> Self {
+        Self {
+            reader,
+            partial: Vec::new(),
+        }
+    }
+
+    pub(crate) fn read<T: DeserializeOwned>(&mut self) -> io::Result<Read<T>> {
+        match self.reader.read_until(b'\n', &mut self.partial) {
+            Ok(0) => Ok(Read::Closed),
+            Ok(_) if self.partial.last() != Some(&b'\n') => Ok(Read::Closed),
+            Ok(_) => {
+                let line = std::mem::take(&mut self.partial);
+                serde_json::from_slice(&line)
+                    .map(Read::Message)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Ok(Read::Nothing)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(Read::Nothing),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_survive_a_line_and_a_line_cut_short_is_the_end() {
+        let mut wire = Vec::new();
+        send(&mut wire, &FromWorker::Started { id: "a/n=1".into() }).unwrap();
+        send(&mut wire, &FromWorker::Stage { stage: Stage::Call }).unwrap();
+        wire.extend_from_slice(br#"{"kind":"sta"#);
+        let mut lines = Lines::new(&wire[..]);
+        assert!(matches!(
+            lines.read::<FromWorker>().unwrap(),
+            Read::Message(FromWorker::Started { id }) if id == "a/n=1"
+        ));
+        assert!(matches!(
+            lines.read::<FromWorker>().unwrap(),
+            Read::Message(FromWorker::Stage { stage: Stage::Call })
+        ));
+        assert!(matches!(lines.read::<FromWorker>().unwrap(), Read::Closed));
+    }
+}

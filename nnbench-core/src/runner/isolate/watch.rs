@@ -1,0 +1,361 @@
+//! One worker, watched: started, given its cases, followed message by
+//! message while its memory is sampled, killed when a case runs past
+//! `--case-timeout`; if it dies in a case, the case's record says how.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::BufReader;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::death::{self, Evidence};
+use super::protocol::{FromWorker, Lines, Read, ToWorker, WORKER_ENV, send};
+use super::tail::Tail;
+use crate::record::{CaseRecord, MemoCounters, MemoryRecord, RssMethod, RunMemoRecord, Stage};
+use crate::registry::Case;
+use crate::runner::case;
+use crate::runner::interrupt::Signal;
+use crate::settings::RunSettings;
+
+/// How often the supervisor looks at its worker: its messages, its
+/// memory, the running case's time.
+const POLL: Duration = Duration::from_millis(5);
+
+/// How long a worker may take to reach its supervisor.
+const CONNECT: Duration = Duration::from_secs(60);
+
+/// What one worker did.
+#[derive(Default)]
+pub(crate) struct Report {
+    /// The cases that have a record: finished, or the one it died in.
+    pub settled: HashSet<String>,
+    /// What it said when it ended normally.
+    pub ended: Option<Ended>,
+    /// How it died or failed to start, when that was not in a case.
+    pub lost: Option<String>,
+    /// What the cases it finished did with its memo cache: all that is
+    /// known of a worker that died.
+    pub cases_memo: MemoCounters,
+}
+
+/// A worker's last message.
+pub(crate) struct Ended {
+    pub memo: RunMemoRecord,
+    pub warnings: Vec<String>,
+    pub interrupted: Option<Signal>,
+}
+
+/// What the supervisor knows of the whole machine, taken once.
+pub(crate) struct Limits {
+    /// The memory a worker may use: its cgroup's or the machine's.
+    pub memory: Option<u64>,
+}
+
+/// Runs `cases` in a new worker; each record goes to `done`.
+pub(crate) fn run(
+    listener: &UnixListener,
+    socket: &Path,
+    cases: &[&Case],
+    settings: &RunSettings,
+    limits: &Limits,
+    stop: &dyn Fn() -> Option<Signal>,
+    done: &mut dyn FnMut(CaseRecord),
+) -> Report {
+    let mut report = Report::default();
+    let (child, tail) = match spawn(socket) {
+        Ok(spawned) => spawned,
+        Err(e) => {
+            report.lost = Some(format!("could not be started ({e})"));
+            return report;
+        }
+    };
+    let mut watched = Watched {
+        memory: ProcessMemory::open(child.id()),
+        child,
+        running: None,
+        tail,
+    };
+    let stream = match connect(listener, &mut watched.child) {
+        Ok(stream) => stream,
+        Err(how) => {
+            let _ = watched.child.kill();
+            let _ = watched.child.wait();
+            let last_words = watched.tail.since(0, Duration::from_millis(200));
+            report.lost = Some(with_last_words(how, &last_words));
+            return report;
+        }
+    };
+    let outcome = watched.follow(stream, cases, settings, stop, &mut report, done);
+    let status = match outcome {
+        Followed::TimedOut(_) | Followed::Garbled => {
+            let _ = watched.child.kill();
+            watched.child.wait()
+        }
+        Followed::Closed => watched.child.wait(),
+    };
+    let mark = watched.running.as_ref().map_or(0, |r| r.stderr_mark);
+    let last_words = watched.tail.since(mark, Duration::from_millis(200));
+    let status = match status {
+        Ok(status) => status,
+        Err(e) => {
+            report.lost = Some(format!("could not be waited for ({e})"));
+            return report;
+        }
+    };
+    match watched.running.take() {
+        Some(running) => {
+            let evidence = Evidence {
+                status,
+                timed_out: match outcome {
+                    Followed::TimedOut(limit) => Some(limit),
+                    _ => None,
+                },
+                oom_killer_ran: match (running.oom_kills, death::oom_kills()) {
+                    (Some(before), Some(after)) => after > before,
+                    _ => false,
+                },
+                stderr_tail: &last_words,
+                last_rss: running.last.map(|(_, rss)| rss),
+                last_vm: running.last.map(|(vm, _)| vm),
+                peak_rss: running.peak,
+                memory_limit: limits.memory,
+                address_space_limit: settings.worker_memory_limit,
+            };
+            let (message, causes) = evidence.describe();
+            let memory = MemoryRecord {
+                rss_before_bytes: running.rss_before,
+                rss_peak_bytes: running.peak,
+                rss_method: running.peak.map(|_| RssMethod::Sampled),
+                ..MemoryRecord::default()
+            };
+            report.settled.insert(running.case.id.clone());
+            done(case::unfinished(
+                running.case,
+                running.stage,
+                message,
+                causes,
+                memory,
+            ));
+        }
+        None if report.ended.is_none() => {
+            report.lost = Some(with_last_words(
+                format!("ended ({status}) outside a case"),
+                &last_words,
+            ));
+        }
+        None => {}
+    }
+    report
+}
+
+/// Starts the bench binary again, as a worker of the supervisor at
+/// `socket`, with the same flags.
+fn spawn(socket: &Path) -> std::io::Result<(Child, Tail)> {
+    let mut child = Command::new(std::env::current_exe()?)
+        .args(std::env::args_os().skip(1))
+        .env(WORKER_ENV, socket)
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let tail = match child.stderr.take() {
+        Some(stderr) => Tail::forward(stderr),
+        None => Tail::forward(std::io::empty()),
+    };
+    Ok((child, tail))
+}
+
+/// Waits for the worker to connect.
+fn connect(listener: &UnixListener, child: &mut Child) -> Result<UnixStream, String> {
+    let until = Instant::now() + CONNECT;
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                stream
+                    .set_read_timeout(Some(POLL))
+                    .map_err(|e| format!("could not be read from ({e})"))?;
+                return Ok(stream);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(format!("could not connect ({e})")),
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("ended ({status}) before it started its cases"));
+        }
+        if Instant::now() >= until {
+            return Err(format!(
+                "did not start its cases within {}",
+                humantime::format_duration(CONNECT)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn with_last_words(how: String, tail: &str) -> String {
+    match death::last_words(tail) {
+        Some(line) => format!("{how}; its last line on stderr: {line}"),
+        None => how,
+    }
+}
+
+/// How following a worker ended.
+#[derive(Clone, Copy)]
+enum Followed {
+    /// It closed the socket: it ended, or died.
+    Closed,
+    /// The running case ran past this limit.
+    TimedOut(Duration),
+    /// It sent something that is not a message.
+    Garbled,
+}
+
+/// The case the worker is running.
+struct Running<'a> {
+    case: &'a Case,
+    since: Instant,
+    stage: Stage,
+    rss_before: Option<u64>,
+    peak: Option<u64>,
+    /// The last sample: address space and resident memory.
+    last: Option<(u64, u64)>,
+    oom_kills: Option<u64>,
+    /// How much the worker had written to stderr when the case started.
+    stderr_mark: u64,
+}
+
+struct Watched<'a> {
+    child: Child,
+    memory: ProcessMemory,
+    running: Option<Running<'a>>,
+    tail: Tail,
+}
+
+impl<'a> Watched<'a> {
+    fn stderr_seen(&self) -> u64 {
+        self.tail.written()
+    }
+
+    fn follow(
+        &mut self,
+        mut stream: UnixStream,
+        cases: &[&'a Case],
+        settings: &RunSettings,
+        stop: &dyn Fn() -> Option<Signal>,
+        report: &mut Report,
+        done: &mut dyn FnMut(CaseRecord),
+    ) -> Followed {
+        let ids = cases.iter().map(|c| c.id.clone()).collect();
+        if send(&mut stream, &ToWorker::Run { ids }).is_err() {
+            return Followed::Closed;
+        }
+        let Ok(reading) = stream.try_clone() else {
+            return Followed::Garbled;
+        };
+        let mut lines = Lines::new(BufReader::new(reading));
+        let mut stop_sent = false;
+        loop {
+            match lines.read::<FromWorker>() {
+                Ok(Read::Message(FromWorker::Started { id })) => {
+                    let Some(case) = cases.iter().find(|c| c.id == id) else {
+                        return Followed::Garbled;
+                    };
+                    let sample = self.memory.sample();
+                    self.running = Some(Running {
+                        case,
+                        stderr_mark: self.stderr_seen(),
+                        since: Instant::now(),
+                        stage: Stage::Memo,
+                        rss_before: sample.map(|(_, rss)| rss),
+                        peak: sample.map(|(_, rss)| rss),
+                        last: sample,
+                        oom_kills: death::oom_kills(),
+                    });
+                }
+                Ok(Read::Message(FromWorker::Stage { stage })) => {
+                    if let Some(running) = &mut self.running {
+                        running.stage = stage;
+                    }
+                }
+                Ok(Read::Message(FromWorker::Finished { record })) => {
+                    self.running = None;
+                    report.cases_memo += record.memo.counters;
+                    report.cases_memo.evictions += record.memo.evicted.len() as u64;
+                    report.settled.insert(record.id.clone());
+                    done(*record);
+                }
+                Ok(Read::Message(FromWorker::Ended {
+                    memo,
+                    warnings,
+                    interrupted,
+                })) => {
+                    report.ended = Some(Ended {
+                        memo,
+                        warnings,
+                        interrupted: interrupted.map(Signal::from_number),
+                    });
+                }
+                Ok(Read::Nothing) => {}
+                Ok(Read::Closed) => return Followed::Closed,
+                Err(_) => return Followed::Garbled,
+            }
+            if let Some(running) = &mut self.running {
+                if let Some((vm, rss)) = self.memory.sample() {
+                    running.last = Some((vm, rss));
+                    running.peak = Some(running.peak.map_or(rss, |peak| peak.max(rss)));
+                }
+                if let Some(limit) = settings.case_timeout
+                    && running.since.elapsed() >= limit
+                {
+                    return Followed::TimedOut(limit);
+                }
+            }
+            if !stop_sent && let Some(signal) = stop() {
+                stop_sent = true;
+                let _ = send(
+                    &mut stream,
+                    &ToWorker::Stop {
+                        signal: signal.number(),
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// The worker's memory, read from `/proc/<pid>/statm` where there is one.
+struct ProcessMemory {
+    statm: Option<File>,
+}
+
+impl ProcessMemory {
+    /// The memory of process `pid`.
+    fn open(pid: u32) -> Self {
+        Self {
+            statm: File::open(format!("/proc/{pid}/statm")).ok(),
+        }
+    }
+
+    /// Address space and resident memory, in bytes.
+    fn sample(&self) -> Option<(u64, u64)> {
+        let file = self.statm.as_ref()?;
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::FileExt as _;
+            let mut buffer = [0u8; 128];
+            let len = file.read_at(&mut buffer, 0).ok()?;
+            let text = std::str::from_utf8(&buffer[..len]).ok()?;
+            let mut pages = text.split_whitespace().map(|n| n.parse::<u64>().ok());
+            let page = crate::measure::rss::page_size();
+            let (vm, rss) = (pages.next()?? * page, pages.next()?? * page);
+            // A process that has died shows nothing until it is reaped.
+            (rss > 0).then_some((vm, rss))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = file;
+            None
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! What a run has so far, and how it becomes the run's record. The loop
+//! adds to the ledger as cases finish; the watchdog of `--case-timeout`
+//! may have to close the run from its own thread while a case still runs,
+//! so both reach the ledger through a lock.
+
+use super::interrupt::Signal;
+use super::progress::Progress;
+use crate::Result;
+use crate::memo::{self, MemoStats};
+use crate::record::{CaseRecord, RunContext, RunMemoRecord, RunRecord, SCHEMA};
+use crate::report::Console;
+use crate::settings::RunSettings;
+
+/// The finished cases and the run's warnings so far.
+pub(crate) struct Ledger {
+    pub records: Vec<CaseRecord>,
+    pub warnings: Vec<String>,
+    /// The progress file, written as cases finish.
+    pub progress: Option<Progress>,
+}
+
+impl Ledger {
+    /// Prints `record`'s line, writes it to the progress file, keeps it.
+    pub(crate) fn add(&mut self, record: CaseRecord, console: &Console) {
+        console.case(&record);
+        self.keep(record);
+    }
+
+    /// Writes `record` to the progress file and keeps it.
+    pub(crate) fn keep(&mut self, record: CaseRecord) {
+        if let Some(warning) = self.progress.as_mut().and_then(|p| p.append(&record)) {
+            self.warnings.push(warning);
+        }
+        self.records.push(record);
+    }
+}
+
+/// Why a run stopped before every case ran.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Stop {
+    Signal(Signal),
+    /// A case ran past `--case-timeout` without `--isolate`.
+    CaseTimeout,
+}
+
+impl Stop {
+    /// The record's `interrupted`.
+    fn name(self) -> &'static str {
+        match self {
+            Stop::Signal(signal) => signal.name(),
+            Stop::CaseTimeout => "case-timeout",
+        }
+    }
+
+    fn says(self) -> String {
+        match self {
+            Stop::Signal(signal) => format!("interrupted by {}", signal.name()),
+            Stop::CaseTimeout => "stopped by --case-timeout".into(),
+        }
+    }
+}
+
+/// What the record takes from the run's start.
+pub(crate) struct Closing {
+    pub settings: RunSettings,
+    pub name: String,
+    pub started_at: String,
+    pub context: RunContext,
+    pub stats_before: MemoStats,
+    /// Cases selected, those resumed from an earlier run included.
+    pub total: usize,
+}
+
+impl Closing {
+    /// The run's record from what `ledger` holds. `workers_memo` is what workers
+    /// did with their caches under `--isolate`; otherwise this process's
+    /// cache since the run started.
+    pub(crate) fn record(
+        &self,
+        ledger: &mut Ledger,
+        stop: Option<Stop>,
+        workers_memo: Option<RunMemoRecord>,
+    ) -> RunRecord {
+        let mut warnings = std::mem::take(&mut ledger.warnings);
+        match (stop, ledger.progress.take()) {
+            (Some(stop), progress) => {
+                // The file stays for `--resume`.
+                drop(progress);
+                warnings.push(format!(
+                    "{}: {} of {} cases did not run; `--resume` runs them",
+                    stop.says(),
+                    self.total.saturating_sub(ledger.records.len()),
+                    self.total
+                ));
+                if let Some(name) = &self.settings.timing.baselines.save {
+                    warnings.push(format!(
+                        "baseline `{name}` is not saved from an interrupted run; `--resume --save-baseline {name}` saves the completed one"
+                    ));
+                }
+            }
+            (None, Some(progress)) => progress.remove(),
+            (None, None) => {}
+        }
+        let memo = workers_memo.unwrap_or_else(|| {
+            let after = memo::global_cache().stats();
+            // Other threads of the process (tests running side by side)
+            // count too; a bench binary runs alone.
+            RunMemoRecord {
+                counters: after.counters - self.stats_before.counters,
+                entries_at_end: after.entries,
+                resident_bytes_at_end: after.resident_bytes,
+                disk_bytes_at_end: after.disk_bytes,
+            }
+        });
+        RunRecord {
+            schema: SCHEMA,
+            run: self.name.clone(),
+            started_at: self.started_at.clone(),
+            context: self.context.clone(),
+            cases: std::mem::take(&mut ledger.records),
+            memo,
+            warnings,
+            prefetch: self.settings.prefetch,
+            isolate: self.settings.isolate,
+            interrupted: stop.map(|s| s.name().to_owned()),
+        }
+    }
+
+    /// Prints the table, then writes `latest.json`, the baseline and
+    /// `--out` where the settings ask.
+    pub(crate) fn finish(&self, record: &RunRecord, console: &Console) -> Result<()> {
+        let settings = &self.settings;
+        console.summary(record);
+        if settings.print_cache {
+            println!("\n{}", memo::report());
+        }
+        if let Some(dir) = &settings.latest_dir {
+            record.write(dir.join("latest.json"))?;
+            // Half a run is no baseline: `--resume` completes it, and saves.
+            if let Some(name) = &settings.timing.baselines.save
+                && record.interrupted.is_none()
+            {
+                record.write(super::baseline_path(dir, name))?;
+            }
+        }
+        if let Some(out) = &settings.out {
+            record.write(out)?;
+        }
+        Ok(())
+    }
+}
