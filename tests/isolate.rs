@@ -166,6 +166,74 @@ fn a_case_that_allocates_past_the_limit_fails_as_out_of_memory() {
     assert_eq!(case(&record, "hog/n=3").value, 3, "the case after it ran");
 }
 
+/// A memory cgroup of `bytes` that the test may put processes in, where
+/// the machine gives one (root, cgroup v2 or v1 with the memory controller).
+struct Cgroup(std::path::PathBuf);
+
+impl Cgroup {
+    fn new(bytes: u64) -> Option<Self> {
+        let name = format!("nnbench-isolate-test-{}", std::process::id());
+        let v2 = Path::new("/sys/fs/cgroup").join(&name);
+        if std::fs::create_dir(&v2).is_ok() {
+            if std::fs::write(v2.join("memory.max"), bytes.to_string()).is_ok() {
+                return Some(Self(v2));
+            }
+            let _ = std::fs::remove_dir(&v2);
+        }
+        let v1 = Path::new("/sys/fs/cgroup/memory").join(&name);
+        std::fs::create_dir(&v1).ok()?;
+        let cgroup = Self(v1);
+        std::fs::write(cgroup.0.join("memory.limit_in_bytes"), bytes.to_string()).ok()?;
+        Some(cgroup)
+    }
+
+    /// `command`, started inside the cgroup.
+    fn run(&self, command: &mut Command) -> Output {
+        let mut inside = Command::new("sh");
+        inside
+            .arg("-c")
+            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
+            .arg(&self.0)
+            .arg(command.get_program())
+            .args(command.get_args());
+        for (key, value) in command.get_envs() {
+            match value {
+                Some(value) => inside.env(key, value),
+                None => inside.env_remove(key),
+            };
+        }
+        inside
+            .stdout(Stdio::null())
+            .output()
+            .expect("the bench runs in the cgroup")
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+fn a_case_the_oom_killer_kills_is_recorded_as_out_of_memory() {
+    let Some(cgroup) = Cgroup::new(384 << 20) else {
+        println!("skipped: no memory cgroup can be made here (it needs root)");
+        return;
+    };
+    let target = tempfile::tempdir().unwrap();
+    let output = cgroup.run(&mut command(target.path(), &["--isolate", "hog/"]));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let record = latest(target.path());
+    let hog = case(&record, "hog/n=2");
+    assert!(
+        message(hog).contains("killed by signal 9 (SIGKILL): out of memory?"),
+        "{}",
+        message(hog)
+    );
+    assert!(hog.memory.rss_peak_bytes.unwrap_or(0) > 128 << 20);
+    assert_eq!(case(&record, "hog/n=3").value, 3, "the case after it ran");
+}
+
 fn a_hanging_case_is_killed_in_isolation_and_the_run_goes_on() {
     let target = tempfile::tempdir().unwrap();
     let started = Instant::now();
@@ -244,7 +312,7 @@ fn main() {
     if std::env::var_os(CHILD).is_some() {
         nnbench::__private::main("isolate", env!("CARGO_MANIFEST_DIR"));
     }
-    let checks: [(&str, fn()); 5] = [
+    let checks: [(&str, fn()); 6] = [
         (
             "an_abort_and_an_exit_fail_only_their_cases",
             an_abort_and_an_exit_fail_only_their_cases,
@@ -252,6 +320,10 @@ fn main() {
         (
             "a_case_that_allocates_past_the_limit_fails_as_out_of_memory",
             a_case_that_allocates_past_the_limit_fails_as_out_of_memory,
+        ),
+        (
+            "a_case_the_oom_killer_kills_is_recorded_as_out_of_memory",
+            a_case_the_oom_killer_kills_is_recorded_as_out_of_memory,
         ),
         (
             "a_hanging_case_is_killed_in_isolation_and_the_run_goes_on",

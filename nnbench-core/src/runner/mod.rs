@@ -22,7 +22,7 @@ pub use bench_main::bench_main;
 
 use crate::cli::Cli;
 use crate::memo::{self, DiskTier, journal};
-use crate::record::{OutputFormat, RunRecord};
+use crate::record::{OutputFormat, RunMemoRecord, RunRecord};
 use crate::registry::{self, Case};
 use crate::report::Console;
 use crate::settings::{RunSettings, Sampling, Timing};
@@ -628,9 +628,6 @@ impl Runner {
                 "--isolate and --case-timeout work in a bench binary (`nnbench::main!()`), which starts itself again as a worker or ends on a timed-out case",
             ));
         }
-        if settings.isolate && !cfg!(unix) {
-            return Err(Error::msg("--isolate needs a Unix system"));
-        }
         if settings.clear_disk_tier {
             memo::clear_disk()?;
         }
@@ -712,9 +709,8 @@ impl Runner {
         });
         let stop = || settings.interruptible.then(interrupt::requested).flatten();
         let (stopped, workers_memo) = if settings.isolate {
-            let outcome = run_isolated(&selected, settings, &stop, &ledger, &console)?;
-            lock(&ledger).warnings.extend(outcome.warnings);
-            (outcome.interrupted.map(Stop::Signal), Some(outcome.memo))
+            let (stopped, memo) = run_isolated(&selected, settings, &stop, &ledger, &console)?;
+            (stopped, Some(memo))
         } else {
             let watchdog = match settings.case_timeout {
                 Some(limit) => Some(
@@ -758,6 +754,8 @@ fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
     ledger.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Runs `selected` in worker processes (`--isolate`); says what stopped
+/// the run early, if anything, and what the workers' memo caches did.
 #[cfg(unix)]
 fn run_isolated(
     selected: &[&Case],
@@ -765,10 +763,12 @@ fn run_isolated(
     stop: &dyn Fn() -> Option<interrupt::Signal>,
     ledger: &Mutex<Ledger>,
     console: &Console,
-) -> Result<isolate::Outcome> {
-    isolate::supervise(selected, settings, stop, &mut |record| {
+) -> Result<(Option<Stop>, RunMemoRecord)> {
+    let outcome = isolate::supervise(selected, settings, stop, &mut |record| {
         lock(ledger).add(record, console)
-    })
+    })?;
+    lock(ledger).warnings.extend(outcome.warnings);
+    Ok((outcome.interrupted.map(Stop::Signal), outcome.memo))
 }
 
 #[cfg(not(unix))]
@@ -778,7 +778,7 @@ fn run_isolated(
     _: &dyn Fn() -> Option<interrupt::Signal>,
     _: &Mutex<Ledger>,
     _: &Console,
-) -> Result<Outcome> {
+) -> Result<(Option<Stop>, RunMemoRecord)> {
     Err(Error::msg("--isolate needs a Unix system"))
 }
 

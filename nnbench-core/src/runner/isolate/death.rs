@@ -123,7 +123,14 @@ pub(crate) fn last_words(text: &str) -> Option<&str> {
 /// How many times the kernel's OOM killer has killed a process since boot,
 /// where the system says.
 pub(crate) fn oom_kills() -> Option<u64> {
-    let vmstat = std::fs::read_to_string("/proc/vmstat").ok()?;
+    use std::io::Read as _;
+    // Sized for the whole file: /proc files tell no size, and reading one
+    // in small steps makes the kernel write it out at each.
+    let mut vmstat = String::with_capacity(16 << 10);
+    std::fs::File::open("/proc/vmstat")
+        .ok()?
+        .read_to_string(&mut vmstat)
+        .ok()?;
     vmstat
         .lines()
         .find_map(|line| line.strip_prefix("oom_kill "))?

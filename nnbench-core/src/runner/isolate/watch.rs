@@ -20,7 +20,8 @@ use crate::runner::interrupt::Signal;
 use crate::settings::RunSettings;
 
 /// How often the supervisor looks at its worker: its messages, its
-/// memory, the running case's time.
+/// memory, the running case's time. Between looks it sleeps, so that the
+/// worker's messages cost it a write each and no wake-up of this process.
 const POLL: Duration = Duration::from_millis(5);
 
 /// How long a worker may take to reach its supervisor.
@@ -171,12 +172,7 @@ fn connect(listener: &UnixListener, child: &mut Child) -> Result<UnixStream, Str
     let until = Instant::now() + CONNECT;
     loop {
         match listener.accept() {
-            Ok((stream, _)) => {
-                stream
-                    .set_read_timeout(Some(POLL))
-                    .map_err(|e| format!("could not be read from ({e})"))?;
-                return Ok(stream);
-            }
+            Ok((stream, _)) => return Ok(stream),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(format!("could not connect ({e})")),
         }
@@ -220,6 +216,7 @@ struct Running<'a> {
     peak: Option<u64>,
     /// The last sample: address space and resident memory.
     last: Option<(u64, u64)>,
+    /// The kernel's count of OOM kills at the last look before the case.
     oom_kills: Option<u64>,
     /// How much the worker had written to stderr when the case started.
     stderr_mark: u64,
@@ -250,13 +247,20 @@ impl<'a> Watched<'a> {
         if send(&mut stream, &ToWorker::Run { ids }).is_err() {
             return Followed::Closed;
         }
+        if stream.set_nonblocking(true).is_err() {
+            return Followed::Garbled;
+        }
         let Ok(reading) = stream.try_clone() else {
             return Followed::Garbled;
         };
         let mut lines = Lines::new(BufReader::new(reading));
         let mut stop_sent = false;
+        let mut last_look = Instant::now();
+        let mut oom_kills = death::oom_kills();
         loop {
-            match lines.read::<FromWorker>() {
+            let read = lines.read::<FromWorker>();
+            let had_message = matches!(read, Ok(Read::Message(_)));
+            match read {
                 Ok(Read::Message(FromWorker::Started { id })) => {
                     let Some(case) = cases.iter().find(|c| c.id == id) else {
                         return Followed::Garbled;
@@ -270,7 +274,7 @@ impl<'a> Watched<'a> {
                         rss_before: sample.map(|(_, rss)| rss),
                         peak: sample.map(|(_, rss)| rss),
                         last: sample,
-                        oom_kills: death::oom_kills(),
+                        oom_kills,
                     });
                 }
                 Ok(Read::Message(FromWorker::Stage { stage })) => {
@@ -295,11 +299,23 @@ impl<'a> Watched<'a> {
                         warnings,
                         interrupted: interrupted.map(Signal::from_number),
                     });
+                    // It exits next: its end is waited for, not polled.
+                    let _ = stream.set_nonblocking(false);
+                    let _ = stream.set_read_timeout(Some(CONNECT));
                 }
                 Ok(Read::Nothing) => {}
                 Ok(Read::Closed) => return Followed::Closed,
                 Err(_) => return Followed::Garbled,
             }
+            // Messages are read as long as they come; the rest is done
+            // every POLL.
+            if had_message && last_look.elapsed() < POLL {
+                continue;
+            }
+            last_look = Instant::now();
+            // Read at each look, not at each case: the kernel writes out
+            // every counter it has to give this one.
+            oom_kills = death::oom_kills();
             if let Some(running) = &mut self.running {
                 if let Some((vm, rss)) = self.memory.sample() {
                     running.last = Some((vm, rss));
@@ -319,6 +335,9 @@ impl<'a> Watched<'a> {
                         signal: signal.number(),
                     },
                 );
+            }
+            if !had_message {
+                std::thread::sleep(POLL);
             }
         }
     }
