@@ -131,7 +131,8 @@ impl Closing {
     pub(crate) fn finish(&self, record: &RunRecord, console: &Console) -> Result<()> {
         let settings = &self.settings;
         console.summary(record);
-        if settings.print_cache {
+        // Under --isolate each worker prints its own cache as it ends.
+        if settings.print_cache && !settings.isolate {
             println!("\n{}", memo::report());
         }
         if let Some(dir) = &settings.latest_dir {
