@@ -525,15 +525,27 @@ pub(crate) fn header_of(
         }
     };
     let item_size = item_size(path, &descr)?;
-    let expected = shape
+    // ndarray takes a shape whose non-zero lengths multiply to at most
+    // isize::MAX, however many zero lengths make it empty: (2^64-1, 0)
+    // holds no element and is still no shape.
+    let fits = |n: usize| isize::try_from(n).is_ok();
+    let overflow = || NpyError::Overflow {
+        path: path.to_owned(),
+        shape: shape.clone(),
+        item_size,
+    };
+    shape
         .iter()
+        .filter(|&&d| d != 0)
         .try_fold(1usize, |n, &d| n.checked_mul(d))
         .and_then(|n| n.checked_mul(item_size))
-        .ok_or_else(|| NpyError::Overflow {
-            path: path.to_owned(),
-            shape: shape.clone(),
-            item_size,
-        })? as u64;
+        .filter(|&bytes| fits(bytes))
+        .ok_or_else(overflow)?;
+    let expected = shape
+        .iter()
+        .product::<usize>()
+        .checked_mul(item_size)
+        .ok_or_else(overflow)? as u64;
     let actual = file_len - data_offset;
     if expected != actual {
         return Err(NpyError::SizeMismatch {
@@ -703,6 +715,26 @@ mod tests {
             text.contains("8796093022208 bytes of data") && text.contains("truncated"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_empty_shape_with_a_length_past_isize_is_refused() {
+        // Found by tests/hostile_files.rs: zero elements, but no shape
+        // ndarray can make, and ndarray-npy unwraps it.
+        let dir = tempfile::tempdir().unwrap();
+        let header =
+            "{'descr': '<f8', 'fortran_order': True, 'shape': (18446744073709551615, 0,), }";
+        let path = file(&dir, "empty.npy", &craft(header, 0));
+        for outcome in [
+            read::<f64, Ix2>(&path).map(drop),
+            map::<f64, Ix2>(&path).map(drop),
+            read_header(&path).map(drop),
+        ] {
+            assert!(
+                matches!(outcome, Err(NpyError::Overflow { .. })),
+                "{outcome:?}"
+            );
+        }
     }
 
     #[test]
