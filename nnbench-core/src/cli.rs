@@ -132,6 +132,17 @@ pub(crate) struct Cli {
         help_heading = "Baselines"
     )]
     baseline: Option<String>,
+    /// Add the run to the history when it ends: the file NNBENCH_HISTORY
+    /// names, else target/nnbench/history.sqlite, or --history=FILE.
+    /// `nnbench history` reads it.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true,
+        help_heading = "Baselines"
+    )]
+    history: Option<Option<PathBuf>>,
     /// Thresholds for --baseline over the defaults, as `nnbench compare
     /// --fail-on` takes them: time=5%,rss=2%+4MiB,gpu=off,value=0.01.
     #[arg(long, value_name = "SPEC", value_parser = thresholds, requires = "baseline", help_heading = "Baselines")]
@@ -250,6 +261,7 @@ impl Cli {
                 },
             },
             fail_on: self.fail_on.clone(),
+            history: self.history.clone().map(Option::unwrap_or_default),
             quiet: self.quiet,
             out: self.out.clone(),
             ..RunSettings::default()

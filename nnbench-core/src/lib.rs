@@ -17,6 +17,7 @@ pub mod compare;
 mod context;
 mod error;
 pub mod export;
+pub mod history;
 pub mod measure;
 pub mod memo;
 pub mod npy;

@@ -177,6 +177,9 @@ pub(crate) struct RunSettings {
     pub timing: RunTiming,
     /// Thresholds of the comparison with `--baseline`.
     pub fail_on: Option<Thresholds>,
+    /// Add the run to the history at its end: this file, or the default
+    /// one when empty.
+    pub history: Option<PathBuf>,
     pub quiet: bool,
     pub out: Option<PathBuf>,
     pub name: Option<String>,

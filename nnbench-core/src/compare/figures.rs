@@ -105,21 +105,11 @@ fn compare_figure(
     let threshold = t.get(figure);
     match figure {
         Figure::Time => Some(time(&base.time, &head.time, threshold, t.significance)),
-        Figure::Load => {
-            let loads = |c: &CaseRecord| c.uses_memos().then_some(c.load_ns as f64);
-            amounts(figure, loads(base), loads(head), threshold)
-        }
-        Figure::Rss => {
-            let growth = |c: &CaseRecord| c.rss_growth_bytes().map(|b| b as f64);
-            amounts(figure, growth(base), growth(head), threshold)
-        }
-        Figure::Heap => {
-            let growth = |c: &CaseRecord| c.heap_growth_bytes().map(|b| b as f64);
-            amounts(figure, growth(base), growth(head), threshold)
+        Figure::Load | Figure::Rss | Figure::Heap => {
+            amounts(figure, figure.of(base), figure.of(head), threshold)
         }
         Figure::Gpu => {
-            let peak = |c: &CaseRecord| c.memory.gpu_peak_bytes.map(|b| b as f64);
-            let mut out = amounts(figure, peak(base), peak(head), threshold)?;
+            let mut out = amounts(figure, figure.of(base), figure.of(head), threshold)?;
             // NVML counts the process's whole footprint, the allocator live
             // tensors alone: figures of two methods are not one quantity.
             if let (Some(b), Some(h)) = (base.memory.gpu_method, head.memory.gpu_method)

@@ -59,6 +59,32 @@ impl Figure {
     pub(crate) fn is_memory(self) -> bool {
         matches!(self, Figure::Rss | Figure::Heap | Figure::Gpu)
     }
+
+    /// This figure of `case`, in its unit (ns, bytes, or the value's own),
+    /// when the case has it: time is the median per call, load only counts
+    /// for a case that resolved memos, memory is the case's growth at its
+    /// peak, the value only when it is a number.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(case: &nnbench::CaseRecord) {
+    /// use nnbench::compare::Figure;
+    /// if let Some(bytes) = Figure::Rss.of(case) {
+    ///     println!("{} grew resident memory by {bytes} bytes", case.id);
+    /// }
+    /// # }
+    /// ```
+    pub fn of(self, case: &crate::CaseRecord) -> Option<f64> {
+        match self {
+            Figure::Time => (case.time.samples > 0).then_some(case.time.median_ns),
+            Figure::Load => case.uses_memos().then_some(case.load_ns as f64),
+            Figure::Rss => case.rss_growth_bytes().map(|b| b as f64),
+            Figure::Heap => case.heap_growth_bytes().map(|b| b as f64),
+            Figure::Gpu => case.memory.gpu_peak_bytes.map(|b| b as f64),
+            Figure::Value => case.value.as_f64(),
+        }
+    }
 }
 
 impl fmt::Display for Figure {

@@ -51,6 +51,9 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         }
     };
     let mut outcome = runner.run();
+    if let (Ok(record), Some(file)) = (&outcome, &settings.history) {
+        super::history::add(record, file, &settings);
+    }
     if let Ok(RunRecord {
         interrupted: Some(signal),
         ..

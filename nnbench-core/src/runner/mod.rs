@@ -6,6 +6,7 @@ mod case;
 mod cases;
 mod engine;
 mod gate;
+mod history;
 mod interrupt;
 #[cfg(unix)]
 mod isolate;

@@ -1,9 +1,11 @@
 //! `nnbench`: what happens after a run. Compares runs to gate a pull
-//! request, and exports records for Bencher and github-action-benchmark.
+//! request, exports records for Bencher and github-action-benchmark, and
+//! keeps the history of runs.
 //!
 //! Exit status: 0 fine, 1 a regression (or a failed case) found, 2 bad
 //! input, with a message naming the file.
 
+mod history;
 mod inputs;
 
 use std::io::{IsTerminal as _, Write as _};
@@ -17,7 +19,7 @@ use nnbench::compare::{Format, Thresholds};
 #[command(
     name = "nnbench",
     version,
-    about = "Compare and export nnbench run records"
+    about = "Compare, export and keep the history of nnbench run records"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -74,6 +76,15 @@ enum Command {
         /// Write it to FILE instead of stdout.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+    },
+    /// The history of runs, in an SQLite file: add runs, list them, follow
+    /// a case across them.
+    History {
+        /// The history's file (default target/nnbench/history.sqlite).
+        #[arg(long, value_name = "FILE", env = "NNBENCH_HISTORY", global = true)]
+        history: Option<PathBuf>,
+        #[command(subcommand)]
+        command: history::HistoryCommand,
     },
 }
 
@@ -164,6 +175,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             write(out.as_deref(), &text)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::History { history, command } => history::run(history, command),
     }
 }
 

@@ -1,0 +1,86 @@
+//! The history's tables, and the steps that bring an older database to
+//! the current layout. `PRAGMA user_version` holds the number of steps a
+//! database has taken; `application_id` marks it as an nnbench history, so
+//! that another program's database is refused instead of written into.
+
+use rusqlite::{Connection, Transaction};
+
+/// `nnbc`: what `application_id` holds in an nnbench history.
+pub(super) const APPLICATION_ID: i32 = 0x6E6E_6263;
+
+/// Each step takes a database from the version of its index to the next.
+/// Steps are only ever appended: a released one never changes.
+pub(super) const MIGRATIONS: &[&str] = &[
+    // 1: runs by machine, the figures of each case, each case's parameters.
+    "CREATE TABLE machines (
+        id INTEGER PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE,
+        description TEXT NOT NULL
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        digest TEXT NOT NULL UNIQUE,
+        machine_id INTEGER NOT NULL REFERENCES machines(id),
+        bench TEXT NOT NULL,
+        commit_sha TEXT,
+        branch TEXT,
+        dirty INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        added_at TEXT NOT NULL,
+        cases INTEGER NOT NULL,
+        failed INTEGER NOT NULL
+    );
+    CREATE INDEX runs_by_machine ON runs(machine_id, branch, started_at);
+    CREATE TABLE case_params (
+        case_id TEXT PRIMARY KEY,
+        family TEXT NOT NULL,
+        params TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE figures (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL,
+        failed INTEGER NOT NULL,
+        time_ns REAL,
+        load_ns REAL,
+        rss_bytes REAL,
+        heap_bytes REAL,
+        gpu_bytes REAL,
+        value REAL,
+        PRIMARY KEY (case_id, run_id)
+    ) WITHOUT ROWID;",
+];
+
+/// What a database holds before it is brought up to date.
+pub(super) enum Found {
+    /// No tables: a new file, or an empty one.
+    Empty,
+    /// An nnbench history that has taken this many steps.
+    History(usize),
+    /// Tables of some other program.
+    Foreign,
+}
+
+pub(super) fn inspect(connection: &Connection) -> rusqlite::Result<Found> {
+    let application: i32 = connection.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let tables: i64 = connection.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(match (application, tables) {
+        (APPLICATION_ID, _) => Found::History(usize::try_from(version).unwrap_or(usize::MAX)),
+        (0, 0) => Found::Empty,
+        _ => Found::Foreign,
+    })
+}
+
+/// Takes the steps from `from` to the last, in one transaction.
+pub(super) fn migrate(transaction: &Transaction<'_>, from: usize) -> rusqlite::Result<()> {
+    for step in &MIGRATIONS[from..] {
+        transaction.execute_batch(step)?;
+    }
+    transaction.pragma_update(None, "application_id", APPLICATION_ID)?;
+    transaction.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
+    Ok(())
+}

@@ -1,0 +1,337 @@
+//! Adding runs to the history and reading them back.
+
+use rusqlite::{OptionalExtension as _, params};
+
+use super::{History, HistoryError, Machine};
+use crate::compare::Figure;
+use crate::record::{CaseRecord, RunRecord};
+
+/// What [`History::add`] did.
+///
+/// # Example
+///
+/// ```
+/// # fn f(added: nnbench::history::Added) {
+/// if !added.new {
+///     println!("run {} was already in the history", added.run);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Added {
+    /// The run's number in the history.
+    pub run: i64,
+    /// Whether the run is new; false when the same record was added before.
+    pub new: bool,
+    /// The machine it was filed under.
+    pub machine: Machine,
+    /// How many cases it has.
+    pub cases: usize,
+}
+
+/// Which runs [`History::runs`] lists; `None` is any.
+///
+/// # Example
+///
+/// ```
+/// let on_main = nnbench::history::RunFilter { branch: Some("main".into()), ..Default::default() };
+/// # let _ = on_main;
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct RunFilter {
+    /// The machine's key (or part of its description).
+    pub machine: Option<String>,
+    /// The git branch the runs were made on.
+    pub branch: Option<String>,
+    /// The bench target's name (the record's `run`).
+    pub bench: Option<String>,
+}
+
+/// A run in the history.
+///
+/// # Example
+///
+/// ```
+/// # fn f(run: &nnbench::history::RunSummary) {
+/// println!("{} {} at {:?}: {} cases", run.id, run.bench, run.commit, run.cases);
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSummary {
+    /// The run's number in the history.
+    pub id: i64,
+    /// The bench target's name (the record's `run`).
+    pub bench: String,
+    /// The git commit the run measured.
+    pub commit: Option<String>,
+    /// The git branch.
+    pub branch: Option<String>,
+    /// The work tree had uncommitted changes.
+    pub dirty: bool,
+    /// When the run started, RFC 3339.
+    pub started_at: String,
+    /// The machine's key.
+    pub machine: String,
+    /// How many cases the run has.
+    pub cases: usize,
+    /// How many of them failed.
+    pub failed: usize,
+}
+
+/// One run's figures of one case.
+///
+/// # Example
+///
+/// ```
+/// # fn f(point: &nnbench::history::CasePoint) {
+/// if let Some(ns) = point.time_ns {
+///     println!("{:?}: {ns} ns", point.commit);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct CasePoint {
+    /// The run's number in the history.
+    pub run: i64,
+    /// The machine's key.
+    pub machine: String,
+    /// The git commit the run measured.
+    pub commit: Option<String>,
+    /// The git branch.
+    pub branch: Option<String>,
+    /// When the run started, RFC 3339.
+    pub started_at: String,
+    /// The case failed in this run: it has no figures.
+    pub failed: bool,
+    /// Median time per call, ns.
+    pub time_ns: Option<f64>,
+    /// Time resolving memos, ns, when the case used any.
+    pub load_ns: Option<f64>,
+    /// Peak resident memory growth, bytes.
+    pub rss_bytes: Option<f64>,
+    /// Peak heap growth, bytes, with the tracking allocator.
+    pub heap_bytes: Option<f64>,
+    /// Peak GPU memory, bytes.
+    pub gpu_bytes: Option<f64>,
+    /// The returned value, when it is a number.
+    pub value: Option<f64>,
+}
+
+impl History {
+    /// Adds `record`, filed under `machine` (by default the one its context
+    /// describes, [`Machine::of`]). A record added before is not added
+    /// again: the answer says so.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be written.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(history: &mut nnbench::history::History, record: &nnbench::RunRecord) -> Result<(), nnbench::history::HistoryError> {
+    /// let added = history.add(record, Some(&nnbench::history::Machine::named("ci-gpu")))?;
+    /// assert_eq!(added.machine.key, "ci-gpu");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add(
+        &mut self,
+        record: &RunRecord,
+        machine: Option<&Machine>,
+    ) -> Result<Added, HistoryError> {
+        let machine = machine
+            .cloned()
+            .unwrap_or_else(|| Machine::of(&record.context));
+        let digest = digest(record);
+        let outcome = self.insert(record, &machine, &digest);
+        let (run, new) = outcome.map_err(|e| self.error(e))?;
+        Ok(Added {
+            run,
+            new,
+            machine,
+            cases: record.cases.len(),
+        })
+    }
+
+    fn insert(
+        &mut self,
+        record: &RunRecord,
+        machine: &Machine,
+        digest: &str,
+    ) -> rusqlite::Result<(i64, bool)> {
+        let transaction = self
+            .connection
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if let Some(run) = transaction
+            .query_row("SELECT id FROM runs WHERE digest = ?1", [digest], |r| {
+                r.get(0)
+            })
+            .optional()?
+        {
+            return Ok((run, false));
+        }
+        transaction.execute(
+            "INSERT INTO machines (key, description) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING",
+            params![machine.key, machine.description],
+        )?;
+        let machine_id: i64 = transaction.query_row(
+            "SELECT id FROM machines WHERE key = ?1",
+            [&machine.key],
+            |r| r.get(0),
+        )?;
+        let git = record.context.git.as_ref();
+        transaction.execute(
+            "INSERT INTO runs (digest, machine_id, bench, commit_sha, branch, dirty, started_at, added_at, cases, failed)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                digest,
+                machine_id,
+                record.run,
+                git.map(|g| &g.commit),
+                git.and_then(|g| g.branch.as_ref()),
+                git.is_some_and(|g| g.dirty),
+                record.started_at,
+                crate::context::now_rfc3339(),
+                record.cases.len() as i64,
+                record.failed() as i64,
+            ],
+        )?;
+        let run = transaction.last_insert_rowid();
+        {
+            let mut params_of = transaction.prepare(
+                "INSERT INTO case_params (case_id, family, params) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (case_id) DO UPDATE SET family = excluded.family, params = excluded.params",
+            )?;
+            let mut figures_of = transaction.prepare(
+                "INSERT OR REPLACE INTO figures (run_id, case_id, failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?;
+            for case in &record.cases {
+                let params = serde_json::Value::Object(case.params.clone()).to_string();
+                params_of.execute(params![case.id, case.family, params])?;
+                let [time, load, rss, heap, gpu, value] = figures(case);
+                figures_of.execute(params![
+                    run,
+                    case.id,
+                    case.error.is_some(),
+                    time,
+                    load,
+                    rss,
+                    heap,
+                    gpu,
+                    value
+                ])?;
+            }
+        }
+        transaction.commit()?;
+        Ok((run, true))
+    }
+
+    /// The runs `filter` selects, oldest first.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(history: &nnbench::history::History) -> Result<(), nnbench::history::HistoryError> {
+    /// for run in history.runs(&Default::default())? {
+    ///     println!("{} {}", run.id, run.started_at);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, HistoryError> {
+        let query = || -> rusqlite::Result<Vec<RunSummary>> {
+            let mut statement = self.connection.prepare(
+                "SELECT runs.id, bench, commit_sha, branch, dirty, started_at, machines.key, cases, failed
+                 FROM runs JOIN machines ON machines.id = runs.machine_id
+                 WHERE (?1 IS NULL OR machines.key = ?1 OR instr(machines.description, ?1) > 0)
+                   AND (?2 IS NULL OR branch = ?2)
+                   AND (?3 IS NULL OR bench = ?3)
+                 ORDER BY started_at, runs.id",
+            )?;
+            let rows =
+                statement.query_map(params![filter.machine, filter.branch, filter.bench], |r| {
+                    Ok(RunSummary {
+                        id: r.get(0)?,
+                        bench: r.get(1)?,
+                        commit: r.get(2)?,
+                        branch: r.get(3)?,
+                        dirty: r.get(4)?,
+                        started_at: r.get(5)?,
+                        machine: r.get(6)?,
+                        cases: r.get::<_, i64>(7)?.try_into().unwrap_or(0),
+                        failed: r.get::<_, i64>(8)?.try_into().unwrap_or(0),
+                    })
+                })?;
+            rows.collect()
+        };
+        query().map_err(|e| self.error(e))
+    }
+
+    /// The figures of case `id` in every run of the history, oldest first.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(history: &nnbench::history::History) -> Result<(), nnbench::history::HistoryError> {
+    /// let points = history.case("accuracy/model=small")?;
+    /// println!("{} runs of it", points.len());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn case(&self, id: &str) -> Result<Vec<CasePoint>, HistoryError> {
+        let query = || -> rusqlite::Result<Vec<CasePoint>> {
+            let mut statement = self.connection.prepare(
+                "SELECT runs.id, machines.key, commit_sha, branch, started_at, figures.failed,
+                        time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value
+                 FROM figures
+                 JOIN runs ON runs.id = figures.run_id
+                 JOIN machines ON machines.id = runs.machine_id
+                 WHERE case_id = ?1
+                 ORDER BY started_at, runs.id",
+            )?;
+            let rows = statement.query_map([id], |r| {
+                Ok(CasePoint {
+                    run: r.get(0)?,
+                    machine: r.get(1)?,
+                    commit: r.get(2)?,
+                    branch: r.get(3)?,
+                    started_at: r.get(4)?,
+                    failed: r.get(5)?,
+                    time_ns: r.get(6)?,
+                    load_ns: r.get(7)?,
+                    rss_bytes: r.get(8)?,
+                    heap_bytes: r.get(9)?,
+                    gpu_bytes: r.get(10)?,
+                    value: r.get(11)?,
+                })
+            })?;
+            rows.collect()
+        };
+        query().map_err(|e| self.error(e))
+    }
+}
+
+/// What identifies a record: the digest of its JSON, so that the same
+/// file added twice is one run, and two runs are never one.
+fn digest(record: &RunRecord) -> String {
+    let json = serde_json::to_vec(record).unwrap_or_default();
+    blake3::hash(&json).to_hex()[..32].to_owned()
+}
+
+/// The case's figures, in [`Figure::ALL`] order; none for a failed case.
+fn figures(case: &CaseRecord) -> [Option<f64>; 6] {
+    if case.error.is_some() {
+        return [None; 6];
+    }
+    Figure::ALL.map(|figure| figure.of(case))
+}

@@ -1,0 +1,199 @@
+//! `nnbench history`: add runs to the history, list them, follow a case.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use nnbench::history::{History, Machine, RunFilter};
+use nnbench::report::{format_bytes, format_ns};
+
+use crate::inputs;
+
+#[derive(Subcommand)]
+pub enum HistoryCommand {
+    /// Add run records to the history; a record added before is not added
+    /// again.
+    #[command(after_help = "Examples:
+  nnbench history add target/nnbench/sweep/latest.json
+  nnbench history add --machine gpu-runner runs/*.json")]
+    Add {
+        /// Record files, folders of records, or saved baselines' names.
+        #[arg(required = true, value_name = "RECORD")]
+        records: Vec<String>,
+        /// File the runs under this machine name instead of the machine
+        /// their context describes (CPU, cores, memory, OS, toolchain, GPUs).
+        #[arg(long, value_name = "NAME")]
+        machine: Option<String>,
+    },
+    /// List the runs in the history, oldest first.
+    List {
+        #[command(flatten)]
+        filter: Filter,
+    },
+    /// The figures of one case in every run, oldest first.
+    Show {
+        /// The case's id, as records and `--list` give it.
+        case: String,
+        #[command(flatten)]
+        filter: Filter,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct Filter {
+    /// Only runs on this machine (its key, or part of its description).
+    #[arg(long, value_name = "MACHINE")]
+    machine: Option<String>,
+    /// Only runs on this branch.
+    #[arg(long, value_name = "BRANCH")]
+    branch: Option<String>,
+    /// Only runs of this bench target.
+    #[arg(long, value_name = "BENCH")]
+    bench: Option<String>,
+}
+
+impl Filter {
+    fn runs(&self) -> RunFilter {
+        RunFilter {
+            machine: self.machine.clone(),
+            branch: self.branch.clone(),
+            bench: self.bench.clone(),
+        }
+    }
+}
+
+pub fn run(path: Option<PathBuf>, command: HistoryCommand) -> Result<ExitCode, String> {
+    let path = path.unwrap_or_else(History::default_path);
+    match command {
+        HistoryCommand::Add { records, machine } => add(&path, &records, machine.as_deref()),
+        HistoryCommand::List { filter } => list(&path, &filter),
+        HistoryCommand::Show { case, filter } => show(&path, &case, &filter),
+    }
+}
+
+fn add(path: &Path, records: &[String], machine: Option<&str>) -> Result<ExitCode, String> {
+    // Every record is read before the history is touched: a bad one
+    // adds none.
+    let loaded = records
+        .iter()
+        .map(|name| inputs::load(name).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut history = History::open(path).map_err(|e| e.to_string())?;
+    let machine = machine.map(Machine::named);
+    for (record, name) in loaded {
+        let added = history
+            .add(&record, machine.as_ref())
+            .map_err(|e| e.to_string())?;
+        let commit = record
+            .context
+            .git
+            .as_ref()
+            .map_or("no commit".into(), |g| short(&g.commit));
+        if added.new {
+            println!(
+                "{name}: added as run {} ({} at {commit}, {} cases) on machine {} ({})",
+                added.run, record.run, added.cases, added.machine.key, added.machine.description
+            );
+        } else {
+            println!("{name}: already in the history as run {}", added.run);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(path: &Path, filter: &Filter) -> Result<ExitCode, String> {
+    let history = open_existing(path)?;
+    let runs = history.runs(&filter.runs()).map_err(|e| e.to_string())?;
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "run", "bench", "commit", "branch", "started", "machine", "cases", "failed",
+    ]);
+    for run in &runs {
+        table.add_row([
+            run.id.to_string(),
+            run.bench.clone(),
+            run.commit.as_deref().map_or("-".into(), short) + if run.dirty { "+" } else { "" },
+            run.branch.clone().unwrap_or_else(|| "-".into()),
+            run.started_at.clone(),
+            run.machine.clone(),
+            run.cases.to_string(),
+            run.failed.to_string(),
+        ]);
+    }
+    println!("{table}\n{} runs in {}", runs.len(), path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
+    let history = open_existing(path)?;
+    let runs = history.runs(&filter.runs()).map_err(|e| e.to_string())?;
+    let wanted: std::collections::HashSet<i64> = runs.iter().map(|r| r.id).collect();
+    let points: Vec<_> = history
+        .case(case)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|p| wanted.contains(&p.run))
+        .collect();
+    if points.is_empty() {
+        return Err(format!(
+            "{}: no run has a case `{case}` (`nnbench history list` lists the runs; a case's id is as `cargo bench -- --list` gives it)",
+            path.display()
+        ));
+    }
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "run",
+        "commit",
+        "branch",
+        "started",
+        "machine",
+        "time",
+        "load",
+        "RSS growth",
+        "heap growth",
+        "GPU",
+        "value",
+    ]);
+    let ns = |v: Option<f64>| v.map_or("-".into(), format_ns);
+    let bytes = |v: Option<f64>| v.map_or("-".into(), |b| format_bytes(b.max(0.0) as u64));
+    for point in &points {
+        let mut row = vec![
+            point.run.to_string(),
+            point.commit.as_deref().map_or("-".into(), short),
+            point.branch.clone().unwrap_or_else(|| "-".into()),
+            point.started_at.clone(),
+            point.machine.clone(),
+        ];
+        if point.failed {
+            row.extend(["failed".into()]);
+        } else {
+            row.extend([
+                ns(point.time_ns),
+                ns(point.load_ns),
+                bytes(point.rss_bytes),
+                bytes(point.heap_bytes),
+                bytes(point.gpu_bytes),
+                point.value.map_or("-".into(), |v| format!("{v}")),
+            ]);
+        }
+        table.add_row(row);
+    }
+    println!("{case}\n{table}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reading a history that does not exist is a mistake, not an empty one.
+fn open_existing(path: &Path) -> Result<History, String> {
+    if !path.exists() {
+        return Err(format!(
+            "{}: no history here (`nnbench history add RECORD` or `cargo bench -- --history` makes it)",
+            path.display()
+        ));
+    }
+    History::open(path).map_err(|e| e.to_string())
+}
+
+fn short(commit: &str) -> String {
+    commit.chars().take(10).collect()
+}

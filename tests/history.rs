@@ -1,0 +1,277 @@
+//! The history of runs, as a user keeps it: records added from files
+//! (`nnbench history add`) and by a bench binary as its run ends
+//! (`--history`), listed and followed case by case; a damaged or foreign
+//! file is refused and left as it was. This binary (`harness = false`) also
+//! runs itself as a bench.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use nnbench::history::{History, HistoryError, Machine, RunFilter};
+use nnbench::{RunRecord, Runner};
+
+const CHILD: &str = "NNBENCH_HISTORY_CHILD";
+
+#[nnbench::parametrize([(n = 1), (n = 2)], timing = once)]
+fn square(n: u64) -> u64 {
+    n * n
+}
+
+fn record() -> RunRecord {
+    Runner::new()
+        .filter("square/")
+        .test_mode(true)
+        .quiet(true)
+        .run()
+        .expect("the run")
+}
+
+fn tool(args: &[&str], history: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nnbench"))
+        .args(args)
+        .env("NNBENCH_HISTORY", history)
+        .output()
+        .expect("nnbench runs")
+}
+
+fn text(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
+}
+
+fn adding_a_record_twice_keeps_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(dir.path().join("h.sqlite")).unwrap();
+    let record = record();
+    let first = history.add(&record, None).unwrap();
+    let again = history.add(&record, None).unwrap();
+    assert!(first.new && !again.new);
+    assert_eq!(first.run, again.run);
+    assert_eq!(first.machine, Machine::of(&record.context));
+    assert_eq!(history.runs(&RunFilter::default()).unwrap().len(), 1);
+    let points = history.case("square/n=2").unwrap();
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0].value, Some(4.0));
+    assert!(points[0].time_ns.is_some_and(|t| t > 0.0));
+    assert!(!points[0].failed);
+}
+
+fn machines_are_kept_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(dir.path().join("h.sqlite")).unwrap();
+    let here = record();
+    let mut there = record();
+    there.context.host.cpu = Some("Another CPU".into());
+    there.started_at = "2030-01-01T00:00:00Z".into();
+    let a = history.add(&here, None).unwrap();
+    let b = history.add(&there, None).unwrap();
+    assert_ne!(a.machine.key, b.machine.key);
+    let named = history
+        .add(&record(), Some(&Machine::named("ci-runner")))
+        .unwrap();
+    assert_eq!(named.machine.key, "ci-runner");
+    let only = |machine: &str| {
+        history
+            .runs(&RunFilter {
+                machine: Some(machine.into()),
+                ..RunFilter::default()
+            })
+            .unwrap()
+            .len()
+    };
+    assert_eq!(only(&a.machine.key), 1);
+    assert_eq!(only("Another CPU"), 1, "by part of the description");
+    assert_eq!(only("ci-runner"), 1);
+    let machines: Vec<String> = history
+        .case("square/n=1")
+        .unwrap()
+        .into_iter()
+        .map(|p| p.machine)
+        .collect();
+    assert_eq!(machines.len(), 3);
+}
+
+fn writers_side_by_side_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    let base = record();
+    std::thread::scope(|scope| {
+        for writer in 0..4 {
+            let (path, base) = (&path, &base);
+            scope.spawn(move || {
+                let mut history = History::open(path).expect("each writer opens it");
+                for run in 0..10 {
+                    let mut record = base.clone();
+                    record.started_at = format!("2026-01-01T00:{writer:02}:{run:02}Z");
+                    assert!(history.add(&record, None).expect("added").new);
+                }
+            });
+        }
+    });
+    let history = History::open(&path).unwrap();
+    assert_eq!(history.runs(&RunFilter::default()).unwrap().len(), 40);
+}
+
+fn damaged_and_foreign_files_are_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.sqlite");
+    let bytes: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 3) as u8).collect();
+    std::fs::write(&garbage, &bytes).unwrap();
+    let error = History::open(&garbage).err().expect("refused");
+    assert!(matches!(error, HistoryError::Sqlite { .. }), "{error}");
+    assert!(
+        error
+            .to_string()
+            .starts_with(&garbage.display().to_string())
+    );
+    assert_eq!(std::fs::read(&garbage).unwrap(), bytes, "left as it was");
+
+    let foreign = dir.path().join("foreign.sqlite");
+    {
+        let connection = rusqlite::Connection::open(&foreign).unwrap();
+        connection
+            .execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let before = std::fs::read(&foreign).unwrap();
+    let error = History::open(&foreign).err().expect("refused");
+    assert!(
+        error.to_string().contains("not an nnbench history"),
+        "{error}"
+    );
+    assert_eq!(std::fs::read(&foreign).unwrap(), before, "left as it was");
+
+    let newer = dir.path().join("newer.sqlite");
+    drop(History::open(&newer).unwrap());
+    rusqlite::Connection::open(&newer)
+        .unwrap()
+        .pragma_update(None, "user_version", 99)
+        .unwrap();
+    let error = History::open(&newer).err().expect("refused");
+    assert!(
+        error.to_string().contains("written by a newer nnbench"),
+        "{error}"
+    );
+
+    let cut = dir.path().join("cut.sqlite");
+    {
+        let mut history = History::open(&cut).unwrap();
+        history.add(&record(), None).unwrap();
+    }
+    let whole = std::fs::read(&cut).unwrap();
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    let outcome = History::open(&cut).and_then(|h| h.runs(&RunFilter::default()));
+    assert!(
+        outcome
+            .as_ref()
+            .is_err_and(|e| e.to_string().starts_with(&cut.display().to_string())),
+        "a file cut in half is an error naming it: {outcome:?}"
+    );
+}
+
+fn the_tool_adds_lists_and_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("h.sqlite");
+    let file = dir.path().join("run.json");
+    record().write(&file).unwrap();
+    let name = file.to_str().unwrap();
+    let added = tool(&["history", "add", name], &history);
+    assert!(added.status.success(), "{}", text(&added));
+    assert!(text(&added).contains("added as run 1"), "{}", text(&added));
+    let again = tool(&["history", "add", name], &history);
+    assert!(text(&again).contains("already in the history as run 1"));
+    let list = tool(&["history", "list"], &history);
+    assert!(list.status.success());
+    assert!(text(&list).contains("1 runs in"), "{}", text(&list));
+    let show = tool(&["history", "show", "square/n=2"], &history);
+    assert!(show.status.success(), "{}", text(&show));
+    assert!(text(&show).contains("┆ 4 "), "{}", text(&show));
+    let missing = tool(&["history", "show", "no/such"], &history);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(text(&missing).contains("no run has a case `no/such`"));
+    let bad = tool(
+        &[
+            "history",
+            "add",
+            dir.path().join("absent.json").to_str().unwrap(),
+        ],
+        &history,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad).contains("absent.json"));
+    let nowhere = tool(&["history", "list"], &dir.path().join("none.sqlite"));
+    assert_eq!(nowhere.status.code(), Some(2));
+    assert!(text(&nowhere).contains("no history here"));
+}
+
+fn a_bench_binary_adds_its_run_as_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("h.sqlite");
+    let run = |args: &[&str]| {
+        Command::new(std::env::current_exe().expect("own path"))
+            .env(CHILD, "1")
+            .env("CARGO_TARGET_DIR", dir.path())
+            .env("NNBENCH_HISTORY", &history)
+            .args(["square/", "--once"])
+            .args(args)
+            .output()
+            .expect("the bench runs")
+    };
+    let measured = run(&["--bench", "--history"]);
+    assert!(measured.status.success(), "{}", text(&measured));
+    assert!(text(&measured).contains("history: added as run 1"));
+    let tested = run(&["--history"]);
+    assert!(text(&tested).contains("a test-mode run (no --bench) is not added"));
+    let other = dir.path().join("other.sqlite");
+    let flag = format!("--history={}", other.display());
+    let elsewhere = run(&["--bench", &flag]);
+    assert!(elsewhere.status.success(), "{}", text(&elsewhere));
+    assert_eq!(
+        History::open(&history)
+            .unwrap()
+            .runs(&RunFilter::default())
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        History::open(&other)
+            .unwrap()
+            .runs(&RunFilter::default())
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+fn main() {
+    if std::env::var_os(CHILD).is_some() {
+        nnbench::__private::main("history", env!("CARGO_MANIFEST_DIR"));
+    }
+    let checks: [(&str, fn()); 6] = [
+        (
+            "adding_a_record_twice_keeps_one_run",
+            adding_a_record_twice_keeps_one_run,
+        ),
+        ("machines_are_kept_apart", machines_are_kept_apart),
+        (
+            "writers_side_by_side_lose_nothing",
+            writers_side_by_side_lose_nothing,
+        ),
+        (
+            "damaged_and_foreign_files_are_refused_and_left_alone",
+            damaged_and_foreign_files_are_refused_and_left_alone,
+        ),
+        (
+            "the_tool_adds_lists_and_shows",
+            the_tool_adds_lists_and_shows,
+        ),
+        (
+            "a_bench_binary_adds_its_run_as_it_ends",
+            a_bench_binary_adds_its_run_as_it_ends,
+        ),
+    ];
+    for (name, check) in checks {
+        check();
+        println!("test {name} ... ok");
+    }
+}
