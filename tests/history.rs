@@ -116,7 +116,7 @@ fn damaged_and_foreign_files_are_refused_and_left_alone() {
     let garbage = dir.path().join("garbage.sqlite");
     let bytes: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 3) as u8).collect();
     std::fs::write(&garbage, &bytes).unwrap();
-    let error = History::open(&garbage).err().expect("refused");
+    let error = History::open(&garbage).expect_err("refused");
     assert!(matches!(error, HistoryError::Sqlite { .. }), "{error}");
     assert!(
         error
@@ -133,7 +133,7 @@ fn damaged_and_foreign_files_are_refused_and_left_alone() {
             .unwrap();
     }
     let before = std::fs::read(&foreign).unwrap();
-    let error = History::open(&foreign).err().expect("refused");
+    let error = History::open(&foreign).expect_err("refused");
     assert!(
         error.to_string().contains("not an nnbench history"),
         "{error}"
@@ -146,7 +146,7 @@ fn damaged_and_foreign_files_are_refused_and_left_alone() {
         .unwrap()
         .pragma_update(None, "user_version", 99)
         .unwrap();
-    let error = History::open(&newer).err().expect("refused");
+    let error = History::open(&newer).expect_err("refused");
     assert!(
         error.to_string().contains("written by a newer nnbench"),
         "{error}"

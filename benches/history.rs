@@ -1,0 +1,97 @@
+//! The history at the size of a long-lived project: 1,000 runs of 1,000
+//! cases, one per commit, added one after the other as `--history` adds
+//! them. Prints the time to add a run (median, and at the end when the file
+//! is largest), the file's size, and the time to list the runs and to
+//! follow one case across all of them. Target: adding a 1,000-case run
+//! under 1 s.
+//!
+//! `cargo bench --bench history`
+
+#[path = "support/harness.rs"]
+mod harness;
+#[path = "support/stats.rs"]
+mod stats;
+#[path = "support/synthetic.rs"]
+mod synthetic;
+
+use std::time::Instant;
+
+use nnbench::history::{History, RunFilter};
+use nnbench::record::Git;
+use nnbench::report::{format_bytes, format_ns};
+use stats::median;
+use synthetic::synthetic;
+
+fn main() {
+    if !harness::should_run("history") {
+        return;
+    }
+    let (runs, cases) = if harness::test_mode() {
+        (20, 100)
+    } else {
+        (1_000, 1_000)
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.sqlite");
+    let mut history = History::open(&path).expect("a new history");
+    let mut record = synthetic(cases, 10, 1.0);
+    let mut adds = Vec::with_capacity(runs);
+    for run in 0..runs {
+        record.started_at = format!(
+            "2026-{:02}-{:02}T{:02}:00:00Z",
+            1 + run / 300,
+            1 + run / 12 % 25,
+            run % 12
+        );
+        record.context.git = Some(Git {
+            commit: format!("{run:040x}"),
+            branch: Some("main".into()),
+            dirty: false,
+        });
+        for case in &mut record.cases {
+            case.time.median_ns *= 1.0001;
+        }
+        let start = Instant::now();
+        let added = history.add(&record, None).expect("added");
+        adds.push(start.elapsed().as_secs_f64());
+        assert!(added.new);
+    }
+    let size = std::fs::metadata(&path).map_or(0, |m| m.len())
+        + std::fs::metadata(dir.path().join("history.sqlite-wal")).map_or(0, |m| m.len());
+
+    let start = Instant::now();
+    let listed = history.runs(&RunFilter::default()).expect("runs").len();
+    let list = start.elapsed().as_secs_f64();
+    let mut follows = Vec::new();
+    for i in [0, cases / 2, cases - 1] {
+        let start = Instant::now();
+        let points = history
+            .case(&format!("model/layer={i},batch=32"))
+            .expect("a case");
+        follows.push(start.elapsed().as_secs_f64());
+        assert_eq!(points.len(), runs);
+    }
+    assert_eq!(listed, runs);
+
+    let median_add = median(&adds);
+    let last_add = adds[runs.saturating_sub(10)..]
+        .iter()
+        .copied()
+        .fold(0.0, f64::max);
+    println!(
+        "history: {runs} runs of {cases} cases in {} ({} a case-run)",
+        format_bytes(size),
+        format_bytes(size / (runs * cases) as u64)
+    );
+    println!(
+        "  add a run: median {}, slowest of the last 10 {} {}",
+        format_ns(median_add * 1e9),
+        format_ns(last_add * 1e9),
+        harness::verdict(last_add < 1.0)
+    );
+    println!(
+        "  list {listed} runs: {}; one case across {runs} runs: median {}",
+        format_ns(list * 1e9),
+        format_ns(median(&follows) * 1e9)
+    );
+}
