@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use nnbench::history::{History, HistoryError, Machine, RunFilter};
+use nnbench::compare::Verdict;
+use nnbench::history::{History, HistoryError, Machine, RunFilter, StepSearch};
 use nnbench::{RunRecord, Runner};
 
 const CHILD: &str = "NNBENCH_HISTORY_CHILD";
@@ -15,6 +16,76 @@ const CHILD: &str = "NNBENCH_HISTORY_CHILD";
 #[nnbench::parametrize([(n = 1), (n = 2)], timing = once)]
 fn square(n: u64) -> u64 {
     n * n
+}
+
+/// A model's accuracy: higher is better.
+#[nnbench::benchmark(timing = once, metric = higher)]
+fn accuracy() -> f64 {
+    0.9
+}
+
+/// Deterministic noise of standard deviation 1: splitmix64, Box-Muller.
+struct Noise(u64);
+
+impl Noise {
+    fn normal(&mut self) -> f64 {
+        let mut uniform = || {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 + 1e-12
+        };
+        let (a, b) = (uniform(), uniform());
+        (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+    }
+}
+
+/// The runs of commit `commit` (0, 1, ...) on main: `square/n=2` takes
+/// `time_ns` per call and `accuracy` returns `accuracy`, each in 3% noise.
+fn commit_runs(
+    commit: usize,
+    runs: usize,
+    time_ns: f64,
+    accuracy: f64,
+    noise: &mut Noise,
+) -> Vec<RunRecord> {
+    let template = Runner::new()
+        .filter("square/n=2")
+        .filter("accuracy")
+        .exact(true)
+        .test_mode(true)
+        .quiet(true)
+        .run()
+        .expect("the run");
+    (0..runs)
+        .map(|run| {
+            let mut record = template.clone();
+            record.started_at = format!(
+                "2026-03-{:02}T{:02}:{run:02}:00Z",
+                1 + commit / 24,
+                commit % 24
+            );
+            record.context.git = Some(nnbench::record::Git {
+                commit: format!("{commit:040x}"),
+                branch: Some("main".into()),
+                dirty: false,
+            });
+            for case in &mut record.cases {
+                // The template's own figures are this machine's: steady
+                // made-up ones replace them.
+                if case.id == "accuracy" {
+                    case.value = serde_json::json!(accuracy * (1.0 + 0.003 * noise.normal()));
+                    case.time.median_ns = 200.0 * (1.0 + 0.03 * noise.normal());
+                } else {
+                    case.time.median_ns = time_ns * (1.0 + 0.03 * noise.normal());
+                }
+                case.memory.rss_before_bytes = Some(100 << 20);
+                case.memory.rss_peak_bytes = Some(101 << 20);
+            }
+            record
+        })
+        .collect()
 }
 
 fn record() -> RunRecord {
@@ -168,6 +239,117 @@ fn damaged_and_foreign_files_are_refused_and_left_alone() {
     );
 }
 
+fn steps_are_found_at_their_commit_and_judged_by_direction() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    let mut history = History::open(&path).unwrap();
+    let mut noise = Noise(3);
+    for commit in 0..30 {
+        let time = if commit < 20 { 1000.0 } else { 1150.0 };
+        let accuracy = if commit < 12 { 0.90 } else { 0.93 };
+        for record in commit_runs(commit, 2, time, accuracy, &mut noise) {
+            history.add(&record, None).unwrap();
+        }
+    }
+    let steps = history.steps(&StepSearch::default()).unwrap();
+    let found: Vec<(&str, String, &str, Verdict)> = steps
+        .iter()
+        .map(|s| {
+            (
+                s.case.as_str(),
+                s.figure.to_string(),
+                &s.commit[30..],
+                s.verdict,
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("accuracy", "value".into(), "000000000c", Verdict::Improved),
+            (
+                "square/n=2",
+                "time".into(),
+                "0000000014",
+                Verdict::Regressed
+            ),
+        ],
+        "{steps:#?}"
+    );
+    let slower = &steps[1];
+    assert!((slower.change - 0.15).abs() < 0.02, "{}", slower.change);
+    assert!(slower.p_value < 1e-6 && !slower.newest && slower.gated);
+    assert_eq!(slower.previous[30..], *"0000000013");
+
+    // The tool: regressions only, unless --all; --fail only for a
+    // regression at the newest commit.
+    let listed = tool(&["history", "regressions"], &path);
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed));
+    assert!(
+        text(&listed).contains("1 regressions in"),
+        "{}",
+        text(&listed)
+    );
+    assert!(text(&listed).contains("+1"), "{}", text(&listed));
+    let all = tool(
+        &["history", "regressions", "--all", "--format", "json"],
+        &path,
+    );
+    let json: serde_json::Value = serde_json::from_slice(&all.stdout).expect("JSON");
+    assert_eq!(json.as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        tool(&["history", "regressions", "--fail"], &path)
+            .status
+            .code(),
+        Some(0)
+    );
+    // The newest commit: three runs, its accuracy 5% lower.
+    for record in commit_runs(30, 3, 1150.0, 0.93 * 0.95, &mut noise) {
+        history.add(&record, None).unwrap();
+    }
+    let failed = tool(&["history", "regressions", "--fail"], &path);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed));
+    assert!(
+        text(&failed).contains("regressed (newest)"),
+        "{}",
+        text(&failed)
+    );
+    let tolerant = tool(
+        &["history", "regressions", "--fail", "--fail-on", "value=off"],
+        &path,
+    );
+    assert_eq!(
+        tolerant.status.code(),
+        Some(0),
+        "value=off reports without failing"
+    );
+}
+
+fn an_older_layout_is_brought_up_to_date() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite");
+    History::open(&path).unwrap().add(&record(), None).unwrap();
+    {
+        // As the first layout left it: no direction of the metric.
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        connection
+            .execute_batch(
+                "ALTER TABLE case_params DROP COLUMN direction; PRAGMA user_version = 1;",
+            )
+            .unwrap();
+    }
+    let mut history = History::open(&path).expect("migrated");
+    let mut newer = record();
+    newer.started_at = "2030-01-01T00:00:00Z".into();
+    assert!(history.add(&newer, None).unwrap().new);
+    assert_eq!(history.runs(&RunFilter::default()).unwrap().len(), 2);
+    let version: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
+}
+
 fn the_tool_adds_lists_and_shows() {
     let dir = tempfile::tempdir().unwrap();
     let history = dir.path().join("h.sqlite");
@@ -247,7 +429,7 @@ fn main() {
     if std::env::var_os(CHILD).is_some() {
         nnbench::__private::main("history", env!("CARGO_MANIFEST_DIR"));
     }
-    let checks: [(&str, fn()); 6] = [
+    let checks: [(&str, fn()); 8] = [
         (
             "adding_a_record_twice_keeps_one_run",
             adding_a_record_twice_keeps_one_run,
@@ -260,6 +442,14 @@ fn main() {
         (
             "damaged_and_foreign_files_are_refused_and_left_alone",
             damaged_and_foreign_files_are_refused_and_left_alone,
+        ),
+        (
+            "steps_are_found_at_their_commit_and_judged_by_direction",
+            steps_are_found_at_their_commit_and_judged_by_direction,
+        ),
+        (
+            "an_older_layout_is_brought_up_to_date",
+            an_older_layout_is_brought_up_to_date,
         ),
         (
             "the_tool_adds_lists_and_shows",

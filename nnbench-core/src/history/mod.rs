@@ -23,12 +23,15 @@
 //! ```
 
 mod machine;
+mod regressions;
 mod schema;
+pub mod steps;
 mod store;
 
 use std::path::{Path, PathBuf};
 
 pub use machine::Machine;
+pub use regressions::{FigureStep, StepSearch};
 pub use store::{Added, CasePoint, RunFilter, RunSummary};
 
 /// Why the history could not be read or written. Each names the file.
@@ -144,9 +147,7 @@ impl History {
             source,
         };
         let mut connection = rusqlite::Connection::open(&path).map_err(sqlite)?;
-        connection
-            .busy_timeout(std::time::Duration::from_secs(30))
-            .map_err(sqlite)?;
+        connection.busy_timeout(BUSY).map_err(sqlite)?;
         // Nothing is written before the file is known to be ours.
         let from = match schema::inspect(&connection).map_err(sqlite)? {
             schema::Found::Foreign => return Err(HistoryError::Foreign { path }),
@@ -161,14 +162,14 @@ impl History {
             schema::Found::Empty => 0,
         };
         connection
-            .pragma_update(None, "journal_mode", "WAL")
-            .and_then(|()| connection.pragma_update(None, "foreign_keys", true))
+            .pragma_update(None, "foreign_keys", true)
             .map_err(sqlite)?;
         if from < schema::MIGRATIONS.len() {
             let transaction = connection
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(sqlite)?;
-            // Another writer may have brought it up to date meanwhile.
+            // Another writer may have made it, or brought it up to date,
+            // meanwhile.
             let now = match schema::inspect(&transaction).map_err(sqlite)? {
                 schema::Found::History(found) => found,
                 _ => 0,
@@ -177,6 +178,11 @@ impl History {
                 schema::migrate(&transaction, now).map_err(sqlite)?;
             }
             transaction.commit().map_err(sqlite)?;
+            if now == 0 {
+                // The file remembers it: every later connection writes
+                // ahead to the log, and readers do not wait for writers.
+                write_ahead(&connection).map_err(sqlite)?;
+            }
         }
         Ok(Self { connection, path })
     }
@@ -194,10 +200,31 @@ impl History {
         &self.path
     }
 
-    fn error(&self, source: rusqlite::Error) -> HistoryError {
+    pub(super) fn error(&self, source: rusqlite::Error) -> HistoryError {
         HistoryError::Sqlite {
             path: self.path.clone(),
             source,
         }
     }
 }
+
+/// Switches the file to write-ahead logging. A reader that holds the file
+/// at that moment makes SQLite refuse at once rather than wait: it is
+/// asked again for as long as a busy writer would be waited for.
+fn write_ahead(connection: &rusqlite::Connection) -> rusqlite::Result<()> {
+    let until = std::time::Instant::now() + BUSY;
+    loop {
+        match connection.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < until =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+/// How long a writer waits for another.
+const BUSY: std::time::Duration = std::time::Duration::from_secs(30);

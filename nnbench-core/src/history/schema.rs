@@ -48,6 +48,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
         value REAL,
         PRIMARY KEY (case_id, run_id)
     ) WITHOUT ROWID;",
+    // 2: which way a case's value is better, to tell a regression of it.
+    "ALTER TABLE case_params ADD COLUMN direction TEXT;",
 ];
 
 /// What a database holds before it is brought up to date.
@@ -61,12 +63,14 @@ pub(super) enum Found {
 }
 
 pub(super) fn inspect(connection: &Connection) -> rusqlite::Result<Found> {
-    let application: i32 = connection.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-    let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let tables: i64 = connection.query_row(
-        "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+    // One statement, so one snapshot: a writer making the file meanwhile
+    // is seen whole or not at all.
+    let (application, version, tables): (i32, i64, i64) = connection.query_row(
+        "SELECT (SELECT application_id FROM pragma_application_id()),
+                (SELECT user_version FROM pragma_user_version()),
+                (SELECT count(*) FROM sqlite_schema WHERE type = 'table')",
         [],
-        |r| r.get(0),
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )?;
     Ok(match (application, tables) {
         (APPLICATION_ID, _) => Found::History(usize::try_from(version).unwrap_or(usize::MAX)),

@@ -4,7 +4,7 @@ use rusqlite::{OptionalExtension as _, params};
 
 use super::{History, HistoryError, Machine};
 use crate::compare::Figure;
-use crate::record::{CaseRecord, RunRecord};
+use crate::record::{CaseRecord, Direction, RunRecord};
 
 /// What [`History::add`] did.
 ///
@@ -200,8 +200,9 @@ impl History {
         let run = transaction.last_insert_rowid();
         {
             let mut params_of = transaction.prepare(
-                "INSERT INTO case_params (case_id, family, params) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (case_id) DO UPDATE SET family = excluded.family, params = excluded.params",
+                "INSERT INTO case_params (case_id, family, params, direction) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (case_id) DO UPDATE
+                 SET family = excluded.family, params = excluded.params, direction = excluded.direction",
             )?;
             let mut figures_of = transaction.prepare(
                 "INSERT OR REPLACE INTO figures (run_id, case_id, failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value)
@@ -209,7 +210,11 @@ impl History {
             )?;
             for case in &record.cases {
                 let params = serde_json::Value::Object(case.params.clone()).to_string();
-                params_of.execute(params![case.id, case.family, params])?;
+                let direction = case.direction.map(|d| match d {
+                    Direction::Higher => "higher",
+                    Direction::Lower => "lower",
+                });
+                params_of.execute(params![case.id, case.family, params, direction])?;
                 let [time, load, rss, heap, gpu, value] = figures(case);
                 figures_of.execute(params![
                     run,

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use nnbench::history::{History, Machine, RunFilter};
+use nnbench::compare::{Figure, Verdict};
+use nnbench::history::{FigureStep, History, Machine, RunFilter, StepSearch};
 use nnbench::report::{format_bytes, format_ns};
 
 use crate::inputs;
@@ -31,6 +32,41 @@ pub enum HistoryCommand {
         #[command(flatten)]
         filter: Filter,
     },
+    /// Find steps in each case's figures along the commits of a branch on
+    /// one machine, and print the regressions: first bad commit, means
+    /// before and after, change, p-value.
+    ///
+    /// A step is placed by E-divisive means (Matteson and James 2014) and
+    /// judged by a two-sample t-test corrected for the splits it was chosen
+    /// from, as Hunter (Fleming et al. 2023) and Apache Otava do; it is
+    /// reported when it is also larger than the figure's --fail-on limit.
+    #[command(after_help = "Examples:
+  nnbench history regressions --branch main
+  nnbench history regressions --case accuracy/ --all --format json
+  nnbench history regressions --branch main --fail   # in CI, after --history")]
+    Regressions {
+        #[command(flatten)]
+        filter: Filter,
+        /// Only cases whose id contains this.
+        #[arg(long, value_name = "PATTERN")]
+        case: Option<String>,
+        /// The corrected p-value under which a step stands.
+        #[arg(long, value_name = "P", default_value_t = 0.001)]
+        significance: f64,
+        /// How large a step must be, per figure, as `nnbench compare
+        /// --fail-on` takes them (defaults: time=10%, rss=5%+16MiB, ...).
+        #[arg(long, value_name = "SPEC", value_parser = crate::thresholds)]
+        fail_on: Option<nnbench::compare::Thresholds>,
+        /// Exit 1 when a regression is at the newest commit of its series.
+        #[arg(long)]
+        fail: bool,
+        /// List improvements and steps of unjudged values too.
+        #[arg(long)]
+        all: bool,
+        /// How to write the steps.
+        #[arg(long, value_enum, default_value_t = StepsFormat::Table)]
+        format: StepsFormat,
+    },
     /// The figures of one case in every run, oldest first.
     Show {
         /// The case's id, as records and `--list` give it.
@@ -38,6 +74,14 @@ pub enum HistoryCommand {
         #[command(flatten)]
         filter: Filter,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum StepsFormat {
+    /// A table, one step a line.
+    Table,
+    /// Every step, as JSON.
+    Json,
 }
 
 #[derive(clap::Args)]
@@ -69,6 +113,101 @@ pub fn run(path: Option<PathBuf>, command: HistoryCommand) -> Result<ExitCode, S
         HistoryCommand::Add { records, machine } => add(&path, &records, machine.as_deref()),
         HistoryCommand::List { filter } => list(&path, &filter),
         HistoryCommand::Show { case, filter } => show(&path, &case, &filter),
+        HistoryCommand::Regressions {
+            filter,
+            case,
+            significance,
+            fail_on,
+            fail,
+            all,
+            format,
+        } => {
+            if !(significance > 0.0 && significance < 1.0) {
+                return Err(format!(
+                    "--significance {significance}: must be between 0 and 1"
+                ));
+            }
+            let search = StepSearch {
+                filter: filter.runs(),
+                case,
+                significance,
+                thresholds: fail_on.unwrap_or_default(),
+            };
+            regressions(&path, &search, all, fail, format)
+        }
+    }
+}
+
+fn regressions(
+    path: &Path,
+    search: &StepSearch,
+    all: bool,
+    fail: bool,
+    format: StepsFormat,
+) -> Result<ExitCode, String> {
+    let history = open_existing(path)?;
+    let steps: Vec<FigureStep> = history
+        .steps(search)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|s| all || s.verdict == Verdict::Regressed)
+        .collect();
+    match format {
+        StepsFormat::Json => {
+            let json = serde_json::to_string_pretty(&steps).map_err(|e| e.to_string())?;
+            println!("{json}");
+        }
+        StepsFormat::Table => {
+            let mut table = Table::new();
+            table.load_style(UTF8_FULL_CONDENSED).set_header([
+                "case",
+                "figure",
+                "verdict",
+                "first commit",
+                "before",
+                "after",
+                "change",
+                "p-value",
+                "machine",
+            ]);
+            for step in &steps {
+                table.add_row([
+                    step.case.clone(),
+                    step.figure.to_string(),
+                    format!("{:?}", step.verdict).to_lowercase()
+                        + if step.newest { " (newest)" } else { "" },
+                    short(&step.commit),
+                    amount(step.figure, step.before),
+                    amount(step.figure, step.after),
+                    format!("{:+.1}%", 100.0 * step.change),
+                    format!("{:.1e}", step.p_value),
+                    step.machine.clone(),
+                ]);
+            }
+            let what = if all { "steps" } else { "regressions" };
+            if steps.is_empty() {
+                println!("no {what} in {}", path.display());
+            } else {
+                println!("{table}\n{} {what} in {}", steps.len(), path.display());
+            }
+        }
+    }
+    let fresh = steps
+        .iter()
+        .any(|s| s.newest && s.gated && s.verdict == Verdict::Regressed);
+    Ok(if fail && fresh {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// A figure's amount in its unit.
+fn amount(figure: Figure, value: f64) -> String {
+    match figure {
+        Figure::Time | Figure::Load => format_ns(value),
+        Figure::Rss | Figure::Heap | Figure::Gpu => format_bytes(value.max(0.0) as u64),
+        Figure::Value => format!("{value:.6}"),
     }
 }
 

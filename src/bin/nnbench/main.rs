@@ -108,7 +108,7 @@ enum ExportFormat {
     GithubBigger,
 }
 
-fn thresholds(spec: &str) -> Result<Thresholds, String> {
+pub(crate) fn thresholds(spec: &str) -> Result<Thresholds, String> {
     Thresholds::default()
         .with_spec(spec)
         .map_err(|e| e.to_string())

@@ -1,0 +1,267 @@
+//! Steps in the history: each case's figures along the commits of a branch
+//! on one machine, searched for steps by [`steps::find`](super::steps::find),
+//! and the steps that matter named with their commit.
+
+use std::collections::HashMap;
+
+use rusqlite::params;
+use serde::Serialize;
+
+use super::steps;
+use super::{History, HistoryError, RunFilter};
+use crate::compare::{Figure, Thresholds, Verdict};
+use crate::record::Direction;
+
+/// What [`History::steps`] looks for.
+///
+/// # Example
+///
+/// ```
+/// let search = nnbench::history::StepSearch {
+///     case: Some("accuracy/".into()),
+///     ..Default::default()
+/// };
+/// assert_eq!(search.significance, 0.001);
+/// ```
+#[derive(Clone, Debug)]
+pub struct StepSearch {
+    /// The runs searched.
+    pub filter: RunFilter,
+    /// Only cases whose id contains this.
+    pub case: Option<String>,
+    /// A step stands when its p-value, corrected for the splits it was
+    /// chosen from, is under this.
+    pub significance: f64,
+    /// How large a step must be to be reported, per figure: the limits
+    /// comparisons use (`--fail-on`); a figure that is `off` is reported
+    /// but never counts as a regression that fails.
+    pub thresholds: Thresholds,
+}
+
+impl Default for StepSearch {
+    fn default() -> Self {
+        Self {
+            filter: RunFilter::default(),
+            case: None,
+            significance: 0.001,
+            thresholds: Thresholds::default(),
+        }
+    }
+}
+
+/// A step of one figure of one case.
+///
+/// # Example
+///
+/// ```
+/// # fn f(step: &nnbench::history::FigureStep) {
+/// println!(
+///     "{} {}: {:+.1}% from {} (p = {:.1e})",
+///     step.case, step.figure, 100.0 * step.change, step.commit, step.p_value
+/// );
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FigureStep {
+    /// The case's id.
+    pub case: String,
+    /// The figure that stepped.
+    pub figure: Figure,
+    /// The machine's key.
+    pub machine: String,
+    /// The branch the series follows.
+    pub branch: Option<String>,
+    /// The bench target.
+    pub bench: String,
+    /// The first commit after the step (`run N` for a run without git).
+    pub commit: String,
+    /// The commit before it.
+    pub previous: String,
+    /// The figure's mean over the runs from the step before (or the start).
+    pub before: f64,
+    /// The mean over the runs from this step to the next (or the end).
+    pub after: f64,
+    /// `after / before - 1`.
+    pub change: f64,
+    /// The t-test's p-value, corrected for the splits it was chosen from.
+    pub p_value: f64,
+    /// Regressed or improved, by which way the figure is better;
+    /// not comparable for a value without a `metric` direction.
+    pub verdict: Verdict,
+    /// Whether a regression of this figure fails (`--fail-on` does not
+    /// turn it `off`).
+    pub gated: bool,
+    /// The step is at the newest commit of its series.
+    pub newest: bool,
+}
+
+/// The runs of one case on one machine, branch and bench, commit by commit.
+struct Track {
+    machine: String,
+    branch: Option<String>,
+    bench: String,
+    case: String,
+    direction: Option<Direction>,
+    /// Commits in the order of their first run; each commit's figures.
+    commits: Vec<(String, Vec<[Option<f64>; 6]>)>,
+    /// Where each commit is in `commits`.
+    places: HashMap<String, usize>,
+}
+
+impl History {
+    /// The steps that `search` finds, oldest first in each series.
+    ///
+    /// Each series is one case's figure on one machine, branch and bench,
+    /// along the commits in the order their first run started; every run
+    /// of a commit counts. See [`steps`](super::steps) for the method.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(history: &nnbench::history::History) -> Result<(), nnbench::history::HistoryError> {
+    /// use nnbench::compare::Verdict;
+    /// let steps = history.steps(&Default::default())?;
+    /// let fresh = steps.iter().filter(|s| s.newest && s.verdict == Verdict::Regressed);
+    /// for step in fresh {
+    ///     eprintln!("{} {} regressed at {}", step.case, step.figure, step.commit);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn steps(&self, search: &StepSearch) -> Result<Vec<FigureStep>, HistoryError> {
+        let tracks = self.tracks(search).map_err(|e| self.error(e))?;
+        Ok(tracks
+            .iter()
+            .flat_map(|track| track_steps(track, search))
+            .collect())
+    }
+
+    fn tracks(&self, search: &StepSearch) -> rusqlite::Result<Vec<Track>> {
+        let mut statement = self.connection.prepare(
+            "SELECT machines.key, runs.branch, runs.bench, figures.case_id,
+                    coalesce(runs.commit_sha, 'run ' || runs.id), figures.failed,
+                    time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, case_params.direction
+             FROM figures
+             JOIN runs ON runs.id = figures.run_id
+             JOIN machines ON machines.id = runs.machine_id
+             LEFT JOIN case_params ON case_params.case_id = figures.case_id
+             WHERE (?1 IS NULL OR machines.key = ?1 OR instr(machines.description, ?1) > 0)
+               AND (?2 IS NULL OR runs.branch = ?2)
+               AND (?3 IS NULL OR runs.bench = ?3)
+               AND (?4 IS NULL OR instr(figures.case_id, ?4) > 0)
+             ORDER BY machines.key, runs.branch, runs.bench, figures.case_id, runs.started_at, runs.id",
+        )?;
+        let filter = &search.filter;
+        let mut rows = statement.query(params![
+            filter.machine,
+            filter.branch,
+            filter.bench,
+            search.case
+        ])?;
+        let mut tracks: Vec<Track> = Vec::new();
+        while let Some(row) = rows.next()? {
+            let (machine, branch, bench, case): (String, Option<String>, String, String) =
+                (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+            let commit: String = row.get(4)?;
+            let failed: bool = row.get(5)?;
+            let figures = [
+                row.get(6)?,
+                row.get(7)?,
+                row.get(8)?,
+                row.get(9)?,
+                row.get(10)?,
+                row.get(11)?,
+            ];
+            let direction = match row.get::<_, Option<String>>(12)?.as_deref() {
+                Some("higher") => Some(Direction::Higher),
+                Some("lower") => Some(Direction::Lower),
+                _ => None,
+            };
+            let same = tracks.last().is_some_and(|t| {
+                t.machine == machine && t.branch == branch && t.bench == bench && t.case == case
+            });
+            if !same {
+                tracks.push(Track {
+                    machine,
+                    branch,
+                    bench,
+                    case,
+                    direction,
+                    commits: Vec::new(),
+                    places: HashMap::new(),
+                });
+            }
+            let Some(track) = tracks.last_mut() else {
+                continue;
+            };
+            // A commit run again after others joins its first runs.
+            let at = match track.places.get(&commit) {
+                Some(&at) => at,
+                None => {
+                    track.places.insert(commit.clone(), track.commits.len());
+                    track.commits.push((commit, Vec::new()));
+                    track.commits.len() - 1
+                }
+            };
+            if !failed {
+                track.commits[at].1.push(figures);
+            }
+        }
+        Ok(tracks)
+    }
+}
+
+/// The steps of each figure of `track` that are large enough to matter.
+fn track_steps(track: &Track, search: &StepSearch) -> Vec<FigureStep> {
+    let mut found = Vec::new();
+    for (slot, figure) in Figure::ALL.into_iter().enumerate() {
+        // The commits with this figure, and its values in each.
+        let (commits, series): (Vec<&str>, Vec<Vec<f64>>) = track
+            .commits
+            .iter()
+            .map(|(commit, runs)| {
+                let values: Vec<f64> = runs.iter().filter_map(|r| r[slot]).collect();
+                (commit.as_str(), values)
+            })
+            .filter(|(_, values)| !values.is_empty())
+            .unzip();
+        let threshold = search.thresholds.get(figure);
+        for step in steps::find(&series, search.significance) {
+            if !threshold.exceeded(step.before, step.after) {
+                continue;
+            }
+            let better = match (figure, track.direction) {
+                (Figure::Value, Some(direction)) => {
+                    Some(direction.improves(step.before, step.after))
+                }
+                (Figure::Value, None) => None,
+                _ => Some(step.after < step.before),
+            };
+            found.push(FigureStep {
+                case: track.case.clone(),
+                figure,
+                machine: track.machine.clone(),
+                branch: track.branch.clone(),
+                bench: track.bench.clone(),
+                commit: commits[step.at].to_owned(),
+                previous: commits[step.at - 1].to_owned(),
+                before: step.before,
+                after: step.after,
+                change: step.after / step.before - 1.0,
+                p_value: step.p_value,
+                verdict: match better {
+                    Some(true) => Verdict::Improved,
+                    Some(false) => Verdict::Regressed,
+                    None => Verdict::NotComparable,
+                },
+                gated: threshold.gated,
+                newest: step.at + 1 == commits.len(),
+            });
+        }
+    }
+    found
+}
