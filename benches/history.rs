@@ -74,10 +74,7 @@ fn main() {
     }
     assert_eq!(listed, runs);
     let start = Instant::now();
-    let steps = history
-        .steps(&StepSearch::default())
-        .expect("steps")
-        .len();
+    let steps = history.steps(&StepSearch::default()).expect("steps").len();
     let search = start.elapsed().as_secs_f64();
 
     let median_add = median(&adds);

@@ -51,7 +51,7 @@ pub enum HistoryCommand {
         #[arg(long, value_name = "PATTERN")]
         case: Option<String>,
         /// The corrected p-value under which a step stands.
-        #[arg(long, value_name = "P", default_value_t = 0.001)]
+        #[arg(long, value_name = "P", default_value_t = 0.001, value_parser = crate::probability)]
         significance: f64,
         /// How large a step must be, per figure, as `nnbench compare
         /// --fail-on` takes them (defaults: time=10%, rss=5%+16MiB, ...).
@@ -122,11 +122,6 @@ pub fn run(path: Option<PathBuf>, command: HistoryCommand) -> Result<ExitCode, S
             all,
             format,
         } => {
-            if !(significance > 0.0 && significance < 1.0) {
-                return Err(format!(
-                    "--significance {significance}: must be between 0 and 1"
-                ));
-            }
             let search = StepSearch {
                 filter: filter.runs(),
                 case,

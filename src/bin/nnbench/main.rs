@@ -53,7 +53,7 @@ enum Command {
         #[arg(long, value_name = "SPEC", value_parser = thresholds)]
         fail_on: Option<Thresholds>,
         /// The p-value under which a time change counts as real.
-        #[arg(long, value_name = "P", default_value_t = 0.001)]
+        #[arg(long, value_name = "P", default_value_t = 0.001, value_parser = crate::probability)]
         significance: f64,
         /// How to write the comparison.
         #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
@@ -108,6 +108,16 @@ enum ExportFormat {
     GithubBigger,
 }
 
+/// A p-value limit: between 0 and 1, both left out.
+pub(crate) fn probability(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 1.0 => Ok(p),
+        _ => Err(format!(
+            "{text}: write a probability between 0 and 1, such as 0.001"
+        )),
+    }
+}
+
 pub(crate) fn thresholds(spec: &str) -> Result<Thresholds, String> {
     Thresholds::default()
         .with_spec(spec)
@@ -134,11 +144,6 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             format,
             out,
         } => {
-            if !(significance > 0.0 && significance < 1.0) {
-                return Err(format!(
-                    "--significance {significance}: must be between 0 and 1"
-                ));
-            }
             let (base_record, base_name) = inputs::load(&base).map_err(|e| e.to_string())?;
             let (head_record, head_name) = inputs::load(&head).map_err(|e| e.to_string())?;
             let mut thresholds = fail_on.unwrap_or_default();
