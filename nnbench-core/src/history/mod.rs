@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 pub use machine::Machine;
 pub use regressions::{FigureStep, StepSearch};
-pub use store::{Added, CasePoint, RunFilter, RunSummary};
+pub use store::{Added, CaseInfo, CasePoint, RunFilter, RunSummary};
 
 /// Why the history could not be read or written. Each names the file.
 ///
@@ -184,6 +184,32 @@ impl History {
                 write_ahead(&connection).map_err(sqlite)?;
             }
         }
+        Ok(Self { connection, path })
+    }
+
+    /// A history in memory only, gone when dropped: to search or draw
+    /// records that are not kept.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite cannot make it (out of memory).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let history = nnbench::history::History::in_memory().unwrap();
+    /// assert!(history.cases().unwrap().is_empty());
+    /// ```
+    pub fn in_memory() -> Result<Self, HistoryError> {
+        let path = PathBuf::from(":memory:");
+        let sqlite = |source| HistoryError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let mut connection = rusqlite::Connection::open_in_memory().map_err(sqlite)?;
+        let transaction = connection.transaction().map_err(sqlite)?;
+        schema::migrate(&transaction, 0).map_err(sqlite)?;
+        transaction.commit().map_err(sqlite)?;
         Ok(Self { connection, path })
     }
 

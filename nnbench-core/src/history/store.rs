@@ -304,26 +304,127 @@ impl History {
                  WHERE case_id = ?1
                  ORDER BY started_at, runs.id",
             )?;
-            let rows = statement.query_map([id], |r| {
-                Ok(CasePoint {
-                    run: r.get(0)?,
-                    machine: r.get(1)?,
-                    commit: r.get(2)?,
-                    branch: r.get(3)?,
-                    started_at: r.get(4)?,
-                    failed: r.get(5)?,
-                    time_ns: r.get(6)?,
-                    load_ns: r.get(7)?,
-                    rss_bytes: r.get(8)?,
-                    heap_bytes: r.get(9)?,
-                    gpu_bytes: r.get(10)?,
-                    value: r.get(11)?,
+            let rows = statement.query_map([id], |r| point(r, 0))?;
+            rows.collect()
+        };
+        query().map_err(|e| self.error(e))
+    }
+}
+
+/// A case as the history knows it: its family, parameters and direction.
+///
+/// # Example
+///
+/// ```
+/// # fn f(case: &nnbench::history::CaseInfo) {
+/// println!("{} of {}: {}", case.id, case.family, serde_json::Value::Object(case.params.clone()));
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseInfo {
+    /// The case's id.
+    pub id: String,
+    /// Its family.
+    pub family: String,
+    /// Its parameters, as its last record had them.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// Which way its value is better, when its family says.
+    pub direction: Option<Direction>,
+}
+
+impl History {
+    /// Every case the history has figures of, by id.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(history: &nnbench::history::History) -> Result<(), nnbench::history::HistoryError> {
+    /// let families: std::collections::BTreeSet<String> =
+    ///     history.cases()?.into_iter().map(|c| c.family).collect();
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn cases(&self) -> Result<Vec<CaseInfo>, HistoryError> {
+        let query = || -> rusqlite::Result<Vec<CaseInfo>> {
+            let mut statement = self.connection.prepare(
+                "SELECT case_id, family, params, direction FROM case_params ORDER BY case_id",
+            )?;
+            let rows = statement.query_map([], |r| {
+                let params: String = r.get(2)?;
+                let direction: Option<String> = r.get(3)?;
+                Ok(CaseInfo {
+                    id: r.get(0)?,
+                    family: r.get(1)?,
+                    params: serde_json::from_str(&params).unwrap_or_default(),
+                    direction: match direction.as_deref() {
+                        Some("higher") => Some(Direction::Higher),
+                        Some("lower") => Some(Direction::Lower),
+                        _ => None,
+                    },
                 })
             })?;
             rows.collect()
         };
         query().map_err(|e| self.error(e))
     }
+
+    /// The figures of every case of run `run`, by case id.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(history: &nnbench::history::History) -> Result<(), nnbench::history::HistoryError> {
+    /// if let Some(last) = history.runs(&Default::default())?.last() {
+    ///     for (case, point) in history.run_figures(last.id)? {
+    ///         println!("{case}: {:?}", point.time_ns);
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn run_figures(&self, run: i64) -> Result<Vec<(String, CasePoint)>, HistoryError> {
+        let query = || -> rusqlite::Result<Vec<(String, CasePoint)>> {
+            let mut statement = self.connection.prepare(
+                "SELECT figures.case_id, runs.id, machines.key, commit_sha, branch, started_at,
+                        figures.failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value
+                 FROM figures
+                 JOIN runs ON runs.id = figures.run_id
+                 JOIN machines ON machines.id = runs.machine_id
+                 WHERE runs.id = ?1
+                 ORDER BY figures.case_id",
+            )?;
+            let rows = statement.query_map([run], |r| Ok((r.get(0)?, point(r, 1)?)))?;
+            rows.collect()
+        };
+        query().map_err(|e| self.error(e))
+    }
+}
+
+/// A [`CasePoint`] from the row's columns from `at` on: run, machine,
+/// commit, branch, start, failed, and the six figures.
+fn point(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<CasePoint> {
+    Ok(CasePoint {
+        run: r.get(at)?,
+        machine: r.get(at + 1)?,
+        commit: r.get(at + 2)?,
+        branch: r.get(at + 3)?,
+        started_at: r.get(at + 4)?,
+        failed: r.get(at + 5)?,
+        time_ns: r.get(at + 6)?,
+        load_ns: r.get(at + 7)?,
+        rss_bytes: r.get(at + 8)?,
+        heap_bytes: r.get(at + 9)?,
+        gpu_bytes: r.get(at + 10)?,
+        value: r.get(at + 11)?,
+    })
 }
 
 /// What identifies a record: the digest of its JSON, so that the same

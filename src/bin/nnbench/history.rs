@@ -98,7 +98,7 @@ pub struct Filter {
 }
 
 impl Filter {
-    fn runs(&self) -> RunFilter {
+    pub fn runs(&self) -> RunFilter {
         RunFilter {
             machine: self.machine.clone(),
             branch: self.branch.clone(),
@@ -318,7 +318,7 @@ fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
 }
 
 /// Reading a history that does not exist is a mistake, not an empty one.
-fn open_existing(path: &Path) -> Result<History, String> {
+pub fn open_existing(path: &Path) -> Result<History, String> {
     if !path.exists() {
         return Err(format!(
             "{}: no history here (`nnbench history add RECORD` or `cargo bench -- --history` makes it)",

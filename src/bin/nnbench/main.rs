@@ -77,6 +77,43 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Write one self-contained HTML page of the history (or of records):
+    /// per family, trend charts of time, RSS, GPU and the value across
+    /// commits with their steps marked, the latest run's parameter grid as
+    /// a chart, and its table.
+    #[command(after_help = "Examples:
+  nnbench report -o report.html                      # the history, target/nnbench/history.sqlite
+  nnbench report --branch main --title nightly -o nightly.html
+  nnbench report runs/*.json -o report.html          # records, oldest first, without a history")]
+    Report {
+        /// Records to draw instead of the history: files, folders or
+        /// baselines' names, in the order they ran.
+        #[arg(value_name = "RECORD")]
+        records: Vec<String>,
+        /// The history to draw (default target/nnbench/history.sqlite).
+        #[arg(
+            long,
+            value_name = "FILE",
+            env = "NNBENCH_HISTORY",
+            conflicts_with = "records"
+        )]
+        history: Option<PathBuf>,
+        /// Where to write the page.
+        #[arg(short, long, value_name = "FILE")]
+        out: PathBuf,
+        /// The page's title.
+        #[arg(long, default_value = "nnbench report")]
+        title: String,
+        #[command(flatten)]
+        filter: history::Filter,
+        /// The corrected p-value under which a step stands.
+        #[arg(long, value_name = "P", default_value_t = 0.001, value_parser = crate::probability)]
+        significance: f64,
+        /// How large a step must be to be marked, as `nnbench compare
+        /// --fail-on` takes them.
+        #[arg(long, value_name = "SPEC", value_parser = thresholds)]
+        fail_on: Option<Thresholds>,
+    },
     /// The history of runs, in an SQLite file: add runs, list them, follow
     /// a case across them.
     History {
@@ -181,6 +218,40 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::History { history, command } => history::run(history, command),
+        Command::Report {
+            records,
+            history,
+            out,
+            title,
+            filter,
+            significance,
+            fail_on,
+        } => {
+            let search = nnbench::history::StepSearch {
+                filter: filter.runs(),
+                case: None,
+                significance,
+                thresholds: fail_on.unwrap_or_default(),
+            };
+            let history = if records.is_empty() {
+                history::open_existing(
+                    &history.unwrap_or_else(nnbench::history::History::default_path),
+                )?
+            } else {
+                let mut memory =
+                    nnbench::history::History::in_memory().map_err(|e| e.to_string())?;
+                for name in &records {
+                    let (record, _) = inputs::load(name).map_err(|e| e.to_string())?;
+                    memory.add(&record, None).map_err(|e| e.to_string())?;
+                }
+                memory
+            };
+            let page = nnbench::report::html::page(&history, &search, &title)
+                .map_err(|e| e.to_string())?;
+            write(Some(&out), &page)?;
+            eprintln!("wrote {}", out.display());
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

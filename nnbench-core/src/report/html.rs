@@ -1,0 +1,559 @@
+//! `nnbench report`: one self-contained HTML page of a history (or of
+//! records read into one): per family, trend charts of time, RSS, GPU and
+//! the value across commits with their steps marked, the parameter grid of
+//! the latest run as a chart, and the latest run's table. Nothing is
+//! fetched: the charts are inline SVG, the styles inline CSS; a line of
+//! script marks the page as drawn, for tests that open it in a browser.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use serde_json::Value as Json;
+
+use super::chart::{COLOURS, Chart, Line, Marker, Unit, XAxis, escape};
+use crate::compare::{Figure, Verdict};
+use crate::history::{
+    CaseInfo, CasePoint, FigureStep, History, HistoryError, RunSummary, StepSearch,
+};
+
+/// The figures charted, with their titles and units.
+const CHARTED: [(Figure, &str, Unit); 4] = [
+    (Figure::Time, "time per call", Unit::Nanoseconds),
+    (Figure::Rss, "peak RSS growth", Unit::Bytes),
+    (Figure::Gpu, "peak GPU memory", Unit::Bytes),
+    (Figure::Value, "value", Unit::Plain),
+];
+
+/// How many cases a chart draws: those with steps first.
+const MOST_LINES: usize = COLOURS;
+
+/// The page for the runs `search` selects, with its steps.
+///
+/// # Errors
+///
+/// When the history cannot be read.
+///
+/// # Example
+///
+/// ```
+/// let history = nnbench::history::History::in_memory().unwrap();
+/// let page = nnbench::report::html::page(&history, &Default::default(), "nightly").unwrap();
+/// assert!(page.starts_with("<!DOCTYPE html>") && page.contains("nightly"));
+/// ```
+pub fn page(history: &History, search: &StepSearch, title: &str) -> Result<String, HistoryError> {
+    let runs = history.runs(&search.filter)?;
+    let cases: HashMap<String, CaseInfo> = history
+        .cases()?
+        .into_iter()
+        .map(|c| (c.id.clone(), c))
+        .collect();
+    let steps = if runs.is_empty() {
+        Vec::new()
+    } else {
+        history.steps(search)?
+    };
+    let mut body = String::new();
+    let _ = write!(
+        body,
+        "<header><h1>{}</h1><p>{} runs, {} commits; generated {} by nnbench {}</p></header>",
+        escape(title),
+        runs.len(),
+        commits(runs.iter()).len(),
+        crate::context::now_rfc3339(),
+        env!("CARGO_PKG_VERSION")
+    );
+    if runs.is_empty() {
+        body.push_str("<p class=\"empty\">No runs in the history for this selection.</p>");
+    } else {
+        summary(&mut body, &steps);
+        // Figures of two machines or branches are never one series.
+        let mut sections: BTreeMap<(String, Option<String>), Vec<&RunSummary>> = BTreeMap::new();
+        for run in &runs {
+            sections
+                .entry((run.machine.clone(), run.branch.clone()))
+                .or_default()
+                .push(run);
+        }
+        let many = sections.len() > 1;
+        for ((machine, branch), runs) in &sections {
+            if many {
+                let _ = write!(
+                    body,
+                    "<h2 class=\"section\">machine {} · branch {}</h2>",
+                    escape(machine),
+                    escape(branch.as_deref().unwrap_or("none"))
+                );
+            }
+            let section = Section {
+                history,
+                runs,
+                cases: &cases,
+                steps: steps
+                    .iter()
+                    .filter(|s| s.machine == *machine && s.branch == *branch)
+                    .collect(),
+            };
+            section.render(&mut body)?;
+        }
+    }
+    Ok(format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta name=\"color-scheme\" content=\"light dark\"><title>{}</title><style>{STYLE}{}</style></head>\
+         <body>{body}<script>document.body.dataset.drawn = document.querySelectorAll('svg.chart').length;</script></body></html>\n",
+        escape(title),
+        colour_rules()
+    ))
+}
+
+/// The regressions at the top of the page.
+fn summary(body: &mut String, steps: &[FigureStep]) {
+    let regressed: Vec<&FigureStep> = steps
+        .iter()
+        .filter(|s| s.verdict == Verdict::Regressed)
+        .collect();
+    if regressed.is_empty() {
+        body.push_str("<p class=\"ok\">No regressions found along the commits.</p>");
+        return;
+    }
+    body.push_str("<h2>Regressions</h2><table class=\"steps\"><tr><th>case</th><th>figure</th><th>first commit</th><th>before</th><th>after</th><th>change</th><th>p-value</th></tr>");
+    for step in regressed {
+        let unit = CHARTED
+            .iter()
+            .find(|(f, _, _)| *f == step.figure)
+            .map_or(Unit::Nanoseconds, |c| c.2);
+        let _ = write!(
+            body,
+            "<tr><td>{}</td><td>{}</td><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td class=\"bad\">{:+.1}%</td><td>{}</td></tr>",
+            escape(&step.case),
+            step.figure,
+            escape(&short(&step.commit)),
+            if step.newest { " (newest)" } else { "" },
+            escape(&format_figure(step.figure, unit, step.before)),
+            escape(&format_figure(step.figure, unit, step.after)),
+            100.0 * step.change,
+            p_value(step.p_value)
+        );
+    }
+    body.push_str("</table>");
+}
+
+/// Ids in the order people expect: `size=64` before `size=128`.
+fn natural(a: &str, b: &str) -> std::cmp::Ordering {
+    /// Runs of digits and of anything else.
+    fn chunks(text: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let digit = |c: char| c.is_ascii_digit();
+        for (at, c) in text.char_indices().skip(1) {
+            let before = text[..at].chars().next_back().is_some_and(digit);
+            if before != digit(c) {
+                out.push((before, &text[start..at]));
+                start = at;
+            }
+        }
+        if start < text.len() {
+            out.push((
+                text[start..].chars().next().is_some_and(digit),
+                &text[start..],
+            ));
+        }
+        out
+    }
+    let (a_chunks, b_chunks) = (chunks(a), chunks(b));
+    for (x, y) in a_chunks.iter().zip(&b_chunks) {
+        let order = match (x, y) {
+            ((true, x), (true, y)) => x.len().cmp(&y.len()).then(x.cmp(y)),
+            ((_, x), (_, y)) => x.cmp(y),
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
+    a_chunks.len().cmp(&b_chunks.len())
+}
+
+/// A p-value as people read it; under a double's precision it is that.
+fn p_value(p: f64) -> String {
+    if p < 1e-15 {
+        "< 1e-15".into()
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
+/// The runs of one machine and branch.
+struct Section<'a> {
+    history: &'a History,
+    runs: &'a [&'a RunSummary],
+    cases: &'a HashMap<String, CaseInfo>,
+    steps: Vec<&'a FigureStep>,
+}
+
+impl Section<'_> {
+    fn render(&self, body: &mut String) -> Result<(), HistoryError> {
+        let commits = commits(self.runs.iter().copied());
+        let place: HashMap<&str, usize> = commits
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.as_str(), i))
+            .collect();
+        let run_commit: HashMap<i64, usize> = self
+            .runs
+            .iter()
+            .filter_map(|r| Some((r.id, *place.get(commit_of(r).as_str())?)))
+            .collect();
+        let latest = self.runs.last().map(|r| r.id);
+        let latest_figures: Vec<(String, CasePoint)> = match latest {
+            Some(run) => self.history.run_figures(run)?,
+            None => Vec::new(),
+        };
+        let mut families: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (case, _) in &latest_figures {
+            let family = self
+                .cases
+                .get(case)
+                .map_or(case.as_str(), |c| c.family.as_str());
+            families.entry(family).or_default().push(case);
+        }
+        for cases in families.values_mut() {
+            cases.sort_by(|a, b| natural(a, b));
+        }
+        let labels: Vec<String> = commits.iter().map(|c| short(c)).collect();
+        let mut loaded: HashMap<&str, Vec<CasePoint>> = HashMap::new();
+        for (family, family_cases) in &families {
+            let _ = write!(
+                body,
+                "<section class=\"family\"><h2>{}</h2><div class=\"charts\">",
+                escape(family)
+            );
+            for (figure, name, unit) in CHARTED {
+                let mut drawn: Vec<&str> = family_cases
+                    .iter()
+                    .copied()
+                    .filter(|case| {
+                        self.steps
+                            .iter()
+                            .any(|s| s.case == *case && s.figure == figure)
+                    })
+                    .collect();
+                for case in family_cases {
+                    if drawn.len() >= MOST_LINES {
+                        break;
+                    }
+                    if !drawn.contains(case) {
+                        drawn.push(case);
+                    }
+                }
+                drawn.truncate(MOST_LINES);
+                let mut lines = Vec::new();
+                for case in &drawn {
+                    if !loaded.contains_key(case) {
+                        loaded.insert(case, self.history.case(case)?);
+                    }
+                    let points = trend(&loaded[case], figure, &run_commit);
+                    if !points.is_empty() {
+                        // The family is the chart's: the parameters tell the lines apart.
+                        let name = case
+                            .strip_prefix(family)
+                            .and_then(|rest| rest.strip_prefix('/'))
+                            .unwrap_or(case);
+                        lines.push(Line {
+                            name: name.to_owned(),
+                            colour: family_cases.iter().position(|c| c == case).unwrap_or(0),
+                            points,
+                        });
+                    }
+                }
+                if lines.is_empty() {
+                    continue;
+                }
+                let markers = self
+                    .steps
+                    .iter()
+                    .filter(|s| s.figure == figure && drawn.contains(&s.case.as_str()))
+                    .filter_map(|s| {
+                        Some(Marker {
+                            x: *place.get(s.commit.as_str())? as f64,
+                            label: format!("{:+.0}%", 100.0 * s.change),
+                            regressed: s.verdict == Verdict::Regressed,
+                        })
+                    })
+                    .collect();
+                let more = family_cases.len().saturating_sub(drawn.len());
+                let title = if more > 0 {
+                    format!(
+                        "{family}: {name} ({} of {} cases)",
+                        drawn.len(),
+                        family_cases.len()
+                    )
+                } else {
+                    format!("{family}: {name}")
+                };
+                let chart = Chart {
+                    title,
+                    x: XAxis::Places(labels.clone()),
+                    unit,
+                    lines,
+                    markers,
+                };
+                body.push_str(&chart.html());
+            }
+            if let Some(grid) = self.grid(family, &latest_figures) {
+                body.push_str(&grid.html());
+            }
+            body.push_str("</div>");
+            self.table(body, family_cases, &latest_figures);
+            body.push_str("</section>");
+        }
+        Ok(())
+    }
+
+    /// The latest run's figure against a numeric parameter, one line for
+    /// each combination of the others: the model size × batch size sweep
+    /// as lines. Time, or the value when the family has no time.
+    fn grid(&self, family: &str, latest: &[(String, CasePoint)]) -> Option<Chart> {
+        let rows: Vec<(&CaseInfo, &CasePoint)> = latest
+            .iter()
+            .filter_map(|(id, point)| Some((self.cases.get(id)?, point)))
+            .filter(|(case, point)| case.family == family && !point.failed)
+            .collect();
+        if rows.len() < 3 {
+            return None;
+        }
+        // The parameter with the most distinct numbers is the x axis.
+        let names: Vec<&String> = rows[0].0.params.keys().collect();
+        let axis = names
+            .iter()
+            .filter(|name| {
+                rows.iter()
+                    .all(|(c, _)| c.params.get(name.as_str()).is_some_and(Json::is_number))
+            })
+            .max_by_key(|name| {
+                let mut values: Vec<String> = rows
+                    .iter()
+                    .map(|(c, _)| c.params[name.as_str()].to_string())
+                    .collect();
+                values.sort();
+                values.dedup();
+                values.len()
+            })?;
+        let (figure, unit, what) = if rows.iter().any(|(_, p)| p.time_ns.is_some()) {
+            (Figure::Time, Unit::Nanoseconds, "time per call")
+        } else {
+            (Figure::Value, Unit::Plain, "value")
+        };
+        let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for (case, point) in &rows {
+            let x = case.params[axis.as_str()].as_f64()?;
+            let Some(y) = figure_of(point, figure) else {
+                continue;
+            };
+            let others: Vec<String> = case
+                .params
+                .iter()
+                .filter(|(name, _)| *name != *axis)
+                .map(|(name, value)| {
+                    format!(
+                        "{name}={}",
+                        value.as_str().map_or(value.to_string(), str::to_owned)
+                    )
+                })
+                .collect();
+            lines.entry(others.join(",")).or_default().push((x, y));
+        }
+        let distinct = lines.values().map(Vec::len).max().unwrap_or(0);
+        if distinct < 2 {
+            return None;
+        }
+        let mut lines: Vec<(String, Vec<(f64, f64)>)> = lines.into_iter().collect();
+        lines.sort_by(|a, b| natural(&a.0, &b.0));
+        let lines: Vec<Line> = lines
+            .into_iter()
+            .take(MOST_LINES)
+            .enumerate()
+            .map(|(colour, (name, mut points))| {
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Line {
+                    name: if name.is_empty() {
+                        family.to_owned()
+                    } else {
+                        name
+                    },
+                    colour,
+                    points,
+                }
+            })
+            .collect();
+        Some(Chart {
+            title: format!("{family}: {what} against {axis}, latest run"),
+            x: XAxis::Numbers((*axis).clone()),
+            unit,
+            lines,
+            markers: Vec::new(),
+        })
+    }
+
+    /// The latest run's figures of the family's cases.
+    fn table(&self, body: &mut String, family_cases: &[&str], latest: &[(String, CasePoint)]) {
+        body.push_str("<table class=\"latest\"><tr><th>case (latest run)</th><th>time</th><th>load</th><th>peak RSS growth</th><th>GPU</th><th>value</th></tr>");
+        for (case, point) in latest
+            .iter()
+            .filter(|(c, _)| family_cases.contains(&c.as_str()))
+        {
+            if point.failed {
+                let _ = write!(
+                    body,
+                    "<tr><td>{}</td><td colspan=\"5\" class=\"bad\">failed</td></tr>",
+                    escape(case)
+                );
+                continue;
+            }
+            let cell = |figure: Figure, unit: Unit| {
+                figure_of(point, figure).map_or("-".to_owned(), |v| format_figure(figure, unit, v))
+            };
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(case),
+                escape(&cell(Figure::Time, Unit::Nanoseconds)),
+                escape(&cell(Figure::Load, Unit::Nanoseconds)),
+                escape(&cell(Figure::Rss, Unit::Bytes)),
+                escape(&cell(Figure::Gpu, Unit::Bytes)),
+                escape(&cell(Figure::Value, Unit::Plain)),
+            );
+        }
+        body.push_str("</table>");
+    }
+}
+
+/// A case's figure per commit (the mean of its runs there), in commit order.
+fn trend(
+    points: &[CasePoint],
+    figure: Figure,
+    run_commit: &HashMap<i64, usize>,
+) -> Vec<(f64, f64)> {
+    let mut by_commit: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
+    for point in points {
+        let (Some(&commit), Some(value)) = (run_commit.get(&point.run), figure_of(point, figure))
+        else {
+            continue;
+        };
+        let entry = by_commit.entry(commit).or_default();
+        entry.0 += value;
+        entry.1 += 1;
+    }
+    by_commit
+        .into_iter()
+        .map(|(commit, (sum, n))| (commit as f64, sum / n as f64))
+        .collect()
+}
+
+fn figure_of(point: &CasePoint, figure: Figure) -> Option<f64> {
+    match figure {
+        Figure::Time => point.time_ns,
+        Figure::Load => point.load_ns,
+        Figure::Rss => point.rss_bytes,
+        Figure::Heap => point.heap_bytes,
+        Figure::Gpu => point.gpu_bytes,
+        Figure::Value => point.value,
+    }
+}
+
+fn format_figure(figure: Figure, unit: Unit, value: f64) -> String {
+    match (figure, unit) {
+        (Figure::Time | Figure::Load, _) => super::format_ns(value),
+        (Figure::Rss | Figure::Heap | Figure::Gpu, _) => super::format_bytes(value.max(0.0) as u64),
+        _ => format!("{value:.6}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_owned(),
+    }
+}
+
+/// The commits of `runs` in the order of their first run.
+fn commits<'a>(runs: impl IntoIterator<Item = &'a RunSummary>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    runs.into_iter()
+        .map(commit_of)
+        .filter(|c| seen.insert(c.clone()))
+        .collect()
+}
+
+/// The commit a run measured, or `run N` without git, as the steps name it.
+fn commit_of(run: &RunSummary) -> String {
+    run.commit
+        .clone()
+        .unwrap_or_else(|| format!("run {}", run.id))
+}
+
+fn short(commit: &str) -> String {
+    if commit.starts_with("run ") {
+        commit.to_owned()
+    } else {
+        commit.chars().take(8).collect()
+    }
+}
+
+/// Light by default, dark when the reader's system is; the lines' colours
+/// are told apart in both (and by colour-blind readers: the Okabe-Ito set).
+const STYLE: &str = "
+:root { --fg: #1b1f24; --muted: #5b636e; --bg: #ffffff; --panel: #f5f6f8; --grid: #e1e4e8; --bad: #c0392b; --good: #1e7d32;
+  --c0: #0072b2; --c1: #e69f00; --c2: #009e73; --c3: #cc79a7; --c4: #56b4e9; --c5: #d55e00; --c6: #7a7a00; --c7: #555555; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e6e8eb; --muted: #9aa3ad; --bg: #111418; --panel: #1a1f25; --grid: #2c333b; --bad: #ff6b5b; --good: #5fd068;
+    --c0: #56b4e9; --c1: #f0b840; --c2: #2fd0a0; --c3: #e79fc8; --c4: #9fd4f5; --c5: #ff8a3d; --c6: #d6d65a; --c7: #b0b0b0; } }
+body { font: 14px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg); margin: 0 auto; max-width: 1500px; padding: 16px 24px; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 24px 0 8px; } header p, .empty { color: var(--muted); }
+.ok { color: var(--good); } .bad { color: var(--bad); }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 12px; }
+figure.chart { margin: 0; background: var(--panel); border-radius: 6px; padding-bottom: 6px; }
+svg.chart { width: 100%; height: auto; display: block; }
+figcaption { font-size: 12px; padding: 0 10px; display: flex; flex-wrap: wrap; gap: 2px 14px; }
+.key { display: inline-flex; align-items: center; gap: 5px; } svg.swatch { width: 10px; height: 10px; }
+svg text { fill: var(--fg); font: 11px system-ui, sans-serif; } svg .title { font-size: 13px; font-weight: 600; }
+svg .tick.y { text-anchor: end; fill: var(--muted); } svg .tick.x, svg .axis-name, svg .empty { text-anchor: middle; fill: var(--muted); }
+svg .grid { stroke: var(--grid); } svg .axis { stroke: var(--muted); }
+svg .line { fill: none; stroke-width: 2; } svg .dot { stroke: none; }
+svg .step { stroke: var(--good); stroke-dasharray: 4 3; fill: var(--good); } svg .step.regressed { stroke: var(--bad); fill: var(--bad); }
+svg text.step, svg text.step.regressed { stroke: none; font-weight: 600; }
+table { border-collapse: collapse; margin: 10px 0; } th, td { text-align: left; padding: 3px 10px; border-bottom: 1px solid var(--grid); }
+th { color: var(--muted); font-weight: 600; } td:not(:first-child) { font-variant-numeric: tabular-nums; }
+";
+
+/// The rules that colour line `l{i}` with `--c{i}`.
+fn colour_rules() -> String {
+    (0..COLOURS)
+        .map(|i| format!("svg .l{i} {{ stroke: var(--c{i}); }} svg .dot.l{i}, svg .swatch.l{i} {{ fill: var(--c{i}); }}\n"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbers_in_ids_sort_as_numbers() {
+        let mut ids = vec![
+            "m/size=128,batch=8",
+            "m/size=64,batch=32",
+            "m/size=64,batch=8",
+            "m/size=1024",
+        ];
+        ids.sort_by(|a, b| super::natural(a, b));
+        assert_eq!(
+            ids,
+            [
+                "m/size=64,batch=8",
+                "m/size=64,batch=32",
+                "m/size=128,batch=8",
+                "m/size=1024"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_line_colour_has_its_rules() {
+        for i in 0..super::COLOURS {
+            assert!(super::STYLE.contains(&format!("--c{i}:")), "colour {i}");
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! `nnbench report`: one self-contained page of a history, checked as
+//! written and, where a Chromium is (`scripts/chromium.sh`), as a browser
+//! draws it: every chart there, no script error, screenshots in light and
+//! dark kept under the target folder.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use nnbench::history::History;
+use nnbench::{RunRecord, Runner};
+
+/// A sweep of model size × batch size.
+#[nnbench::product(size = [64, 128, 256], batch = [1, 8, 32, 128], timing = once)]
+fn throughput(size: u64, batch: u64) -> u64 {
+    size * batch
+}
+
+/// A history of 24 commits, two runs each: `throughput/size=128,batch=32`
+/// 30% slower from commit 16 on.
+fn history(path: &Path) {
+    let template = Runner::new()
+        .filter("throughput/")
+        .test_mode(true)
+        .quiet(true)
+        .run()
+        .expect("the run");
+    let mut history = History::open(path).expect("a new history");
+    let mut wobble = 0u64;
+    for commit in 0..24u64 {
+        for run in 0..2 {
+            let mut record: RunRecord = template.clone();
+            record.started_at = format!("2026-05-{:02}T10:{run:02}:00Z", commit + 1);
+            record.context.git = Some(nnbench::record::Git {
+                commit: format!("{:040x}", 0xC0FFEE + commit * 7919),
+                branch: Some("main".into()),
+                dirty: false,
+            });
+            for case in &mut record.cases {
+                wobble = wobble
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let noise = 1.0 + ((wobble >> 40) % 1000) as f64 / 50_000.0;
+                let size = case.params["size"].as_f64().unwrap_or(1.0);
+                let batch = case.params["batch"].as_f64().unwrap_or(1.0);
+                let slower = if case.id == "throughput/size=128,batch=32" && commit >= 16 {
+                    1.3
+                } else {
+                    1.0
+                };
+                case.time.median_ns = 50.0 * size * batch.sqrt() * slower * noise;
+                case.memory.rss_before_bytes = Some(200 << 20);
+                case.memory.rss_peak_bytes =
+                    Some((200 << 20) + (size as u64) * (batch as u64) * 4096);
+            }
+            history.add(&record, None).expect("added");
+        }
+    }
+}
+
+fn report(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nnbench"))
+        .arg("report")
+        .args(args)
+        .output()
+        .expect("nnbench runs")
+}
+
+/// The page for the history above, written by the tool.
+fn page(dir: &Path) -> (PathBuf, String) {
+    let db = dir.join("history.sqlite");
+    history(&db);
+    let out = dir.join("report.html");
+    let made = report(&[
+        "--history",
+        db.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--title",
+        "sweep on main",
+    ]);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let html = std::fs::read_to_string(&out).expect("the page");
+    (out, html)
+}
+
+/// Charts: time, RSS growth, the value, the grid (no GPU).
+const CHARTS: usize = 4;
+
+#[test]
+fn the_report_is_one_page_with_its_charts_and_its_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, html) = page(dir.path());
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html.matches("<svg class=\"chart\"").count(), CHARTS);
+    for title in [
+        "<h1>sweep on main</h1>",
+        "throughput: time per call (8 of 12 cases)",
+        "throughput: peak RSS growth (8 of 12 cases)",
+        "throughput: time per call against batch, latest run",
+        "48 runs, 24 commits",
+    ] {
+        assert!(html.contains(title), "{title}");
+    }
+    // The regression, in the table and marked on the chart.
+    assert!(
+        html.contains("<td>throughput/throughput/size=128,batch=32</td>")
+            || html.contains("<td>throughput/size=128,batch=32</td><td>time</td>")
+    );
+    assert!(html.contains("class=\"step regressed\""));
+    assert!(html.contains("+30"), "the step's size");
+    // Grid lines, one a size, named by it.
+    for size in ["size=64", "size=128", "size=256"] {
+        assert!(html.contains(&format!("</svg>{size}</span>")), "{size}");
+    }
+    // Self-contained, and readable in both schemes.
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
+    assert!(html.contains("prefers-color-scheme: dark"));
+}
+
+#[test]
+fn records_are_drawn_without_a_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = Runner::new()
+        .filter("throughput/")
+        .test_mode(true)
+        .quiet(true)
+        .run()
+        .expect("the run");
+    let file = dir.path().join("run.json");
+    record.write(&file).unwrap();
+    let out = dir.path().join("one.html");
+    let made = report(&[file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("1 runs, 1 commits"), "{html}");
+    assert!(html.contains("against batch"));
+    let missing = report(&["/no/such/run.json", "-o", out.to_str().unwrap()]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/no/such/run.json"));
+}
+
+/// The browser: `NNBENCH_CHROMIUM`, else a Chromium on PATH.
+fn chromium() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("NNBENCH_CHROMIUM") {
+        return Some(path.into());
+    }
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|name| {
+            Command::new(name)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(PathBuf::from)
+}
+
+#[test]
+fn a_browser_draws_every_chart_without_a_script_error() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("NNBENCH_REQUIRE_BROWSER").is_none(),
+            "NNBENCH_REQUIRE_BROWSER is set and no Chromium was found (scripts/chromium.sh installs one)"
+        );
+        eprintln!("skipped: no Chromium (scripts/chromium.sh installs Debian's)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = page(dir.path());
+    let url = format!("file://{}", out.display());
+    let headless = |extra: &[&str]| {
+        Command::new(&browser)
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+            ])
+            .args(["--enable-logging=stderr", "--v=0"])
+            .args(extra)
+            .arg(&url)
+            .output()
+            .expect("Chromium runs")
+    };
+    let dom = headless(&["--dump-dom"]);
+    let (drawn, log) = (
+        String::from_utf8_lossy(&dom.stdout),
+        String::from_utf8_lossy(&dom.stderr),
+    );
+    assert!(
+        drawn.contains(&format!("data-drawn=\"{CHARTS}\"")),
+        "the page's script ran and counted {CHARTS} charts: {}",
+        &drawn[..drawn.len().min(300)]
+    );
+    assert!(!log.contains("Uncaught"), "a script error: {log}");
+    assert!(drawn.matches("<polyline").count() >= 8 + 8 + 3);
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    for (name, extra) in [
+        ("report-light.png", &[][..]),
+        ("report-dark.png", &["--force-dark-mode"][..]),
+    ] {
+        let shot = shots.join(name);
+        let _ = std::fs::remove_file(&shot);
+        let flag = format!("--screenshot={}", shot.display());
+        let mut args = vec![flag.as_str(), "--window-size=1400,1400"];
+        args.extend(extra);
+        let taken = headless(&args);
+        let size = std::fs::metadata(&shot).map_or(0, |m| m.len());
+        assert!(
+            size > 20_000,
+            "{name}: {size} bytes; {}",
+            String::from_utf8_lossy(&taken.stderr)
+        );
+        eprintln!("screenshot: {}", shot.display());
+    }
+}
