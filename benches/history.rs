@@ -3,8 +3,9 @@
 //! them. Prints the time to add a run (median, and at the end when the file
 //! is largest), the file's size, and the time to list the runs and to
 //! follow one case across all of them, and to search every case's figures
-//! for steps (`nnbench history regressions`). Target: adding a 1,000-case
-//! run under 1 s.
+//! for steps (`nnbench history regressions`), and to write the HTML report
+//! (`nnbench report`). Targets: adding a 1,000-case run under 1 s, the
+//! report under 5 s.
 //!
 //! `cargo bench --bench history`
 
@@ -76,6 +77,10 @@ fn main() {
     let start = Instant::now();
     let steps = history.steps(&StepSearch::default()).expect("steps").len();
     let search = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let page = nnbench::report::html::page(&history, &StepSearch::default(), "history bench")
+        .expect("the page");
+    let report = start.elapsed().as_secs_f64();
 
     let median_add = median(&adds);
     let last_add = adds[runs.saturating_sub(10)..]
@@ -101,5 +106,11 @@ fn main() {
     println!(
         "  search every case's figures for steps: {} ({steps} steps; the series drift 0.01% a run)",
         format_ns(search * 1e9)
+    );
+    println!(
+        "  the HTML report: {} ({}) {}",
+        format_ns(report * 1e9),
+        format_bytes(page.len() as u64),
+        harness::verdict(report < 5.0)
     );
 }

@@ -211,11 +211,18 @@ impl Chart {
         match &self.x {
             XAxis::Places(labels) => {
                 let every = labels.len().div_ceil(8).max(1);
+                let last = labels.len().saturating_sub(1);
                 for (index, label) in labels.iter().enumerate().step_by(every) {
                     let at = x.place(index as f64);
+                    // The ends' labels stay inside the chart.
+                    let anchor = match index {
+                        0 => " start",
+                        _ if index == last => " end",
+                        _ => "",
+                    };
                     let _ = write!(
                         out,
-                        r#"<text class="tick x" x="{at:.1}" y="{:.1}">{}</text>"#,
+                        r#"<text class="tick x{anchor}" x="{at:.1}" y="{:.1}">{}</text>"#,
                         bottom + 16.0,
                         escape(label)
                     );

@@ -513,6 +513,7 @@ figcaption { font-size: 12px; padding: 0 10px; display: flex; flex-wrap: wrap; g
 .key { display: inline-flex; align-items: center; gap: 5px; } svg.swatch { width: 10px; height: 10px; }
 svg text { fill: var(--fg); font: 11px system-ui, sans-serif; } svg .title { font-size: 13px; font-weight: 600; }
 svg .tick.y { text-anchor: end; fill: var(--muted); } svg .tick.x, svg .axis-name, svg .empty { text-anchor: middle; fill: var(--muted); }
+svg .tick.x.start { text-anchor: start; } svg .tick.x.end { text-anchor: end; }
 svg .grid { stroke: var(--grid); } svg .axis { stroke: var(--muted); }
 svg .line { fill: none; stroke-width: 2; } svg .dot { stroke: none; }
 svg .step { stroke: var(--good); stroke-dasharray: 4 3; fill: var(--good); } svg .step.regressed { stroke: var(--bad); fill: var(--bad); }
