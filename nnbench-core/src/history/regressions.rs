@@ -113,7 +113,7 @@ impl History {
     ///
     /// Each series is one case's figure on one machine, branch and bench,
     /// along the commits in the order their first run started; every run
-    /// of a commit counts. See [`steps`](super::steps) for the method.
+    /// of a commit counts. See [`steps`] for the method.
     ///
     /// # Errors
     ///
