@@ -90,13 +90,9 @@ enum Command {
         /// baselines' names, in the order they ran.
         #[arg(value_name = "RECORD")]
         records: Vec<String>,
-        /// The history to draw (default target/nnbench/history.sqlite).
-        #[arg(
-            long,
-            value_name = "FILE",
-            env = "NNBENCH_HISTORY",
-            conflicts_with = "records"
-        )]
+        /// The history to draw when no RECORD is given (default
+        /// target/nnbench/history.sqlite).
+        #[arg(long, value_name = "FILE", env = "NNBENCH_HISTORY")]
         history: Option<PathBuf>,
         /// Where to write the page.
         #[arg(short, long, value_name = "FILE")]
