@@ -176,11 +176,8 @@ impl History {
                 row.get(10)?,
                 row.get(11)?,
             ];
-            let direction = match row.get::<_, Option<String>>(12)?.as_deref() {
-                Some("higher") => Some(Direction::Higher),
-                Some("lower") => Some(Direction::Lower),
-                _ => None,
-            };
+            let direction =
+                super::store::direction_from(row.get::<_, Option<String>>(12)?.as_deref());
             let same = tracks.last().is_some_and(|t| {
                 t.machine == machine && t.branch == branch && t.bench == bench && t.case == case
             });

@@ -117,6 +117,29 @@ pub struct CasePoint {
     pub value: Option<f64>,
 }
 
+impl CasePoint {
+    /// This point's `figure`, when the run had it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(point: &nnbench::history::CasePoint) {
+    /// use nnbench::compare::Figure;
+    /// assert_eq!(point.figure(Figure::Time), point.time_ns);
+    /// # }
+    /// ```
+    pub fn figure(&self, figure: Figure) -> Option<f64> {
+        match figure {
+            Figure::Time => self.time_ns,
+            Figure::Load => self.load_ns,
+            Figure::Rss => self.rss_bytes,
+            Figure::Heap => self.heap_bytes,
+            Figure::Gpu => self.gpu_bytes,
+            Figure::Value => self.value,
+        }
+    }
+}
+
 impl History {
     /// Adds `record`, filed under `machine` (by default the one its context
     /// describes, [`Machine::of`]). A record added before is not added
@@ -210,10 +233,7 @@ impl History {
             )?;
             for case in &record.cases {
                 let params = serde_json::Value::Object(case.params.clone()).to_string();
-                let direction = case.direction.map(|d| match d {
-                    Direction::Higher => "higher",
-                    Direction::Lower => "lower",
-                });
+                let direction = case.direction.map(direction_name);
                 params_of.execute(params![case.id, case.family, params, direction])?;
                 let [time, load, rss, heap, gpu, value] = figures(case);
                 figures_of.execute(params![
@@ -360,11 +380,7 @@ impl History {
                     id: r.get(0)?,
                     family: r.get(1)?,
                     params: serde_json::from_str(&params).unwrap_or_default(),
-                    direction: match direction.as_deref() {
-                        Some("higher") => Some(Direction::Higher),
-                        Some("lower") => Some(Direction::Lower),
-                        _ => None,
-                    },
+                    direction: direction_from(direction.as_deref()),
                 })
             })?;
             rows.collect()
@@ -425,6 +441,21 @@ fn point(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<CasePoint> {
         gpu_bytes: r.get(at + 10)?,
         value: r.get(at + 11)?,
     })
+}
+
+/// How the history keeps a metric's direction.
+fn direction_name(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Higher => "higher",
+        Direction::Lower => "lower",
+    }
+}
+
+/// A direction the history kept; anything else is none.
+pub(super) fn direction_from(name: Option<&str>) -> Option<Direction> {
+    [Direction::Higher, Direction::Lower]
+        .into_iter()
+        .find(|d| name == Some(direction_name(*d)))
 }
 
 /// What identifies a record: the digest of its JSON, so that the same

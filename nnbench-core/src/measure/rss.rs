@@ -57,7 +57,7 @@ pub fn reset_peak() -> bool {
 }
 
 #[cfg(target_os = "linux")]
-pub(crate) use imp::page_size;
+pub(crate) use imp::statm_bytes;
 
 #[cfg(target_os = "linux")]
 mod imp {
@@ -106,9 +106,16 @@ mod imp {
         // the kernel to produce than status.
         let mut buffer = [0u8; 128];
         let len = read(proc().statm.as_ref(), &mut buffer)?;
-        let text = std::str::from_utf8(&buffer[..len]).ok()?;
-        let pages: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
-        Some(pages * page_size())
+        let (_, resident) = statm_bytes(&buffer[..len])?;
+        Some(resident)
+    }
+
+    /// Address space and resident memory, in bytes, from a `statm` file's
+    /// text ("size resident shared ...", in pages).
+    pub(crate) fn statm_bytes(text: &[u8]) -> Option<(u64, u64)> {
+        let text = std::str::from_utf8(text).ok()?;
+        let mut pages = text.split_whitespace().map(|n| n.parse::<u64>().ok());
+        Some((pages.next()?? * page_size(), pages.next()?? * page_size()))
     }
 
     pub(super) fn peak_and_current_bytes() -> (Option<u64>, Option<u64>) {
@@ -127,7 +134,7 @@ mod imp {
             .is_some_and(|file| file.write_at(b"5", 0).is_ok())
     }
 
-    pub(crate) fn page_size() -> u64 {
+    fn page_size() -> u64 {
         static PAGE: OnceLock<u64> = OnceLock::new();
         // SAFETY: sysconf only reads a system constant.
         *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use serde_json::Value as Json;
 
 use super::chart::{COLOURS, Chart, Line, Marker, Unit, XAxis, escape};
+use super::format_figure;
 use crate::compare::{Figure, Verdict};
 use crate::history::{
     CaseInfo, CasePoint, FigureStep, History, HistoryError, RunSummary, StepSearch,
@@ -118,10 +119,6 @@ fn summary(body: &mut String, steps: &[FigureStep]) {
     }
     body.push_str("<h2>Regressions</h2><table class=\"steps\"><tr><th>case</th><th>figure</th><th>first commit</th><th>before</th><th>after</th><th>change</th><th>p-value</th></tr>");
     for step in regressed {
-        let unit = CHARTED
-            .iter()
-            .find(|(f, _, _)| *f == step.figure)
-            .map_or(Unit::Nanoseconds, |c| c.2);
         let _ = write!(
             body,
             "<tr><td>{}</td><td>{}</td><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td class=\"bad\">{:+.1}%</td><td>{}</td></tr>",
@@ -129,8 +126,8 @@ fn summary(body: &mut String, steps: &[FigureStep]) {
             step.figure,
             escape(&short(&step.commit)),
             if step.newest { " (newest)" } else { "" },
-            escape(&format_figure(step.figure, unit, step.before)),
-            escape(&format_figure(step.figure, unit, step.after)),
+            escape(&format_figure(step.figure, step.before)),
+            escape(&format_figure(step.figure, step.after)),
             100.0 * step.change,
             p_value(step.p_value)
         );
@@ -346,7 +343,7 @@ impl Section<'_> {
         let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
         for (case, point) in &rows {
             let x = case.params[axis.as_str()].as_f64()?;
-            let Some(y) = figure_of(point, figure) else {
+            let Some(y) = point.figure(figure) else {
                 continue;
             };
             let others: Vec<String> = case
@@ -409,18 +406,20 @@ impl Section<'_> {
                 );
                 continue;
             }
-            let cell = |figure: Figure, unit: Unit| {
-                figure_of(point, figure).map_or("-".to_owned(), |v| format_figure(figure, unit, v))
+            let cell = |figure: Figure| {
+                point
+                    .figure(figure)
+                    .map_or("-".to_owned(), |v| format_figure(figure, v))
             };
             let _ = write!(
                 body,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(case),
-                escape(&cell(Figure::Time, Unit::Nanoseconds)),
-                escape(&cell(Figure::Load, Unit::Nanoseconds)),
-                escape(&cell(Figure::Rss, Unit::Bytes)),
-                escape(&cell(Figure::Gpu, Unit::Bytes)),
-                escape(&cell(Figure::Value, Unit::Plain)),
+                escape(&cell(Figure::Time)),
+                escape(&cell(Figure::Load)),
+                escape(&cell(Figure::Rss)),
+                escape(&cell(Figure::Gpu)),
+                escape(&cell(Figure::Value)),
             );
         }
         body.push_str("</table>");
@@ -435,7 +434,7 @@ fn trend(
 ) -> Vec<(f64, f64)> {
     let mut by_commit: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
     for point in points {
-        let (Some(&commit), Some(value)) = (run_commit.get(&point.run), figure_of(point, figure))
+        let (Some(&commit), Some(value)) = (run_commit.get(&point.run), point.figure(figure))
         else {
             continue;
         };
@@ -447,28 +446,6 @@ fn trend(
         .into_iter()
         .map(|(commit, (sum, n))| (commit as f64, sum / n as f64))
         .collect()
-}
-
-fn figure_of(point: &CasePoint, figure: Figure) -> Option<f64> {
-    match figure {
-        Figure::Time => point.time_ns,
-        Figure::Load => point.load_ns,
-        Figure::Rss => point.rss_bytes,
-        Figure::Heap => point.heap_bytes,
-        Figure::Gpu => point.gpu_bytes,
-        Figure::Value => point.value,
-    }
-}
-
-fn format_figure(figure: Figure, unit: Unit, value: f64) -> String {
-    match (figure, unit) {
-        (Figure::Time | Figure::Load, _) => super::format_ns(value),
-        (Figure::Rss | Figure::Heap | Figure::Gpu, _) => super::format_bytes(value.max(0.0) as u64),
-        _ => format!("{value:.6}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_owned(),
-    }
 }
 
 /// The commits of `runs` in the order of their first run.

@@ -8,4 +8,4 @@ mod silence;
 mod units;
 
 pub(crate) use console::Console;
-pub use units::{format_bytes, format_ns};
+pub use units::{format_bytes, format_figure, format_ns};

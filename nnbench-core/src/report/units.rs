@@ -1,5 +1,7 @@
 //! Numbers in human units.
 
+use crate::compare::Figure;
+
 /// A duration in nanoseconds, in the unit that keeps 3 significant digits.
 ///
 /// # Example
@@ -19,6 +21,29 @@ pub fn format_ns(ns: f64) -> String {
         .find(|&(scale, _)| ns.abs() >= scale)
         .unwrap_or((1.0, "ns"));
     format!("{} {unit}", three_digits(ns / scale))
+}
+
+/// A figure's amount in its unit: a time (time, load), a size (RSS, heap,
+/// GPU), or the value as it is, to six decimals at most.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::compare::Figure;
+/// use nnbench::report::format_figure;
+/// assert_eq!(format_figure(Figure::Time, 12_345.0), "12.3 µs");
+/// assert_eq!(format_figure(Figure::Rss, 3.0 * 1048576.0), "3.00 MiB");
+/// assert_eq!(format_figure(Figure::Value, 0.93), "0.93");
+/// ```
+pub fn format_figure(figure: Figure, value: f64) -> String {
+    match figure {
+        Figure::Time | Figure::Load => format_ns(value),
+        Figure::Rss | Figure::Heap | Figure::Gpu => format_bytes(value.max(0.0) as u64),
+        Figure::Value => {
+            let text = format!("{value:.6}");
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        }
+    }
 }
 
 /// A size in bytes, in binary units (KiB, MiB, GiB, TiB).

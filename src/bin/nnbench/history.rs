@@ -7,7 +7,7 @@ use clap::Subcommand;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::compare::{Figure, Verdict};
 use nnbench::history::{FigureStep, History, Machine, RunFilter, StepSearch};
-use nnbench::report::{format_bytes, format_ns};
+use nnbench::report::format_figure;
 
 use crate::inputs;
 
@@ -172,8 +172,8 @@ fn regressions(
                     format!("{:?}", step.verdict).to_lowercase()
                         + if step.newest { " (newest)" } else { "" },
                     short(&step.commit),
-                    amount(step.figure, step.before),
-                    amount(step.figure, step.after),
+                    format_figure(step.figure, step.before),
+                    format_figure(step.figure, step.after),
                     format!("{:+.1}%", 100.0 * step.change),
                     format!("{:.1e}", step.p_value),
                     step.machine.clone(),
@@ -195,15 +195,6 @@ fn regressions(
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// A figure's amount in its unit.
-fn amount(figure: Figure, value: f64) -> String {
-    match figure {
-        Figure::Time | Figure::Load => format_ns(value),
-        Figure::Rss | Figure::Heap | Figure::Gpu => format_bytes(value.max(0.0) as u64),
-        Figure::Value => format!("{value:.6}"),
-    }
 }
 
 fn add(path: &Path, records: &[String], machine: Option<&str>) -> Result<ExitCode, String> {
@@ -289,8 +280,6 @@ fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
         "GPU",
         "value",
     ]);
-    let ns = |v: Option<f64>| v.map_or("-".into(), format_ns);
-    let bytes = |v: Option<f64>| v.map_or("-".into(), |b| format_bytes(b.max(0.0) as u64));
     for point in &points {
         let mut row = vec![
             point.run.to_string(),
@@ -302,14 +291,11 @@ fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
         if point.failed {
             row.extend(["failed".into()]);
         } else {
-            row.extend([
-                ns(point.time_ns),
-                ns(point.load_ns),
-                bytes(point.rss_bytes),
-                bytes(point.heap_bytes),
-                bytes(point.gpu_bytes),
-                point.value.map_or("-".into(), |v| format!("{v}")),
-            ]);
+            row.extend(Figure::ALL.map(|figure| {
+                point
+                    .figure(figure)
+                    .map_or("-".into(), |v| format_figure(figure, v))
+            }));
         }
         table.add_row(row);
     }

@@ -364,10 +364,7 @@ impl ProcessMemory {
             use std::os::unix::fs::FileExt as _;
             let mut buffer = [0u8; 128];
             let len = file.read_at(&mut buffer, 0).ok()?;
-            let text = std::str::from_utf8(&buffer[..len]).ok()?;
-            let mut pages = text.split_whitespace().map(|n| n.parse::<u64>().ok());
-            let page = crate::measure::rss::page_size();
-            let (vm, rss) = (pages.next()?? * page, pages.next()?? * page);
+            let (vm, rss) = crate::measure::rss::statm_bytes(&buffer[..len])?;
             // A process that has died shows nothing until it is reaped.
             (rss > 0).then_some((vm, rss))
         }
