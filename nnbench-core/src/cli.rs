@@ -74,6 +74,27 @@ pub(crate) struct Cli {
     /// that allocates past it fails as out of memory, not the machine.
     #[arg(long, value_name = "SIZE", value_parser = size, requires = "isolate", help_heading = "Failures")]
     worker_memory_limit: Option<u64>,
+    /// Run shard K of N of the selected cases (K counts from 1), split so
+    /// that cases sharing a memo stay in one shard: `auto` (or `auto/N`)
+    /// reads the scheduler's index (a Slurm job array, a Kubernetes
+    /// indexed Job). Every shard of a sweep plans the same split.
+    #[arg(
+        long,
+        value_name = "K/N",
+        env = "NNBENCH_SHARD",
+        help_heading = "Shards"
+    )]
+    shard: Option<crate::shard::Shard>,
+    /// Balance the shards by the times this record, baseline or history
+    /// measured (give every shard the same one); without it, by case count.
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "NNBENCH_SHARD_COSTS",
+        requires = "shard",
+        help_heading = "Shards"
+    )]
+    pub shard_costs: Option<PathBuf>,
     /// Folder of the disk tier of persisted memos (default target/nnbench/memo-cache).
     #[arg(long, value_name = "DIR", conflicts_with = "no_memo_cache")]
     memo_cache_dir: Option<PathBuf>,
@@ -264,6 +285,7 @@ impl Cli {
             history: self.history.clone().map(Option::unwrap_or_default),
             quiet: self.quiet,
             out: self.out.clone(),
+            shard: self.shard,
             ..RunSettings::default()
         }
     }

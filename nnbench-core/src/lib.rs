@@ -27,6 +27,7 @@ mod registry;
 pub mod report;
 mod runner;
 mod settings;
+pub mod shard;
 mod state;
 pub mod store;
 #[cfg(feature = "tch")]

@@ -185,6 +185,10 @@ pub(crate) struct RunSettings {
     pub name: Option<String>,
     pub latest_dir: Option<PathBuf>,
     pub repo_dir: Option<PathBuf>,
+    /// Run only this shard of the selected cases.
+    pub shard: Option<crate::shard::Shard>,
+    /// The measured costs that balance the shards.
+    pub shard_costs: Option<crate::shard::ShardCosts>,
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use serde_json::Value as Json;
 
 use super::mann_whitney;
 use super::{CaseComparison, Figure, FigureComparison, Presence, Threshold, Thresholds, Verdict};
-use crate::record::{CaseRecord, RunRecord, TimeRecord};
+use crate::record::{CaseRecord, RunContext, RunRecord, TimeRecord};
 use crate::report::format_ns;
 
 /// Compares one case present on both sides, under `t` with the head
@@ -276,12 +276,56 @@ fn short(value: &Json) -> String {
     }
 }
 
-/// What differs between the runs' machines and toolchains.
+/// What differs between the runs' machines and toolchains. In records
+/// merged from shards each case is judged with its own shard's machine:
+/// what differs is said once per pair of shards, naming them.
 pub(super) fn differences(base: &RunRecord, head: &RunRecord) -> Vec<String> {
-    let (b, h) = (&base.context, &head.context);
-    let gpus = |r: &RunRecord| -> Vec<String> {
-        r.context
-            .gpu
+    let mut out = if base.shards.is_empty() && head.shards.is_empty() {
+        context_differences(&base.context, &head.context)
+    } else {
+        let by_id: std::collections::HashMap<&str, &CaseRecord> =
+            base.cases.iter().map(|c| (c.id.as_str(), c)).collect();
+        let mut pairs: Vec<(Option<usize>, Option<usize>)> = Vec::new();
+        let mut out: Vec<String> = Vec::new();
+        for h in &head.cases {
+            let Some(b) = by_id.get(h.id.as_str()) else {
+                continue;
+            };
+            if pairs.contains(&(b.shard, h.shard)) {
+                continue;
+            }
+            pairs.push((b.shard, h.shard));
+            let side = |shard: Option<usize>, record: &RunRecord| match shard {
+                Some(k) if !record.shards.is_empty() => format!("shard {k}"),
+                _ => "the run".to_owned(),
+            };
+            let label = format!(
+                "cases of {} on the base side and {} on the head side",
+                side(b.shard, base),
+                side(h.shard, head)
+            );
+            for difference in context_differences(base.context_of(b), head.context_of(h)) {
+                let line = format!("{label}: {difference}");
+                if !out.contains(&line) {
+                    out.push(line);
+                }
+            }
+        }
+        out
+    };
+    if base.schema != head.schema {
+        out.push(format!(
+            "record schema differs: {} vs {}",
+            base.schema, head.schema
+        ));
+    }
+    out
+}
+
+/// What differs between two contexts' machines and toolchains.
+fn context_differences(b: &RunContext, h: &RunContext) -> Vec<String> {
+    let gpus = |c: &RunContext| -> Vec<String> {
+        c.gpu
             .devices
             .iter()
             .map(|d| d.name.clone().unwrap_or_else(|| "?".into()))
@@ -300,20 +344,13 @@ pub(super) fn differences(base: &RunRecord, head: &RunRecord) -> Vec<String> {
         ("operating system", show(&b.host.os), show(&h.host.os)),
         ("rustc", show(&b.rustc), show(&h.rustc)),
         ("nnbench", show(&b.nnbench), show(&h.nnbench)),
-        ("GPUs", show(&gpus(base)), show(&gpus(head))),
+        ("GPUs", show(&gpus(b)), show(&gpus(h))),
     ];
-    let mut out: Vec<String> = pairs
+    pairs
         .into_iter()
         .filter(|(_, b, h)| b != h)
         .map(|(what, b, h)| format!("{what} differs: {b} on the base side, {h} on the head side"))
-        .collect();
-    if base.schema != head.schema {
-        out.push(format!(
-            "record schema differs: {} vs {}",
-            base.schema, head.schema
-        ));
-    }
-    out
+        .collect()
 }
 
 #[cfg(test)]

@@ -27,6 +27,10 @@ pub struct Added {
     pub machine: Machine,
     /// How many cases it has.
     pub cases: usize,
+    /// For a record merged from shards that ran on different machines, the
+    /// runs filed for the other machines: one run per machine, each with
+    /// the cases that ran there.
+    pub also: Vec<Added>,
 }
 
 /// Which runs [`History::runs`] lists; `None` is any.
@@ -163,18 +167,37 @@ impl History {
         record: &RunRecord,
         machine: Option<&Machine>,
     ) -> Result<Added, HistoryError> {
-        let machine = machine
-            .cloned()
-            .unwrap_or_else(|| Machine::of(&record.context));
-        let digest = digest(record);
-        let outcome = self.insert(record, &machine, &digest);
-        let (run, new) = outcome.map_err(|e| self.error(e))?;
-        Ok(Added {
-            run,
-            new,
-            machine,
-            cases: record.cases.len(),
-        })
+        let parts = match machine {
+            Some(machine) => vec![(machine.clone(), None)],
+            None if record.shards.is_empty() => vec![(Machine::of(&record.context), None)],
+            None => {
+                let parts: Vec<_> = by_machine(record)
+                    .into_iter()
+                    .map(|(machine, part)| (machine, Some(part)))
+                    .collect();
+                if parts.is_empty() {
+                    vec![(Machine::of(&record.context), None)]
+                } else {
+                    parts
+                }
+            }
+        };
+        let mut added = Vec::with_capacity(parts.len());
+        for (machine, part) in parts {
+            let part = part.as_ref().unwrap_or(record);
+            let outcome = self.insert(part, &machine, &digest(part));
+            let (run, new) = outcome.map_err(|e| self.error(e))?;
+            added.push(Added {
+                run,
+                new,
+                machine,
+                cases: part.cases.len(),
+                also: Vec::new(),
+            });
+        }
+        let mut first = added.remove(0);
+        first.also = added;
+        Ok(first)
     }
 
     fn insert(
@@ -456,6 +479,51 @@ pub(super) fn direction_from(name: Option<&str>) -> Option<Direction> {
     [Direction::Higher, Direction::Lower]
         .into_iter()
         .find(|d| name == Some(direction_name(*d)))
+}
+
+/// A record merged from shards, split by the machine each shard ran on:
+/// one record per machine, with that machine's context and cases.
+fn by_machine(record: &RunRecord) -> Vec<(Machine, RunRecord)> {
+    let mut parts: Vec<(Machine, RunRecord)> = Vec::new();
+    for case in &record.cases {
+        let context = record.context_of(case);
+        let machine = Machine::of(context);
+        let at = match parts.iter().position(|(m, _)| *m == machine) {
+            Some(at) => at,
+            None => {
+                let shard = case
+                    .shard
+                    .and_then(|k| record.shards.iter().find(|s| s.index == k));
+                parts.push((
+                    machine,
+                    RunRecord {
+                        schema: record.schema,
+                        run: record.run.clone(),
+                        started_at: shard.map_or(&record.started_at, |s| &s.started_at).clone(),
+                        context: context.clone(),
+                        cases: Vec::new(),
+                        memo: shard.map_or_else(|| record.memo.clone(), |s| s.memo.clone()),
+                        warnings: Vec::new(),
+                        prefetch: record.prefetch,
+                        isolate: record.isolate,
+                        interrupted: record.interrupted.clone(),
+                        shard: None,
+                        shards: Vec::new(),
+                    },
+                ));
+                parts.len() - 1
+            }
+        };
+        let part = &mut parts[at].1;
+        if let Some(shard) = case.shard
+            && !part.shards.iter().any(|s| s.index == shard)
+            && let Some(run) = record.shards.iter().find(|s| s.index == shard)
+        {
+            part.shards.push(run.clone());
+        }
+        part.cases.push(case.clone());
+    }
+    parts
 }
 
 /// What identifies a record: the digest of its JSON, so that the same

@@ -10,6 +10,7 @@
 
 mod cache;
 pub(crate) mod disk;
+mod distinct;
 mod erased;
 mod error;
 pub(crate) mod journal;
@@ -22,6 +23,7 @@ pub use error::MemoError;
 #[cfg(test)]
 use cache::global;
 pub(crate) use cache::{Sizes, global as global_cache, resolve_erased};
+pub(crate) use distinct::Distinct;
 pub(crate) use erased::ErasedMemo;
 
 use std::fmt::Debug;

@@ -52,6 +52,10 @@ pub struct CaseRecord {
     /// recomputed, a memo budget exceeded, a memo evicted while held).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The shard that ran the case (`--shard K/N`, K), in a shard's record
+    /// and in one merged from shards; `None` in a whole sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<usize>,
 }
 
 impl CaseRecord {

@@ -11,6 +11,7 @@ mod case;
 mod context;
 mod memo;
 mod method;
+mod shard;
 
 use std::fs;
 use std::io::Write as _;
@@ -26,6 +27,7 @@ pub use case::{
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
 pub use memo::{LeakRecord, MemoCounters, MemoInput, MemoRecord, RunMemoRecord};
 pub use method::{GpuMethod, RssMethod};
+pub use shard::{ShardRecord, ShardRun};
 
 /// The version of the record's layout; it changes when a field changes meaning.
 pub const SCHEMA: u32 = 1;
@@ -74,7 +76,17 @@ pub struct RunRecord {
     /// a case ran past `--case-timeout` without `--isolate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// The shard of a sweep this run ran (`--shard K/N`), or `None` for a
+    /// whole sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
+    /// In a record merged from shards (`nnbench merge`), each shard's run:
+    /// its machine, start and memo cache. Each case's `shard` names its
+    /// own. Empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardRun>,
 }
+
 impl RunRecord {
     /// How many cases failed.
     ///
@@ -104,6 +116,24 @@ impl RunRecord {
     /// ```
     pub fn case(&self, id: &str) -> Option<&CaseRecord> {
         self.cases.iter().find(|c| c.id == id)
+    }
+
+    /// The machine, source and toolchain `case` ran with: in a record
+    /// merged from shards, its shard's; otherwise the run's.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(record: &nnbench::RunRecord) {
+    /// for case in &record.cases {
+    ///     println!("{} ran on {:?}", case.id, record.context_of(case).host.hostname);
+    /// }
+    /// # }
+    /// ```
+    pub fn context_of(&self, case: &CaseRecord) -> &RunContext {
+        case.shard
+            .and_then(|index| self.shards.iter().find(|s| s.index == index))
+            .map_or(&self.context, |shard| &shard.context)
     }
 
     /// Reads a record written as `.json`.
@@ -306,12 +336,15 @@ mod tests {
                     prefetched: vec![],
                 },
                 warnings: vec![],
+                shard: None,
             }],
             memo: RunMemoRecord::default(),
             warnings: vec![],
             prefetch: false,
             isolate: false,
             interrupted: None,
+            shard: None,
+            shards: Vec::new(),
         }
     }
 

@@ -25,8 +25,23 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         settings.interruptible = super::interrupt::install().is_ok();
         super::isolate::worker::main(worker_settings(settings), socket.as_ref());
     }
+    if let Some(path) = &cli.shard_costs {
+        match crate::shard::ShardCosts::read(path, Some(bench)) {
+            Ok(costs) => settings.shard_costs = Some(costs),
+            Err(error) => {
+                eprintln!("error: {error}");
+                std::process::exit(2);
+            }
+        }
+    }
     if cli.bench {
-        settings.latest_dir = Some(crate::target_dir().join("nnbench").join(bench));
+        let mut dir = crate::target_dir().join("nnbench").join(bench);
+        // Shards run side by side on one machine keep apart their latest
+        // record, progress and baselines.
+        if let Some(shard) = settings.shard {
+            dir = dir.join(format!("shard-{}-of-{}", shard.index(), shard.count()));
+        }
+        settings.latest_dir = Some(dir);
         settings.interruptible = match super::interrupt::install() {
             Ok(()) => true,
             Err(e) => {
@@ -37,6 +52,9 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     }
     let runner = Runner::with_settings(settings.clone());
     if cli.list {
+        if let Some(line) = runner.describe_shard() {
+            eprintln!("{line}");
+        }
         for id in runner.list() {
             println!("{id}: benchmark");
         }

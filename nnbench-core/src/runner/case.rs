@@ -151,6 +151,7 @@ pub(crate) fn run(
         }),
         memo: memo_record,
         warnings: journal.warnings,
+        shard: None,
     }
 }
 
@@ -264,5 +265,6 @@ pub(crate) fn unfinished(
         memory,
         memo: MemoRecord::default(),
         warnings: Vec::new(),
+        shard: None,
     }
 }

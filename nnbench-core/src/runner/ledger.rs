@@ -7,7 +7,7 @@ use super::interrupt::Signal;
 use super::progress::Progress;
 use crate::Result;
 use crate::memo::{self, MemoStats};
-use crate::record::{CaseRecord, RunContext, RunMemoRecord, RunRecord, SCHEMA};
+use crate::record::{CaseRecord, RunContext, RunMemoRecord, RunRecord, SCHEMA, ShardRecord};
 use crate::report::Console;
 use crate::settings::RunSettings;
 
@@ -69,6 +69,8 @@ pub(crate) struct Closing {
     pub stats_before: MemoStats,
     /// Cases selected, those resumed from an earlier run included.
     pub total: usize,
+    /// The shard of the sweep the run holds.
+    pub shard: Option<ShardRecord>,
 }
 
 impl Closing {
@@ -112,17 +114,25 @@ impl Closing {
                 disk_bytes_at_end: after.disk_bytes,
             }
         });
+        let mut cases = std::mem::take(&mut ledger.records);
+        if let Some(shard) = &self.shard {
+            for case in &mut cases {
+                case.shard = Some(shard.index);
+            }
+        }
         RunRecord {
             schema: SCHEMA,
             run: self.name.clone(),
             started_at: self.started_at.clone(),
             context: self.context.clone(),
-            cases: std::mem::take(&mut ledger.records),
+            cases,
             memo,
             warnings,
             prefetch: self.settings.prefetch,
             isolate: self.settings.isolate,
             interrupted: stop.map(|s| s.name().to_owned()),
+            shard: self.shard.clone(),
+            shards: Vec::new(),
         }
     }
 

@@ -27,6 +27,7 @@ use crate::record::{OutputFormat, RunMemoRecord, RunRecord};
 use crate::registry::{self, Case};
 use crate::report::Console;
 use crate::settings::{RunSettings, Sampling, Timing};
+use crate::shard::{self, Shard, ShardCosts};
 use crate::{Error, Result, context};
 
 use cases::Sink;
@@ -101,7 +102,11 @@ impl Runner {
     {
         let program = std::iter::once(std::ffi::OsString::from("nnbench"));
         let cli = Cli::try_parse_args(program.chain(args.into_iter().map(Into::into)))?;
-        Ok(Self::with_settings(cli.settings()))
+        let mut settings = cli.settings();
+        if let Some(path) = &cli.shard_costs {
+            settings.shard_costs = Some(ShardCosts::read(path, None).map_err(Error::msg)?);
+        }
+        Ok(Self::with_settings(settings))
     }
 
     pub(crate) fn with_settings(settings: RunSettings) -> Self {
@@ -569,6 +574,55 @@ impl Runner {
         self
     }
 
+    /// Runs only shard `shard` of the selected cases: `--shard K/N`.
+    ///
+    /// Every shard of a sweep plans the same split from the same selected
+    /// cases (and [`shard_costs`](Self::shard_costs)), so machines that
+    /// run the shards need not talk to each other. Cases that share a memo
+    /// stay in one shard where the balance allows. The record says which
+    /// shard it holds (`shard`), and [`shard::merge`](crate::shard::merge)
+    /// (`nnbench merge`) makes one record of all.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nnbench::shard::Shard;
+    ///
+    /// #[nnbench::parametrize([(n = 1), (n = 2), (n = 3)])]
+    /// fn thirds(n: u32) -> u32 { n }
+    ///
+    /// let record = nnbench::Runner::new()
+    ///     .filter("thirds/")
+    ///     .shard(Shard::new(2, 3).unwrap())
+    ///     .test_mode(true)
+    ///     .quiet(true)
+    ///     .run()
+    ///     .unwrap();
+    /// assert_eq!(record.cases.len(), 1);
+    /// assert_eq!(record.shard.unwrap().index, 2);
+    /// ```
+    pub fn shard(mut self, shard: Shard) -> Self {
+        self.settings.shard = Some(shard);
+        self
+    }
+
+    /// Balances the shards by measured costs instead of case counts:
+    /// `--shard-costs FILE`. Give every shard the same costs.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use nnbench::shard::{Shard, ShardCosts};
+    ///
+    /// let costs = ShardCosts::read("runs/main.json", None)?;
+    /// let runner = nnbench::Runner::new().shard(Shard::new(1, 4)?).shard_costs(costs);
+    /// # Ok::<(), nnbench::shard::ShardError>(())
+    /// ```
+    pub fn shard_costs(mut self, costs: ShardCosts) -> Self {
+        self.settings.shard_costs = Some(costs);
+        self
+    }
+
     /// The ids of the selected cases, in the order a run would start them
     /// (a run may reorder further once it knows which memos are large).
     ///
@@ -583,7 +637,7 @@ impl Runner {
     /// ```
     pub fn list(&self) -> Vec<String> {
         let cases = registry::cases();
-        let selected = self.select(&cases);
+        let (selected, _) = self.select(&cases);
         Schedule::static_order(&selected)
             .into_iter()
             .map(|at| selected[at].id.clone())
@@ -648,7 +702,13 @@ impl Runner {
                 move || context::collect(&dir, command)
             });
         let cases = registry::cases();
-        let mut selected = self.select(&cases);
+        let (mut selected, shard) = self.select(&cases);
+        if let Some(shard) = &shard
+            && !settings.quiet
+        {
+            eprintln!("{}", shard.describe());
+        }
+        let shard = shard.map(|s| s.record);
         let progress_path = settings
             .latest_dir
             .as_ref()
@@ -707,6 +767,7 @@ impl Runner {
             context,
             stats_before: memo::global_cache().stats(),
             total,
+            shard,
         });
         let stop = || settings.interruptible.then(interrupt::requested).flatten();
         let (stopped, workers_memo) = if settings.isolate {
@@ -737,12 +798,27 @@ impl Runner {
         Ok(record)
     }
 
-    fn select<'a>(&self, cases: &'a [Case]) -> Vec<&'a Case> {
+    /// The selected cases, of this runner's shard when it has one.
+    fn select<'a>(&self, cases: &'a [Case]) -> (Vec<&'a Case>, Option<shard::Assigned<'a>>) {
         let selection = &self.settings.selection;
-        cases
+        let selected: Vec<&Case> = cases
             .iter()
             .filter(|c| selection.selects(&c.id, &c.family.tags))
-            .collect()
+            .collect();
+        match self.settings.shard {
+            Some(shard) => {
+                let assigned = shard::assign(&selected, shard, self.settings.shard_costs.as_ref());
+                (assigned.cases.clone(), Some(assigned))
+            }
+            None => (selected, None),
+        }
+    }
+
+    /// One line on this runner's shard: its cases, memo loads and share of
+    /// the expected cost; `None` without `--shard`.
+    pub(crate) fn describe_shard(&self) -> Option<String> {
+        let cases = registry::cases();
+        self.select(&cases).1.map(|s| s.describe())
     }
 }
 

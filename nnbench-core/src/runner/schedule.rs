@@ -11,9 +11,9 @@
 //! signature. When the last case shares no memo with any remaining case, the
 //! run resumes the declared order.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
-use crate::memo::ErasedMemo;
+use crate::memo::{Distinct, ErasedMemo};
 use crate::registry::Case;
 
 /// Index of a distinct memo among the scheduled cases.
@@ -37,23 +37,16 @@ pub(crate) struct Schedule<'a> {
 
 impl<'a> Schedule<'a> {
     pub(crate) fn new(cases: &[&'a Case]) -> Self {
-        let mut memos: Vec<&'a dyn ErasedMemo> = Vec::new();
-        let mut by_hash: HashMap<u64, Vec<MemoId>> = HashMap::new();
+        let mut distinct = Distinct::default();
         let mut case_memos = Vec::with_capacity(cases.len());
         let mut users: Vec<VecDeque<usize>> = Vec::new();
         for (at, case) in cases.iter().enumerate() {
             let mut ids = Vec::new();
             for (_, memo) in case.params.memos() {
-                let bucket = by_hash.entry(memo.key_hash()).or_default();
-                let id = match bucket.iter().find(|&&id| memos[id].same_as(memo)) {
-                    Some(&id) => id,
-                    None => {
-                        memos.push(memo);
-                        users.push(VecDeque::new());
-                        bucket.push(memos.len() - 1);
-                        memos.len() - 1
-                    }
-                };
+                let (id, new) = distinct.id(memo);
+                if new {
+                    users.push(VecDeque::new());
+                }
                 if !ids.contains(&id) {
                     ids.push(id);
                     users[id].push_back(at);
@@ -61,6 +54,7 @@ impl<'a> Schedule<'a> {
             }
             case_memos.push(ids);
         }
+        let memos = distinct.into_memos();
         let uses_left = users.iter().map(VecDeque::len).collect();
         Self {
             memos,

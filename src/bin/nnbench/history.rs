@@ -215,13 +215,21 @@ fn add(path: &Path, records: &[String], machine: Option<&str>) -> Result<ExitCod
             .git
             .as_ref()
             .map_or("no commit".into(), |g| short(&g.commit));
-        if added.new {
-            println!(
-                "{name}: added as run {} ({} at {commit}, {} cases) on machine {} ({})",
-                added.run, record.run, added.cases, added.machine.key, added.machine.description
-            );
-        } else {
-            println!("{name}: already in the history as run {}", added.run);
+        // A record merged from shards of several machines is one run each.
+        let parts = std::iter::once(&added).chain(&added.also);
+        for added in parts {
+            if added.new {
+                println!(
+                    "{name}: added as run {} ({} at {commit}, {} cases) on machine {} ({})",
+                    added.run,
+                    record.run,
+                    added.cases,
+                    added.machine.key,
+                    added.machine.description
+                );
+            } else {
+                println!("{name}: already in the history as run {}", added.run);
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -18,6 +18,8 @@ pub enum InputError {
     },
     #[error("{}: no such file or folder", .0.display())]
     Missing(PathBuf),
+    #[error(transparent)]
+    Shards(#[from] nnbench::shard::MergeError),
     #[error("{}: holds no run record (*.json)", .0.display())]
     EmptyFolder(PathBuf),
     #[error("`{name}` is neither a file, a folder nor a saved baseline (looked for {pattern})")]
@@ -109,19 +111,26 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
     Ok(files)
 }
 
-/// One record holding the cases of all of `files`, with the first one's
-/// context.
+/// One record holding the cases of all of `files`: the shards of one
+/// sweep merged as `nnbench merge` does, each case with its machine;
+/// otherwise with the first one's context.
 fn merge(files: &[PathBuf]) -> Result<RunRecord, InputError> {
+    let records = files
+        .iter()
+        .map(|file| Ok((file.clone(), RunRecord::read(file)?)))
+        .collect::<Result<Vec<_>, InputError>>()?;
+    if records.len() > 1 && records.iter().all(|(_, r)| r.shard.is_some()) {
+        return Ok(nnbench::shard::merge(records)?);
+    }
     let mut merged: Option<RunRecord> = None;
     let mut owner: HashMap<String, PathBuf> = HashMap::new();
-    for file in files {
-        let record = RunRecord::read(file)?;
+    for (file, record) in records {
         for case in &record.cases {
             if let Some(first) = owner.insert(case.id.clone(), file.clone()) {
                 return Err(InputError::Duplicate {
                     id: case.id.clone(),
                     first,
-                    second: file.clone(),
+                    second: file,
                 });
             }
         }

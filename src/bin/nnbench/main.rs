@@ -7,6 +7,7 @@
 
 mod history;
 mod inputs;
+mod merge;
 
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
@@ -76,6 +77,22 @@ enum Command {
         /// Write it to FILE instead of stdout.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+    },
+    /// Merge the records of a sweep's shards (`cargo bench -- --shard K/N`)
+    /// into one: refuses (exit 2) shards of different commits, case sets or
+    /// plans, a shard or case given twice, and says which shards are
+    /// missing. Each case keeps its shard, and each shard its machine.
+    #[command(after_help = "Examples:
+  nnbench merge shards/ -o run.json                 # every *.json under shards/
+  nnbench merge shard-1.json shard-2.json shard-3.json -o run.json
+  nnbench compare main run.json")]
+    Merge {
+        /// The shards' record files, or folders holding them.
+        #[arg(required = true, value_name = "RECORD")]
+        records: Vec<PathBuf>,
+        /// Where to write the merged record (.json, or .ndjson).
+        #[arg(short, long, value_name = "FILE")]
+        out: PathBuf,
     },
     /// Write one self-contained HTML page of the history (or of records):
     /// per family, trend charts of time, RSS, GPU and the value across
@@ -214,6 +231,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::History { history, command } => history::run(history, command),
+        Command::Merge { records, out } => {
+            merge::run(&records, &out)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Report {
             records,
             history,

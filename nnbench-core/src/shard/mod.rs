@@ -1,0 +1,295 @@
+//! Splitting a sweep across the machines of an existing scheduler (a CI
+//! matrix, a Slurm job array, a Kubernetes indexed Job), and merging the
+//! shards' records into one.
+//!
+//! Each machine runs the same bench binary with `--shard K/N` (or `--shard
+//! auto`, reading the scheduler's index); every one of them plans the same
+//! split from the same case set, so none needs to talk to another. The plan
+//! keeps the cases that share a memo in one shard where the balance allows:
+//! a `model × dataset × batch` sweep in as many shards as it has models
+//! loads each model on one machine, where a round-robin split would load
+//! every model everywhere. [`merge`] makes one record of the shards' records.
+//!
+//! # Example
+//!
+//! ```
+//! #[nnbench::parametrize([(n = 1), (n = 2), (n = 3), (n = 4)])]
+//! fn halves(n: u32) -> u32 { n }
+//!
+//! let shard = |k| nnbench::shard::Shard::new(k, 2).unwrap();
+//! let first = nnbench::Runner::new().filter("halves/").shard(shard(1)).list();
+//! let second = nnbench::Runner::new().filter("halves/").shard(shard(2)).list();
+//! assert_eq!(first.len() + second.len(), 4);
+//! assert!(first.iter().all(|id| !second.contains(id)));
+//! ```
+
+mod costs;
+mod merge;
+mod plan;
+mod spec;
+
+use std::path::PathBuf;
+
+pub use costs::ShardCosts;
+pub use merge::{MergeError, merge};
+pub use spec::Shard;
+
+use crate::memo::Distinct;
+use crate::record::ShardRecord;
+use crate::registry::Case;
+
+/// Why a shard could not be chosen or planned.
+///
+/// # Example
+///
+/// ```
+/// let err = "3/2".parse::<nnbench::shard::Shard>().unwrap_err();
+/// assert!(matches!(err, nnbench::shard::ShardError::OutOfRange { index: 3, count: 2 }));
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    /// Not `K/N`, `auto` or `auto/N`.
+    #[error("--shard `{spec}`: write K/N with 1 <= K <= N (such as 2/3), auto, or auto/N")]
+    Malformed {
+        /// What was given.
+        spec: String,
+    },
+    /// `K` outside `1..=N`.
+    #[error(
+        "--shard {index}/{count}: shards count from 1 to N (1/{count} is the first; a 0-based index i is shard i+1)"
+    )]
+    OutOfRange {
+        /// The index given.
+        index: usize,
+        /// The count given.
+        count: usize,
+    },
+    /// `--shard auto` where no scheduler set its variables.
+    #[error(
+        "--shard auto: no scheduler's index in the environment (neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set); write --shard K/N"
+    )]
+    NoScheduler,
+    /// A Kubernetes index without the count.
+    #[error(
+        "--shard auto: JOB_COMPLETION_INDEX gives the index but not how many there are: write --shard auto/N with the Job's completions"
+    )]
+    NoCount,
+    /// `auto/N` where the scheduler says another count.
+    #[error("--shard auto/{given}: the scheduler runs {found} tasks, not {given}")]
+    CountDisagrees {
+        /// The count given.
+        given: usize,
+        /// The scheduler's.
+        found: usize,
+    },
+    /// A scheduler's variable that cannot be read.
+    #[error("--shard auto: {name}={value} is {why}")]
+    Variable {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// A Slurm array whose ids are no evenly stepped range.
+    #[error(
+        "--shard auto: Slurm array task {id} (from {min}, step {step}) is not in an evenly stepped range: submit the array as --array=0-N (or 1-N, or with a step), or write --shard K/N"
+    )]
+    IrregularArray {
+        /// `SLURM_ARRAY_TASK_ID`.
+        id: usize,
+        /// `SLURM_ARRAY_TASK_MIN`.
+        min: usize,
+        /// `SLURM_ARRAY_TASK_STEP`.
+        step: usize,
+    },
+    /// A costs file that cannot be used.
+    #[error("--shard-costs {}: {reason}", path.display())]
+    Costs {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// A shard's cases out of the sweep's, and what its record says about it.
+pub(crate) struct Assigned<'a> {
+    /// The shard's cases, in the sweep's order.
+    pub cases: Vec<&'a Case>,
+    pub record: ShardRecord,
+    /// How many distinct memos the shard loads.
+    pub memo_loads: usize,
+    /// What the whole sweep is expected to cost, in the record's unit.
+    pub sweep_cost: f64,
+}
+
+/// The cases of `shard` among the sweep's `cases`, planned with `costs`.
+pub(crate) fn assign<'a>(
+    cases: &[&'a Case],
+    shard: Shard,
+    costs: Option<&ShardCosts>,
+) -> Assigned<'a> {
+    let measured = costs.filter(|c| !c.is_empty());
+    let sweep = sweep(cases, measured);
+    let plan = plan::plan(&sweep, shard.count());
+    let mut ids: Vec<&str> = sweep.ids.iter().map(String::as_str).collect();
+    ids.sort_unstable();
+    let case_set = blake3::hash(ids.join("\n").as_bytes()).to_hex()[..16].to_owned();
+    let mut assignment = blake3::Hasher::new();
+    assignment.update(&shard.count().to_le_bytes());
+    let mut by_id: Vec<(&str, usize)> = sweep
+        .ids
+        .iter()
+        .map(String::as_str)
+        .zip(plan.shard_of.iter().copied())
+        .collect();
+    by_id.sort_unstable();
+    for (id, shard) in by_id {
+        assignment.update(id.as_bytes());
+        assignment.update(&[0]);
+        assignment.update(&shard.to_le_bytes());
+    }
+    let at = shard.index() - 1;
+    Assigned {
+        cases: cases
+            .iter()
+            .zip(&plan.shard_of)
+            .filter(|&(_, &s)| s == at)
+            .map(|(case, _)| *case)
+            .collect(),
+        record: ShardRecord {
+            index: shard.index(),
+            count: shard.count(),
+            cases: cases.len(),
+            case_set,
+            plan: assignment.finalize().to_hex()[..16].to_owned(),
+            expected_cost: plan.expected[at] as f64,
+            cost_unit: if measured.is_some() { "ns" } else { "cases" }.to_owned(),
+        },
+        memo_loads: plan.memo_loads[at],
+        sweep_cost: plan.expected.iter().sum::<u64>() as f64,
+    }
+}
+
+/// The planner's view of `cases`: distinct memos, and each one's cost.
+fn sweep(cases: &[&Case], costs: Option<&ShardCosts>) -> plan::Sweep {
+    let mut distinct = Distinct::default();
+    let mut memos_of = Vec::with_capacity(cases.len());
+    for case in cases {
+        let mut ids = Vec::new();
+        for (_, memo) in case.params.memos() {
+            let (id, _) = distinct.id(memo);
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        memos_of.push(ids);
+    }
+    let memos = distinct.into_memos();
+    let ids: Vec<String> = cases.iter().map(|c| c.id.clone()).collect();
+    let (case_cost, memo_cost) = match costs {
+        Some(costs) => measured(&ids, &memos_of, memos.len(), costs),
+        None => (vec![1; cases.len()], vec![1; memos.len()]),
+    };
+    plan::Sweep {
+        memo_names: memos
+            .iter()
+            .map(|m| format!("{} {}", m.type_name(), m.describe()))
+            .collect(),
+        ids,
+        memos_of,
+        case_cost,
+        memo_cost,
+    }
+}
+
+/// Case and memo costs in nanoseconds from `costs`. A memo's load is the
+/// load time of the first case that used it (shared evenly among the
+/// memos that case loaded first); what the costs lack is the median of
+/// what they have.
+fn measured(
+    ids: &[String],
+    memos_of: &[Vec<usize>],
+    memo_count: usize,
+    costs: &ShardCosts,
+) -> (Vec<u64>, Vec<u64>) {
+    let known: Vec<f64> = ids
+        .iter()
+        .filter_map(|id| costs.case(id).map(|c| c.call_ns))
+        .collect();
+    let case_median = median(known).unwrap_or(1.0);
+    let case_cost = ids
+        .iter()
+        .map(|id| costs.case(id).map_or(case_median, |c| c.call_ns).max(1.0) as u64)
+        .collect();
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    if let Some(ran) = costs.run_order() {
+        order.sort_by_key(|&case| ran.get(ids[case].as_str()).copied().unwrap_or(usize::MAX));
+    }
+    let mut seen = vec![false; memo_count];
+    let mut loads: Vec<Option<f64>> = vec![None; memo_count];
+    for case in order {
+        let new: Vec<usize> = memos_of[case]
+            .iter()
+            .copied()
+            .filter(|&m| !seen[m])
+            .collect();
+        for &m in &new {
+            seen[m] = true;
+        }
+        if let Some(cost) = costs.case(&ids[case]).filter(|c| c.load_ns > 0.0)
+            && !new.is_empty()
+        {
+            for &m in &new {
+                loads[m] = Some(cost.load_ns / new.len() as f64);
+            }
+        }
+    }
+    let memo_median = median(loads.iter().flatten().copied().collect()).unwrap_or(case_median);
+    let memo_cost = loads
+        .into_iter()
+        .map(|l| l.unwrap_or(memo_median).max(1.0) as u64)
+        .collect();
+    (case_cost, memo_cost)
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.retain(|v| v.is_finite());
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
+}
+
+impl Assigned<'_> {
+    /// One line for people: which shard, how many cases and memo loads,
+    /// and its share of the expected cost.
+    pub(crate) fn describe(&self) -> String {
+        let record = &self.record;
+        let share = if self.sweep_cost > 0.0 {
+            100.0 * record.expected_cost / self.sweep_cost
+        } else {
+            0.0
+        };
+        format!(
+            "shard {}/{}: {} of {} cases, {} memo loads, {:.1}% of the expected cost ({}, plan {})",
+            record.index,
+            record.count,
+            self.cases.len(),
+            record.cases,
+            self.memo_loads,
+            share,
+            if record.cost_unit == "ns" {
+                "by measured times"
+            } else {
+                "by case count"
+            },
+            record.plan
+        )
+    }
+}

@@ -1,0 +1,455 @@
+//! `--shard K/N` and `nnbench merge`, as a team splitting a sweep across
+//! machines meets them: this bench binary (`harness = false`, run again as
+//! the bench) is started once per shard, side by side, and the shards'
+//! records are merged by the `nnbench` tool.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use nnbench::{Memo, RunRecord};
+use serde_json::Value as Json;
+
+const CHILD: &str = "NNBENCH_SHARD_CHILD";
+
+/// A model: its weights are made from its number, so every shard computes
+/// the same values.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Model(u32);
+
+impl Memo for Model {
+    type Value = Vec<f64>;
+    fn compute(&self) -> nnbench::Result<Vec<f64>> {
+        Ok((0..256).map(|i| f64::from(self.0 * 31 + i) / 7.0).collect())
+    }
+}
+
+/// A dataset, made the same way.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Data(u32);
+
+impl Memo for Data {
+    type Value = Vec<f64>;
+    fn compute(&self) -> nnbench::Result<Vec<f64>> {
+        Ok((0..256).map(|i| f64::from(self.0 + i % 5)).collect())
+    }
+}
+
+/// Six models, four batch sizes: one memo a case.
+#[nnbench::product(model = (0..6).map(Model), batch = [1, 2, 4, 8], timing = once)]
+fn scored(model: &[f64], batch: u32) -> f64 {
+    model.iter().sum::<f64>() * f64::from(batch)
+}
+
+/// The seed sweep's shape: 3 models × 4 datasets × 2 batch sizes.
+#[nnbench::product(model = (10..13).map(Model), data = (0..4).map(Data), batch = [16, 32], timing = once)]
+fn swept(model: &[f64], data: &[f64], batch: u32) -> f64 {
+    let dot: f64 = model.iter().zip(data).map(|(m, d)| m * d).sum();
+    dot / f64::from(batch)
+}
+
+fn bench(args: &[&str]) -> Command {
+    let mut command = Command::new(std::env::current_exe().expect("own path"));
+    command
+        .env(CHILD, "1")
+        .env_remove("NNBENCH_SHARD")
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .args(["--quiet", "--no-memo-cache"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+fn tool(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nnbench"))
+        .args(args)
+        .output()
+        .expect("nnbench runs")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
+
+/// Runs the `count` shards of the cases `filter` selects side by side,
+/// each writing `dir/shard-K.json`; their files.
+fn run_shards(dir: &Path, filter: &str, count: usize) -> Vec<PathBuf> {
+    let children: Vec<(PathBuf, std::process::Child)> = (1..=count)
+        .map(|k| {
+            let out = dir.join(format!("shard-{k}.json"));
+            let shard = format!("{k}/{count}");
+            let child = bench(&[filter, "--shard", &shard, "--out", path(&out)])
+                .spawn()
+                .expect("a shard starts");
+            (out, child)
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|(out, child)| {
+            let output = child.wait_with_output().expect("a shard ends");
+            assert!(output.status.success(), "{}", text(&output));
+            out
+        })
+        .collect()
+}
+
+fn values(record: &RunRecord) -> BTreeMap<String, Json> {
+    record
+        .cases
+        .iter()
+        .map(|c| (c.id.clone(), c.value.clone()))
+        .collect()
+}
+
+/// The memo parameter `name` of a case, as its record describes it.
+fn param(case: &nnbench::CaseRecord, name: &str) -> String {
+    case.params[name].as_str().unwrap_or_default().to_owned()
+}
+
+fn shards_merged_give_the_unsharded_sweep_and_compute_each_model_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole_path = dir.path().join("whole.json");
+    let output = bench(&["scored/", "--out", path(&whole_path)])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let whole = RunRecord::read(&whole_path).unwrap();
+    assert_eq!(whole.cases.len(), 24);
+    for count in [1, 2, 3, 7] {
+        let shards_dir = dir.path().join(format!("n{count}"));
+        std::fs::create_dir_all(&shards_dir).unwrap();
+        let files = run_shards(&shards_dir, "scored/", count);
+        for (k, file) in files.iter().enumerate() {
+            let record = RunRecord::read(file).unwrap();
+            let shard = record.shard.as_ref().expect("a shard's record says so");
+            assert_eq!((shard.index, shard.count, shard.cases), (k + 1, count, 24));
+        }
+        let merged_path = dir.path().join(format!("merged-{count}.json"));
+        let merged = tool(&["merge", path(&shards_dir), "-o", path(&merged_path)]);
+        assert!(merged.status.success(), "{}", text(&merged));
+        let merged = RunRecord::read(&merged_path).unwrap();
+        assert_eq!(values(&merged), values(&whole), "{count} shards");
+        assert_eq!(merged.shards.len(), count);
+        assert!(merged.shard.is_none());
+        assert!(merged.cases.iter().all(|c| c.shard.is_some()));
+        // Each model is computed in one shard only: the first case there
+        // that uses it computes it, and no other case anywhere does.
+        let mut computes: BTreeMap<String, u64> = BTreeMap::new();
+        for case in &merged.cases {
+            *computes.entry(param(case, "model")).or_default() += case.memo.computes;
+        }
+        assert_eq!(computes.len(), 6);
+        assert!(
+            computes.values().all(|&n| n == 1),
+            "{count} shards: computes per model {computes:?}"
+        );
+        println!("  {count} shards: every model computed once, in one shard");
+    }
+}
+
+fn the_seed_sweep_shape_loads_one_model_a_shard() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_shards(dir.path(), "swept/", 3);
+    let mut aware = Vec::new();
+    for file in &files {
+        let record = RunRecord::read(file).unwrap();
+        let models: BTreeSet<String> = record.cases.iter().map(|c| param(c, "model")).collect();
+        let datasets: BTreeSet<String> = record.cases.iter().map(|c| param(c, "data")).collect();
+        let computes: u64 = record.cases.iter().map(|c| c.memo.computes).sum();
+        assert_eq!(record.cases.len(), 8);
+        assert_eq!(
+            computes as usize,
+            models.len() + datasets.len(),
+            "each memo of the shard is computed once"
+        );
+        aware.push(models.len());
+    }
+    // What a naive split by position would do with the same cases.
+    let listed = bench(&["swept/", "--list"]).output().unwrap();
+    let ids: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter_map(|l| l.strip_suffix(": benchmark").map(str::to_owned))
+        .collect();
+    assert_eq!(ids.len(), 24);
+    let naive: Vec<usize> = (0..3)
+        .map(|k| {
+            ids.iter()
+                .skip(k)
+                .step_by(3)
+                .map(|id| id.split("model=").nth(1).and_then(|r| r.split(',').next()))
+                .collect::<BTreeSet<_>>()
+                .len()
+        })
+        .collect();
+    println!(
+        "  3 models × 4 datasets × 2 batches in 3 shards: models loaded per shard {aware:?}, round-robin {naive:?}"
+    );
+    assert_eq!(aware, [1, 1, 1]);
+    assert_eq!(naive, [3, 3, 3]);
+}
+
+fn list_shows_a_shards_cases_and_auto_reads_the_scheduler() {
+    let list = |args: &[&str], env: &[(&str, &str)]| -> (Vec<String>, Output) {
+        let mut command = bench(&["swept/", "--list"]);
+        command.args(args);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let output = command.output().unwrap();
+        let ids = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        (ids, output)
+    };
+    let shards: Vec<Vec<String>> = (1..=3)
+        .map(|k| list(&["--shard", &format!("{k}/3")], &[]).0)
+        .collect();
+    let all: BTreeSet<&String> = shards.iter().flatten().collect();
+    assert_eq!(all.len(), 24, "the shards cover the sweep, without overlap");
+    assert_eq!(shards.iter().map(Vec::len).sum::<usize>(), 24);
+    let (_, output) = list(&["--shard", "2/3"], &[]);
+    assert!(
+        text(&output).contains("shard 2/3: 8 of 24 cases, 5 memo loads"),
+        "{}",
+        text(&output)
+    );
+    // A Slurm job array `--array=0-2`, task 1, is shard 2/3.
+    let slurm = [
+        ("SLURM_ARRAY_TASK_ID", "1"),
+        ("SLURM_ARRAY_TASK_MIN", "0"),
+        ("SLURM_ARRAY_TASK_MAX", "2"),
+        ("SLURM_ARRAY_TASK_COUNT", "3"),
+    ];
+    assert_eq!(list(&["--shard", "auto"], &slurm).0, shards[1]);
+    // A Kubernetes indexed Job of 3 completions, index 2, is shard 3/3.
+    let kubernetes = [("JOB_COMPLETION_INDEX", "2")];
+    assert_eq!(list(&["--shard", "auto/3"], &kubernetes).0, shards[2]);
+    // A CI matrix passes its value through the environment.
+    assert_eq!(list(&[], &[("NNBENCH_SHARD", "1/3")]).0, shards[0]);
+    for (args, env, says) in [
+        (&["--shard", "0/3"][..], &[][..], "count from 1"),
+        (&["--shard", "auto"], &[], "SLURM_ARRAY_TASK_ID"),
+        (&["--shard", "auto"], &kubernetes[..], "auto/N"),
+        (&["--shard-costs", "x.json"], &[], "--shard"),
+    ] {
+        let (_, output) = list(args, env);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        assert!(text(&output).contains(says), "{args:?}: {}", text(&output));
+    }
+    let (_, output) = list(
+        &["--shard", "1/3", "--shard-costs", "/no/such/costs.json"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output).contains("/no/such/costs.json"),
+        "{}",
+        text(&output)
+    );
+}
+
+fn measured_costs_plan_the_shards_alike_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let costs = dir.path().join("costs.json");
+    let output = bench(&["swept/", "--out", path(&costs)]).output().unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let planned = |k: usize| {
+        let out = dir.path().join(format!("planned-{k}.json"));
+        let shard = format!("{k}/3");
+        let output = bench(&[
+            "swept/",
+            "--shard",
+            &shard,
+            "--shard-costs",
+            path(&costs),
+            "--out",
+            path(&out),
+        ])
+        .output()
+        .unwrap();
+        assert!(output.status.success(), "{}", text(&output));
+        out
+    };
+    let files: Vec<PathBuf> = (1..=3).map(planned).collect();
+    let record = RunRecord::read(&files[0]).unwrap();
+    assert_eq!(record.shard.as_ref().unwrap().cost_unit, "ns");
+    let merged = dir.path().join("merged.json");
+    let paths: Vec<&str> = files.iter().map(|f| path(f)).collect();
+    let output = tool(&[&["merge"], &paths[..], &["-o", path(&merged)]].concat());
+    assert!(output.status.success(), "{}", text(&output));
+    // A shard planned without the costs belongs to another plan.
+    let unplanned = dir.path().join("unplanned-2.json");
+    let output = bench(&["swept/", "--shard", "2/3", "--out", path(&unplanned)])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let output = tool(&[
+        "merge",
+        paths[0],
+        path(&unplanned),
+        paths[2],
+        "-o",
+        path(&merged),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output).contains("planned differently"),
+        "{}",
+        text(&output)
+    );
+}
+
+fn merge_refuses_what_is_not_one_sweep_naming_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_shards(dir.path(), "swept/", 3);
+    let [one, two, three] = [0, 1, 2].map(|i| path(&files[i]).to_owned());
+    let out = dir.path().join("run.json");
+    let out = path(&out);
+    let refused = |args: &[&str], says: &[&str]| {
+        let output = tool(&[&["merge"], args, &["-o", out]].concat());
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        for said in says {
+            assert!(text(&output).contains(said), "{args:?}: {}", text(&output));
+        }
+    };
+    refused(&[&one, &three], &["1 of 3 shards is missing: 2", &one]);
+    refused(&[&one, &two, &two, &three], &["shard 2/3 is in both", &two]);
+    // Another commit.
+    let mut other: RunRecord = RunRecord::read(&files[1]).unwrap();
+    other.context.git = Some(nnbench::record::Git {
+        commit: "0123456789abcdef".into(),
+        branch: None,
+        dirty: false,
+    });
+    let other_commit = dir.path().join("other-commit.json");
+    other.write(&other_commit).unwrap();
+    refused(
+        &[&one, path(&other_commit), &three],
+        &["commits", "0123456789abcdef", path(&other_commit)],
+    );
+    // A case in two shards.
+    let mut doubled = RunRecord::read(&files[1]).unwrap();
+    doubled
+        .cases
+        .push(RunRecord::read(&files[0]).unwrap().cases[0].clone());
+    let doubled_path = dir.path().join("doubled.json");
+    doubled.write(&doubled_path).unwrap();
+    refused(
+        &[&one, path(&doubled_path), &three],
+        &["is in both", path(&doubled_path)],
+    );
+    // Shards of another selection of cases.
+    let narrower = dir.path().join("narrower.json");
+    let output = bench(&[
+        "swept/",
+        "--skip",
+        "batch=32",
+        "--shard",
+        "2/3",
+        "--out",
+        path(&narrower),
+    ])
+    .output()
+    .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    refused(&[&one, path(&narrower), &three], &["different case sets"]);
+    // A whole sweep's record, and a damaged file.
+    let whole = dir.path().join("whole.json");
+    let output = bench(&["swept/", "--out", path(&whole)]).output().unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    refused(
+        &[&one, path(&whole)],
+        &["not a shard's record", path(&whole)],
+    );
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\"schema\": 1").unwrap();
+    refused(&[&one, path(&broken)], &["not a run record", path(&broken)]);
+    refused(&["/no/such/shard.json"], &["/no/such/shard.json"]);
+    assert!(
+        !Path::new(out).exists(),
+        "nothing is written when the merge is refused"
+    );
+}
+
+fn a_merged_record_keeps_each_shards_machine_for_history_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_shards(dir.path(), "swept/", 2);
+    let mut records: Vec<(PathBuf, RunRecord)> = files
+        .iter()
+        .map(|f| (f.clone(), RunRecord::read(f).unwrap()))
+        .collect();
+    records[1].1.context.host.cpu = Some("Another CPU".into());
+    let merged = nnbench::shard::merge(records).unwrap();
+    let on_second = merged.cases.iter().find(|c| c.shard == Some(2)).unwrap();
+    assert_eq!(
+        merged.context_of(on_second).host.cpu.as_deref(),
+        Some("Another CPU")
+    );
+    let mut history = nnbench::history::History::in_memory().unwrap();
+    let added = history.add(&merged, None).unwrap();
+    assert_eq!(added.also.len(), 1, "one run per machine");
+    assert_eq!(added.cases + added.also[0].cases, 24);
+    assert_ne!(added.machine.key, added.also[0].machine.key);
+    // Against an unsharded run, the second shard's cases ran on another CPU.
+    let whole = dir.path().join("whole.json");
+    let output = bench(&["swept/", "--out", path(&whole)]).output().unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let comparison = nnbench::compare::compare(
+        &RunRecord::read(&whole).unwrap(),
+        &merged,
+        &nnbench::compare::Thresholds::default(),
+    );
+    let says = comparison.differences.join("\n");
+    assert!(
+        says.contains("shard 2") && says.contains("Another CPU"),
+        "{says}"
+    );
+}
+
+fn main() {
+    if std::env::var_os(CHILD).is_some() {
+        nnbench::__private::main("shard", env!("CARGO_MANIFEST_DIR"));
+    }
+    let checks: [(&str, fn()); 6] = [
+        (
+            "shards_merged_give_the_unsharded_sweep_and_compute_each_model_once",
+            shards_merged_give_the_unsharded_sweep_and_compute_each_model_once,
+        ),
+        (
+            "the_seed_sweep_shape_loads_one_model_a_shard",
+            the_seed_sweep_shape_loads_one_model_a_shard,
+        ),
+        (
+            "list_shows_a_shards_cases_and_auto_reads_the_scheduler",
+            list_shows_a_shards_cases_and_auto_reads_the_scheduler,
+        ),
+        (
+            "measured_costs_plan_the_shards_alike_everywhere",
+            measured_costs_plan_the_shards_alike_everywhere,
+        ),
+        (
+            "merge_refuses_what_is_not_one_sweep_naming_the_files",
+            merge_refuses_what_is_not_one_sweep_naming_the_files,
+        ),
+        (
+            "a_merged_record_keeps_each_shards_machine_for_history_and_compare",
+            a_merged_record_keeps_each_shards_machine_for_history_and_compare,
+        ),
+    ];
+    for (name, check) in checks {
+        check();
+        println!("test {name} ... ok");
+    }
+}
