@@ -418,11 +418,53 @@ fn a_merged_record_keeps_each_shards_machine_for_history_and_compare() {
     );
 }
 
+fn the_slurm_scripts_run_an_array_and_merge_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/slurm");
+    let exe = std::env::current_exe().unwrap();
+    let tool_dir = Path::new(env!("CARGO_BIN_EXE_nnbench")).parent().unwrap();
+    let search_path = format!(
+        "{}:{}",
+        tool_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // What Slurm sets in each task of `sbatch --array=0-2`.
+    for task in 0..3 {
+        let output = Command::new("bash")
+            .arg(scripts.join("shard.sbatch"))
+            .args([path(&exe), path(&results)])
+            .env(CHILD, "1")
+            .env("CARGO_TARGET_DIR", dir.path().join("target"))
+            .env("SLURM_ARRAY_JOB_ID", "4242")
+            .env("SLURM_ARRAY_TASK_ID", task.to_string())
+            .env("SLURM_ARRAY_TASK_MIN", "0")
+            .env("SLURM_ARRAY_TASK_MAX", "2")
+            .env("SLURM_ARRAY_TASK_COUNT", "3")
+            .env("SLURM_ARRAY_TASK_STEP", "1")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "task {task}: {}", text(&output));
+    }
+    let output = Command::new("bash")
+        .arg(scripts.join("merge.sbatch"))
+        .arg(path(&results))
+        .env("PATH", search_path)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let merged = RunRecord::read(results.join("run.json")).unwrap();
+    assert_eq!(merged.shards.len(), 3);
+    assert_eq!(merged.cases.len(), 48, "every case of this bench");
+    assert_eq!(merged.failed(), 0);
+}
+
 fn main() {
     if std::env::var_os(CHILD).is_some() {
         nnbench::__private::main("shard", env!("CARGO_MANIFEST_DIR"));
     }
-    let checks: [(&str, fn()); 6] = [
+    let checks: [(&str, fn()); 7] = [
         (
             "shards_merged_give_the_unsharded_sweep_and_compute_each_model_once",
             shards_merged_give_the_unsharded_sweep_and_compute_each_model_once,
@@ -446,6 +488,10 @@ fn main() {
         (
             "a_merged_record_keeps_each_shards_machine_for_history_and_compare",
             a_merged_record_keeps_each_shards_machine_for_history_and_compare,
+        ),
+        (
+            "the_slurm_scripts_run_an_array_and_merge_it",
+            the_slurm_scripts_run_an_array_and_merge_it,
         ),
     ];
     for (name, check) in checks {

@@ -8,11 +8,10 @@
 //! so that the costliest shard costs as little as it can (the least cap
 //! under which greedy stretches cover the row, found by bisection, which is
 //! exact for costs that only grow as a stretch does), with 10% of slack
-//! over the mean; within that, each cut is moved back to where the fewest
-//! memo loads are shared across it (between two models before between two
-//! datasets of one model), as long as the rest of the row still fits.
-
-use std::collections::BTreeMap;
+//! over the mean. Within that cap, each cut goes where the fewest memo
+//! loads are shared across it (between two models before between two
+//! datasets of one model) and the rest of the row still fits, and among
+//! those, nearest an even share of what is left.
 
 /// A sweep as the planner sees it.
 pub(crate) struct Sweep {
@@ -234,25 +233,45 @@ impl<'a> Walker<'a> {
     }
 
     /// Where the stretch from `from` ends, leaving `left` stretches for the
-    /// rest: the furthest cut under `cap` that splits the fewest shared
-    /// loads and leaves a rest that fits.
+    /// rest: among the cuts under `cap` that leave a rest that fits, the one
+    /// that splits the fewest shared loads, then the one nearest an even
+    /// share of what is left.
     fn cut(&mut self, from: usize, cap: u64, left: usize) -> usize {
         let furthest = self.extend(from, cap);
-        if furthest == self.row.len() {
-            return furthest;
-        }
-        // Per amount of shared loads, the furthest cut that splits it: a
-        // nearer one leaves more for the rest, so it fits no better.
-        let mut cuts: BTreeMap<u64, usize> = BTreeMap::new();
-        for at in from + 1..=furthest {
-            cuts.insert(self.shared(at), at);
-        }
-        for (_, at) in cuts {
-            if self.stretches(at, cap, left) <= left {
-                return at;
+        // A nearer cut leaves more for the rest: the cuts that fit are
+        // those from the nearest that does on.
+        let (mut low, mut high) = (from + 1, furthest);
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if self.stretches(mid, cap, left) <= left {
+                high = mid;
+            } else {
+                low = mid + 1;
             }
         }
-        furthest
+        let nearest = low;
+        let share = self.cost(from, self.row.len()) / (left as u64 + 1);
+        self.start();
+        let mut sum = 0u64;
+        let mut best: Option<((u64, u64), usize)> = None;
+        for at in from..furthest {
+            sum = sum.saturating_add(self.adds(at, true));
+            let cut = at + 1;
+            if cut < nearest {
+                continue;
+            }
+            let shared = if cut == self.row.len() {
+                0
+            } else {
+                self.shared(cut)
+            };
+            // Ties go to the further cut, which leaves less for the rest.
+            let key = (shared, sum.abs_diff(share));
+            if best.is_none_or(|(best_key, _)| key <= best_key) {
+                best = Some((key, cut));
+            }
+        }
+        best.map_or(furthest, |(_, cut)| cut)
     }
 }
 
@@ -381,7 +400,7 @@ mod tests {
             case_cost: vec![1; 10],
             memo_cost: Vec::new(),
         };
-        assert_eq!(plan(&sweep, 3).expected, [4, 4, 2]);
+        assert_eq!(plan(&sweep, 3).expected, [3, 3, 4]);
         let empty = Sweep {
             ids: Vec::new(),
             memos_of: Vec::new(),
