@@ -4,7 +4,9 @@
 //!    (`Bencher::iter`): ratio of the medians per call;
 //! 2. the harness's cost per case, `once` mode, over a 10,000-case grid of a
 //!    trivial function, with memory recording on and off;
-//! 3. a resolve of a memo already in the cache.
+//! 3. what reading and resetting the peaks around the call (the call's
+//!    own memory, apart from its memos) adds to each case;
+//! 4. a resolve of a memo already in the cache.
 //!
 //! `cargo bench --bench overhead`
 
@@ -186,6 +188,25 @@ fn main() {
         "  memory not recorded".to_owned(),
         format_ns(without_memory),
         format!("<= 1.3 µs {}", harness::verdict(without_memory <= 1_300.0)),
+    ]);
+    let windows: Vec<(f64, f64)> = (0..if test_mode { 1 } else { 7 })
+        .map(|_| {
+            let (enter, leave) = nnbench::__private::call_window_cost(10_000);
+            (enter.as_nanos() as f64, leave.as_nanos() as f64)
+        })
+        .collect();
+    let enter = median(windows.iter().map(|w| w.0).collect::<Vec<_>>());
+    let leave = median(windows.iter().map(|w| w.1).collect::<Vec<_>>());
+    table.add_row([
+        "the call's own memory: peaks read and reset as the call starts, per case with memos or a setup hook"
+            .to_owned(),
+        format_ns(enter),
+        "none for a case without either (its call's figures are the case's)".to_owned(),
+    ]);
+    table.add_row([
+        "  and read as it ends, per case with a teardown hook".to_owned(),
+        format_ns(leave),
+        "none without one (the case's last reading serves)".to_owned(),
     ]);
     table.add_row([
         "resolve of a cached memo".to_owned(),

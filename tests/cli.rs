@@ -89,15 +89,22 @@ fn the_same_run_passes_and_a_fatter_or_less_accurate_case_fails_named() {
     assert_eq!(ok.status.code(), Some(0), "{}", said(&ok));
     assert!(said(&ok).contains("2 cases: 0 regressed"), "{}", said(&ok));
 
-    let mut head = base.clone();
-    let fat = &mut head.cases[0].memory;
-    fat.rss_before_bytes = Some(100 << 20);
-    fat.rss_peak_bytes = Some(300 << 20);
+    // The function's own memory is what is gated: a larger model (the
+    // whole case's peak) with the same working memory is no regression.
     let mut thin = base.clone();
-    thin.cases[0].memory.rss_before_bytes = Some(100 << 20);
-    thin.cases[0].memory.rss_peak_bytes = Some(200 << 20);
-    head.cases[1].value = serde_json::json!(0.1);
+    let memory = &mut thin.cases[0].memory;
+    (memory.rss_before_bytes, memory.rss_peak_bytes) = (Some(0), Some(200 << 20));
+    (memory.call_rss_before_bytes, memory.call_rss_peak_bytes) = (Some(100 << 20), Some(200 << 20));
+    let mut bigger_model = thin.clone();
+    bigger_model.cases[0].memory.rss_peak_bytes = Some(900 << 20);
     let thin_path = write(dir.path(), "thin.json", &thin);
+    let bigger_path = write(dir.path(), "bigger-model.json", &bigger_model);
+    let same_call = nnbench(&["compare", s(&thin_path), s(&bigger_path)]);
+    assert_eq!(same_call.status.code(), Some(0), "{}", said(&same_call));
+
+    let mut head = thin.clone();
+    head.cases[0].memory.call_rss_peak_bytes = Some(300 << 20);
+    head.cases[1].value = serde_json::json!(0.1);
     let head_path = write(dir.path(), "head.json", &head);
     let bad = nnbench(&["compare", s(&thin_path), s(&head_path)]);
     assert_eq!(bad.status.code(), Some(1), "{}", said(&bad));

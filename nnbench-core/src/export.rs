@@ -45,6 +45,9 @@ pub fn bmf(record: &RunRecord) -> Json {
         if let Some(growth) = case.rss_growth_bytes() {
             measures.insert("peak-rss".into(), json!({ "value": growth as f64 }));
         }
+        if let Some(growth) = case.call_rss_growth_bytes() {
+            measures.insert("call-rss".into(), json!({ "value": growth as f64 }));
+        }
         if let Some(gpu) = case.memory.gpu_peak_bytes {
             measures.insert("gpu-peak".into(), json!({ "value": gpu as f64 }));
         }
@@ -90,6 +93,9 @@ pub fn github(record: &RunRecord, smaller: bool) -> Json {
             }
             if let Some(growth) = case.rss_growth_bytes() {
                 out.push(entry("peak RSS", "bytes", growth as f64));
+            }
+            if let Some(growth) = case.call_rss_growth_bytes() {
+                out.push(entry("call RSS", "bytes", growth as f64));
             }
             if let Some(gpu) = case.memory.gpu_peak_bytes {
                 out.push(entry("GPU peak", "bytes", gpu as f64));

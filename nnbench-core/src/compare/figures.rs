@@ -105,9 +105,18 @@ fn compare_figure(
     let threshold = t.get(figure);
     match figure {
         Figure::Time => Some(time(&base.time, &head.time, threshold, t.significance)),
-        Figure::Load | Figure::Rss | Figure::Heap => {
-            amounts(figure, figure.of(base), figure.of(head), threshold)
-        }
+        Figure::Load => amounts(figure, figure.of(base), figure.of(head), threshold),
+        // The function's own growth, unless a side was recorded before it
+        // was: then the whole case's on both sides, one quantity.
+        Figure::Rss | Figure::Heap => match (figure.call_of(base), figure.call_of(head)) {
+            (Some(b), Some(h)) => amounts(figure, Some(b), Some(h), threshold),
+            _ => amounts(
+                figure,
+                figure.whole_of(base),
+                figure.whole_of(head),
+                threshold,
+            ),
+        },
         Figure::Gpu => {
             let mut out = amounts(figure, figure.of(base), figure.of(head), threshold)?;
             // NVML counts the process's whole footprint, the allocator live

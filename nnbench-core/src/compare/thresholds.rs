@@ -55,6 +55,25 @@ impl Figure {
         }
     }
 
+    /// The function's own growth, for resident and heap memory.
+    pub(crate) fn call_of(self, case: &crate::CaseRecord) -> Option<f64> {
+        match self {
+            Figure::Rss => case.call_rss_growth_bytes().map(|b| b as f64),
+            Figure::Heap => case.call_heap_growth_bytes().map(|b| b as f64),
+            _ => None,
+        }
+    }
+
+    /// The whole case's growth, memo loading and hooks included, for
+    /// resident and heap memory.
+    pub(crate) fn whole_of(self, case: &crate::CaseRecord) -> Option<f64> {
+        match self {
+            Figure::Rss => case.rss_growth_bytes().map(|b| b as f64),
+            Figure::Heap => case.heap_growth_bytes().map(|b| b as f64),
+            _ => None,
+        }
+    }
+
     /// Whether the figure counts bytes.
     pub(crate) fn is_memory(self) -> bool {
         matches!(self, Figure::Rss | Figure::Heap | Figure::Gpu)
@@ -62,8 +81,10 @@ impl Figure {
 
     /// This figure of `case`, in its unit (ns, bytes, or the value's own),
     /// when the case has it: time is the median per call, load only counts
-    /// for a case that resolved memos, memory is the case's growth at its
-    /// peak, the value only when it is a number.
+    /// for a case that resolved memos, resident and heap memory are the
+    /// function's own growth at its peak (memos and hooks left out; the
+    /// whole case's growth in records made before those figures), GPU
+    /// memory the case's peak, the value only when it is a number.
     ///
     /// # Example
     ///
@@ -79,8 +100,7 @@ impl Figure {
         match self {
             Figure::Time => (case.time.samples > 0).then_some(case.time.median_ns),
             Figure::Load => case.uses_memos().then_some(case.load_ns as f64),
-            Figure::Rss => case.rss_growth_bytes().map(|b| b as f64),
-            Figure::Heap => case.heap_growth_bytes().map(|b| b as f64),
+            Figure::Rss | Figure::Heap => self.call_of(case).or_else(|| self.whole_of(case)),
             Figure::Gpu => case.memory.gpu_peak_bytes.map(|b| b as f64),
             Figure::Value => case.value.as_f64(),
         }

@@ -33,6 +33,29 @@ pub(crate) struct CaseMeter {
     watch: Watch,
     /// Peaks set aside before foreign code ran: see [`checkpoint`](Self::checkpoint).
     held: Held,
+    /// The function's own figures, once it started: see
+    /// [`enter_call`](Self::enter_call).
+    call: Option<CallWindow>,
+    /// Resident and heap peaks before the call, while it runs.
+    pre_call: Option<(Option<u64>, Option<u64>)>,
+    /// The call's figures are the case's: see [`call_spans_case`](Self::call_spans_case).
+    call_is_case: bool,
+    /// Whole-case GPU peaks set aside when the call started, whose
+    /// counters it reset: absolute bytes, and the allocator's reserved.
+    held_gpu: (Option<u64>, Option<u64>),
+}
+
+/// What the function's own figures start from, and, once it returned, what
+/// they are.
+#[derive(Clone, Copy, Debug, Default)]
+struct CallWindow {
+    rss_before: Option<u64>,
+    heap_before: Option<u64>,
+    /// What the device used when the call began (`device-delta`).
+    gpu_start: Option<u64>,
+    rss_peak: Option<u64>,
+    heap_peak: Option<u64>,
+    gpu_peak: Option<u64>,
 }
 
 /// The case's peaks as of its last call, and the allocations made by
@@ -69,7 +92,121 @@ impl CaseMeter {
             gpu,
             watch,
             held: Held::default(),
+            call: None,
+            pre_call: None,
+            call_is_case: false,
+            held_gpu: (None, None),
         }
+    }
+
+    /// The case's figures now: its peaks so far, and what is resident.
+    /// `end` stops the sampler with a last sample.
+    fn read(&self, end: bool) -> Reading {
+        let sampled = if end {
+            sampler::end(self.watch)
+        } else {
+            sampler::peaks_now(self.watch)
+        };
+        let (rss_peak, rss_now) = match self.rss_method {
+            // One read of `status` gives both.
+            Some(RssMethod::Hwm) => rss::peak_and_current_bytes(),
+            Some(RssMethod::Sampled) => (sampled.rss, rss::current_bytes()),
+            None => (None, rss::current_bytes()),
+        };
+        let heap = alloc::stats();
+        let (gpu, gpu_reserved) = match self.gpu {
+            Some((GpuMethod::TorchAllocator, _)) => torch_peaks(),
+            Some(_) => (sampled.gpu, None),
+            None => (None, None),
+        };
+        Reading {
+            rss_peak,
+            rss_now,
+            heap_peak: heap.map(|h| h.peak_bytes),
+            heap_now: heap.map(|h| h.current_bytes),
+            gpu,
+            gpu_reserved,
+        }
+    }
+
+    /// Starts the function's own figures: called once its memos are
+    /// resolved and its setup hooks ran, just before its first call. The
+    /// peaks so far are set aside for the whole case's, and the counters
+    /// start over from what is resident now, so that what the call adds
+    /// stands apart from the memos it was given.
+    pub(crate) fn enter_call(&mut self) {
+        let now = self.read(false);
+        self.held_gpu = (
+            self.held_gpu.0.max(now.gpu),
+            self.held_gpu.1.max(now.gpu_reserved),
+        );
+        if self.rss_method == Some(RssMethod::Hwm) {
+            rss::reset_peak();
+        }
+        sampler::restart(self.watch);
+        if now.heap_peak.is_some() {
+            alloc::forget_peak();
+        }
+        #[cfg(feature = "tch")]
+        if matches!(self.gpu, Some((GpuMethod::TorchAllocator, _))) {
+            crate::torch::reset_peaks();
+        }
+        self.call = Some(CallWindow {
+            rss_before: now.rss_now,
+            heap_before: now.heap_now,
+            gpu_start: match self.gpu {
+                Some((GpuMethod::DeviceDelta, _)) => gpu::used_bytes(),
+                _ => None,
+            },
+            ..CallWindow::default()
+        });
+        // From here the checkpoints of a sampled call set aside the call's
+        // own peaks; those before it wait in `pre_call`.
+        self.pre_call = Some((
+            self.held.rss.take().max(now.rss_peak),
+            self.held.heap.take().max(now.heap_peak),
+        ));
+    }
+
+    /// Ends the function's own figures when its last call returned: needed
+    /// only before a teardown hook, whose memory is not the call's; without
+    /// one, [`finish`](Self::finish) ends them, since what follows the call
+    /// (releasing and evicting memos) only frees memory.
+    pub(crate) fn leave_call(&mut self) {
+        let now = self.read(false);
+        self.close_call(&now);
+    }
+
+    /// Records the call's peaks from `now`, and sets them aside for the
+    /// whole case's.
+    fn close_call(&mut self, now: &Reading) {
+        let (Some(mut window), Some((rss_before_call, heap_before_call))) =
+            (self.call, self.pre_call.take())
+        else {
+            return;
+        };
+        window.rss_peak = now.rss_peak.max(self.held.rss);
+        window.heap_peak = now.heap_peak.max(self.held.heap);
+        window.gpu_peak = match (self.gpu, now.gpu) {
+            (Some((GpuMethod::DeviceDelta, _)), Some(peak)) => {
+                window.gpu_start.map(|start| peak.saturating_sub(start))
+            }
+            _ => now.gpu,
+        };
+        self.call = Some(window);
+        self.held.rss = window.rss_peak.max(rss_before_call);
+        self.held.heap = window.heap_peak.max(heap_before_call);
+        self.held_gpu = (
+            self.held_gpu.0.max(now.gpu),
+            self.held_gpu.1.max(now.gpu_reserved),
+        );
+    }
+
+    /// The call's figures are the whole case's: a case with neither memos
+    /// nor a setup hook starts its call as it starts, and a window of its
+    /// own would cost a case two reads of the kernel's counters for nothing.
+    pub(crate) fn call_spans_case(&mut self) {
+        self.call_is_case = true;
     }
 
     /// Notes the peaks so far. Called after the first call of a sampled
@@ -108,41 +245,49 @@ impl CaseMeter {
     }
 
     pub(crate) fn finish(
-        self,
+        mut self,
         memo_resident_bytes: u64,
         memo_gpu_resident_bytes: u64,
     ) -> MemoryRecord {
-        let peaks = sampler::end(self.watch);
-        let heap = alloc::stats();
-        let (hwm, rss_after_bytes) = match self.rss_method {
-            Some(RssMethod::Hwm) => rss::peak_and_current_bytes(),
-            _ => (None, rss::current_bytes()),
-        };
-        let rss_peak_bytes = match self.rss_method {
-            Some(RssMethod::Hwm) => hwm,
-            Some(RssMethod::Sampled) => peaks.rss,
-            None => None,
-        }
-        .max(self.held.rss);
+        let now = self.read(true);
+        self.close_call(&now);
+        let rss_peak_bytes = now.rss_peak.max(self.held.rss);
+        let heap_peak_bytes = now.heap_peak.map(|p| p.max(self.held.heap.unwrap_or(0)));
+        let (held_gpu, held_reserved) = self.held_gpu;
         let (gpu_peak_bytes, gpu_reserved_peak_bytes) = match self.gpu {
-            Some((GpuMethod::Process, _)) => (peaks.gpu, None),
+            Some((GpuMethod::Process, _)) => (now.gpu.max(held_gpu), None),
             Some((GpuMethod::DeviceDelta, start)) => (
-                peaks
-                    .gpu
+                now.gpu
+                    .max(held_gpu)
                     .zip(start)
                     .map(|(peak, start)| peak.saturating_sub(start)),
                 None,
             ),
-            Some((GpuMethod::TorchAllocator, _)) => torch_peaks(),
+            Some((GpuMethod::TorchAllocator, _)) => {
+                (now.gpu.max(held_gpu), now.gpu_reserved.max(held_reserved))
+            }
             None => (None, None),
         };
+        let call = match (self.call, self.call_is_case) {
+            (Some(window), _) => window,
+            (None, true) => CallWindow {
+                rss_before: self.rss_before,
+                heap_before: self.heap_before,
+                gpu_start: None,
+                rss_peak: rss_peak_bytes,
+                heap_peak: heap_peak_bytes,
+                gpu_peak: gpu_peak_bytes,
+            },
+            (None, false) => CallWindow::default(),
+        };
+        let heap = alloc::stats();
         MemoryRecord {
             rss_before_bytes: self.rss_before,
             rss_peak_bytes,
-            rss_after_bytes,
+            rss_after_bytes: now.rss_now,
             rss_method: self.rss_method,
             heap_before_bytes: self.heap_before,
-            heap_peak_bytes: heap.map(|h| h.peak_bytes.max(self.held.heap.unwrap_or(0))),
+            heap_peak_bytes,
             heap_allocations: heap
                 .map(|h| h.allocations.saturating_sub(self.held.foreign_allocations)),
             gpu_peak_bytes,
@@ -150,8 +295,26 @@ impl CaseMeter {
             gpu_reserved_peak_bytes,
             memo_resident_bytes,
             memo_gpu_resident_bytes,
+            call_rss_before_bytes: call.rss_before,
+            call_rss_peak_bytes: call.rss_peak,
+            call_heap_before_bytes: call.heap_before,
+            call_heap_peak_bytes: call.heap_peak,
+            call_gpu_peak_bytes: call.gpu_peak,
         }
     }
+}
+
+/// The case's figures at one moment.
+#[derive(Clone, Copy, Debug, Default)]
+struct Reading {
+    rss_peak: Option<u64>,
+    rss_now: Option<u64>,
+    heap_peak: Option<u64>,
+    heap_now: Option<u64>,
+    /// GPU bytes as the method counts them (absolute), and the allocator's
+    /// reserved peak.
+    gpu: Option<u64>,
+    gpu_reserved: Option<u64>,
 }
 
 /// How the case's GPU memory is measured: libtorch's allocator, its peaks

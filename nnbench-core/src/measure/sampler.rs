@@ -144,6 +144,20 @@ pub(crate) fn forget_rss_peak(watch: Watch) {
     state.sample();
 }
 
+/// Starts every peak over from what is used now.
+pub(crate) fn restart(watch: Watch) {
+    if watch == Watch::default() {
+        return;
+    }
+    let mut state = sampler()
+        .state
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    state.peaks = Peaks::default();
+    state.last_gpu = None;
+    state.sample();
+}
+
 /// Stops sampling after a last sample; returns the peaks since [`begin`].
 pub(crate) fn end(watch: Watch) -> Peaks {
     if watch == Watch::default() {

@@ -108,6 +108,45 @@ impl CaseRecord {
                 .saturating_sub(m.heap_before_bytes.unwrap_or(0)),
         )
     }
+
+    /// How much the function itself grew resident memory at its peak:
+    /// its peak minus the memory when it was first called, so that the
+    /// memos it was given and the setup hooks are left out.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(case: &nnbench::CaseRecord) {
+    /// if let Some(bytes) = case.call_rss_growth_bytes() {
+    ///     println!("{} needed {bytes} bytes of working memory beside its model", case.id);
+    /// }
+    /// # }
+    /// ```
+    pub fn call_rss_growth_bytes(&self) -> Option<u64> {
+        let m = &self.memory;
+        Some(
+            m.call_rss_peak_bytes?
+                .saturating_sub(m.call_rss_before_bytes?),
+        )
+    }
+
+    /// How much the function itself grew the heap at its peak, with the
+    /// tracker installed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(case: &nnbench::CaseRecord) {
+    /// let working = case.call_heap_growth_bytes().unwrap_or(0);
+    /// # }
+    /// ```
+    pub fn call_heap_growth_bytes(&self) -> Option<u64> {
+        let m = &self.memory;
+        Some(
+            m.call_heap_peak_bytes?
+                .saturating_sub(m.call_heap_before_bytes?),
+        )
+    }
 }
 
 /// How a case was timed and what the timing gave, per call of the function.
@@ -263,6 +302,24 @@ pub struct MemoryRecord {
     /// its memos' [`Memo::device_bytes`](crate::Memo::device_bytes) report).
     #[serde(default)]
     pub memo_gpu_resident_bytes: u64,
+    /// Resident memory when the function was first called: memos resolved
+    /// and setup hooks run.
+    #[serde(default)]
+    pub call_rss_before_bytes: Option<u64>,
+    /// Peak resident memory while the function ran, memo loading and hooks
+    /// left out (every call of a sampled case).
+    #[serde(default)]
+    pub call_rss_peak_bytes: Option<u64>,
+    /// Heap bytes live when the function was first called, with the tracker.
+    #[serde(default)]
+    pub call_heap_before_bytes: Option<u64>,
+    /// Peak heap bytes while the function ran, with the tracker.
+    #[serde(default)]
+    pub call_heap_peak_bytes: Option<u64>,
+    /// Peak GPU memory while the function ran, as `gpu_method` counts it
+    /// (with `device-delta`, above what the device used when the call began).
+    #[serde(default)]
+    pub call_gpu_peak_bytes: Option<u64>,
 }
 
 /// Which way a metric is better: accuracy is `higher`, a loss `lower`.

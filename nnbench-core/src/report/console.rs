@@ -124,7 +124,7 @@ impl Console {
         table
             .load_style(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header(["case", "value", "time", "load", "peak RSS", "GPU"]);
+            .set_header(["case", "value", "time", "load", "call RSS", "GPU"]);
         // A terminal that reports no size (a pty without one) would squeeze
         // every column to a letter.
         if table.width().is_some_and(|w| w < 40) {
@@ -140,7 +140,7 @@ impl Console {
                 Cell::new(value),
                 Cell::new(time(case)),
                 Cell::new(format_ns(case.load_ns as f64)),
-                Cell::new(case.memory.rss_peak_bytes.map_or("-".into(), format_bytes)),
+                Cell::new(call_growth(case).unwrap_or_else(|| "-".into())),
                 Cell::new(case.memory.gpu_peak_bytes.map_or("-".into(), format_bytes)),
             ]);
         }
@@ -224,7 +224,12 @@ fn load(case: &CaseRecord) -> String {
 }
 
 fn peak(case: &CaseRecord) -> String {
-    case.memory
-        .rss_peak_bytes
-        .map_or(String::new(), |b| format!(", peak {}", format_bytes(b)))
+    call_growth(case).map_or(String::new(), |g| format!(", call RSS {g}"))
+}
+
+/// What the function itself added to resident memory at its peak, memos
+/// and hooks left out (the whole case's figures stay in the record).
+fn call_growth(case: &CaseRecord) -> Option<String> {
+    case.call_rss_growth_bytes()
+        .map(|b| format!("+{}", format_bytes(b)))
 }

@@ -106,7 +106,20 @@ pub(crate) fn run(
     if let (true, Body::Call(call)) = (failure.is_clear(), &case.body) {
         let plan = engine::plan(&settings.timing, case.family.timing, case.family.sampling);
         around.entering(Stage::Call);
-        match guarded(|| engine.time(&case.id, &**call, &args, &plan, console, meter.as_mut())) {
+        let fixtures = load_start.is_some() || case.family.setup.is_some();
+        match meter.as_mut() {
+            Some(meter) if fixtures => meter.enter_call(),
+            Some(meter) => meter.call_spans_case(),
+            None => {}
+        }
+        let timed =
+            guarded(|| engine.time(&case.id, &**call, &args, &plan, console, meter.as_mut()));
+        if let Some(meter) = meter.as_mut()
+            && case.family.teardown.is_some()
+        {
+            meter.leave_call();
+        }
+        match timed {
             Ok((metric, timed)) => (value, time) = (metric, timed),
             Err(error) => failure.add(Stage::Call, &error),
         }
