@@ -242,7 +242,11 @@ fn list_shows_a_shards_cases_and_auto_reads_the_scheduler() {
         (&["--shard", "0/3"][..], &[][..], "count from 1"),
         (&["--shard", "auto"], &[], "SLURM_ARRAY_TASK_ID"),
         (&["--shard", "auto"], &kubernetes[..], "auto/N"),
-        (&["--shard-costs", "x.json"], &[], "--shard"),
+        (
+            &["--shard-costs", "x.json"],
+            &[],
+            "not provided:\n  --shard <K/N>",
+        ),
     ] {
         let (_, output) = list(args, env);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));

@@ -124,6 +124,7 @@ impl CaseMeter {
             rss_now,
             heap_peak: heap.map(|h| h.peak_bytes),
             heap_now: heap.map(|h| h.current_bytes),
+            heap_allocations: heap.map(|h| h.allocations),
             gpu,
             gpu_reserved,
         }
@@ -280,7 +281,6 @@ impl CaseMeter {
             },
             (None, false) => CallWindow::default(),
         };
-        let heap = alloc::stats();
         MemoryRecord {
             rss_before_bytes: self.rss_before,
             rss_peak_bytes,
@@ -288,8 +288,9 @@ impl CaseMeter {
             rss_method: self.rss_method,
             heap_before_bytes: self.heap_before,
             heap_peak_bytes,
-            heap_allocations: heap
-                .map(|h| h.allocations.saturating_sub(self.held.foreign_allocations)),
+            heap_allocations: now
+                .heap_allocations
+                .map(|a| a.saturating_sub(self.held.foreign_allocations)),
             gpu_peak_bytes,
             gpu_method: self.gpu.map(|(method, _)| method),
             gpu_reserved_peak_bytes,
@@ -311,6 +312,7 @@ struct Reading {
     rss_now: Option<u64>,
     heap_peak: Option<u64>,
     heap_now: Option<u64>,
+    heap_allocations: Option<u64>,
     /// GPU bytes as the method counts them (absolute), and the allocator's
     /// reserved peak.
     gpu: Option<u64>,

@@ -52,10 +52,11 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     }
     let runner = Runner::with_settings(settings.clone());
     if cli.list {
-        if let Some(line) = runner.describe_shard() {
+        let (ids, shard) = runner.listing();
+        if let Some(line) = shard {
             eprintln!("{line}");
         }
-        for id in runner.list() {
+        for id in ids {
             println!("{id}: benchmark");
         }
         std::process::exit(0);

@@ -636,12 +636,19 @@ impl Runner {
     /// assert_eq!(ids, ["listed/n=1", "listed/n=2"]);
     /// ```
     pub fn list(&self) -> Vec<String> {
+        self.listing().0
+    }
+
+    /// [`list`](Self::list), and with `--shard` one line on the shard: its
+    /// cases, memo loads and share of the expected cost.
+    pub(crate) fn listing(&self) -> (Vec<String>, Option<String>) {
         let cases = registry::cases();
-        let (selected, _) = self.select(&cases);
-        Schedule::static_order(&selected)
+        let (selected, shard) = self.select(&cases);
+        let ids = Schedule::static_order(&selected)
             .into_iter()
             .map(|at| selected[at].id.clone())
-            .collect()
+            .collect();
+        (ids, shard.map(|s| s.describe()))
     }
 
     /// Runs the selected cases and writes the record where configured.
@@ -799,7 +806,7 @@ impl Runner {
     }
 
     /// The selected cases, of this runner's shard when it has one.
-    fn select<'a>(&self, cases: &'a [Case]) -> (Vec<&'a Case>, Option<shard::Assigned<'a>>) {
+    fn select<'a>(&self, cases: &'a [Case]) -> (Vec<&'a Case>, Option<shard::Assigned>) {
         let selection = &self.settings.selection;
         let selected: Vec<&Case> = cases
             .iter()
@@ -807,18 +814,12 @@ impl Runner {
             .collect();
         match self.settings.shard {
             Some(shard) => {
-                let assigned = shard::assign(&selected, shard, self.settings.shard_costs.as_ref());
-                (assigned.cases.clone(), Some(assigned))
+                let (mine, assigned) =
+                    shard::assign(&selected, shard, self.settings.shard_costs.as_ref());
+                (mine, Some(assigned))
             }
             None => (selected, None),
         }
-    }
-
-    /// One line on this runner's shard: its cases, memo loads and share of
-    /// the expected cost; `None` without `--shard`.
-    pub(crate) fn describe_shard(&self) -> Option<String> {
-        let cases = registry::cases();
-        self.select(&cases).1.map(|s| s.describe())
     }
 }
 

@@ -114,31 +114,27 @@ pub enum ShardError {
     },
 }
 
-/// A shard's cases out of the sweep's, and what its record says about it.
-pub(crate) struct Assigned<'a> {
-    /// The shard's cases, in the sweep's order.
-    pub cases: Vec<&'a Case>,
+/// What a shard's record says about it, and what people are told.
+pub(crate) struct Assigned {
     pub record: ShardRecord,
+    /// How many cases the shard runs.
+    pub cases: usize,
     /// How many distinct memos the shard loads.
     pub memo_loads: usize,
     /// What the whole sweep is expected to cost, in the record's unit.
     pub sweep_cost: f64,
 }
 
-/// The cases of `shard` among the sweep's `cases`, planned with `costs`.
+/// The cases of `shard` among the sweep's `cases`, planned with `costs`,
+/// in the sweep's order; and what its record says.
 pub(crate) fn assign<'a>(
     cases: &[&'a Case],
     shard: Shard,
     costs: Option<&ShardCosts>,
-) -> Assigned<'a> {
+) -> (Vec<&'a Case>, Assigned) {
     let measured = costs.filter(|c| !c.is_empty());
     let sweep = sweep(cases, measured);
     let plan = plan::plan(&sweep, shard.count());
-    let mut ids: Vec<&str> = sweep.ids.iter().map(String::as_str).collect();
-    ids.sort_unstable();
-    let case_set = blake3::hash(ids.join("\n").as_bytes()).to_hex()[..16].to_owned();
-    let mut assignment = blake3::Hasher::new();
-    assignment.update(&shard.count().to_le_bytes());
     let mut by_id: Vec<(&str, usize)> = sweep
         .ids
         .iter()
@@ -146,31 +142,37 @@ pub(crate) fn assign<'a>(
         .zip(plan.shard_of.iter().copied())
         .collect();
     by_id.sort_unstable();
+    let (mut case_set, mut assignment) = (blake3::Hasher::new(), blake3::Hasher::new());
+    assignment.update(&shard.count().to_le_bytes());
     for (id, shard) in by_id {
+        case_set.update(id.as_bytes());
+        case_set.update(b"\n");
         assignment.update(id.as_bytes());
         assignment.update(&[0]);
         assignment.update(&shard.to_le_bytes());
     }
     let at = shard.index() - 1;
-    Assigned {
-        cases: cases
-            .iter()
-            .zip(&plan.shard_of)
-            .filter(|&(_, &s)| s == at)
-            .map(|(case, _)| *case)
-            .collect(),
+    let mine: Vec<&Case> = cases
+        .iter()
+        .zip(&plan.shard_of)
+        .filter(|&(_, &s)| s == at)
+        .map(|(case, _)| *case)
+        .collect();
+    let assigned = Assigned {
+        cases: mine.len(),
         record: ShardRecord {
             index: shard.index(),
             count: shard.count(),
             cases: cases.len(),
-            case_set,
+            case_set: case_set.finalize().to_hex()[..16].to_owned(),
             plan: assignment.finalize().to_hex()[..16].to_owned(),
             expected_cost: plan.expected[at] as f64,
             cost_unit: if measured.is_some() { "ns" } else { "cases" }.to_owned(),
         },
         memo_loads: plan.memo_loads[at],
         sweep_cost: plan.expected.iter().sum::<u64>() as f64,
-    }
+    };
+    (mine, assigned)
 }
 
 /// The planner's view of `cases`: distinct memos, and each one's cost.
@@ -255,18 +257,14 @@ fn measured(
     (case_cost, memo_cost)
 }
 
+/// The median of the finite `values`, `None` when there are none.
 fn median(mut values: Vec<f64>) -> Option<f64> {
     values.retain(|v| v.is_finite());
     values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(values[n / 2]),
-        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
-    }
+    (!values.is_empty()).then(|| crate::measure::adaptive::median(&values))
 }
 
-impl Assigned<'_> {
+impl Assigned {
     /// One line for people: which shard, how many cases and memo loads,
     /// and its share of the expected cost.
     pub(crate) fn describe(&self) -> String {
@@ -280,7 +278,7 @@ impl Assigned<'_> {
             "shard {}/{}: {} of {} cases, {} memo loads, {:.1}% of the expected cost ({}, plan {})",
             record.index,
             record.count,
-            self.cases.len(),
+            self.cases,
             record.cases,
             self.memo_loads,
             share,
