@@ -18,7 +18,7 @@ use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::RunRecord;
 use nnbench::compare::{Format, Thresholds, compare};
 use nnbench::measure::rss;
-use nnbench::report::{format_bytes, format_ns};
+use nnbench_units::{format_bytes, format_ns};
 use stats::median;
 use synthetic::synthetic;
 

@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use nnbench::history::{History, RunFilter, StepSearch};
 use nnbench::record::Git;
-use nnbench::report::{format_bytes, format_ns};
+use nnbench_units::{format_bytes, format_ns};
 use stats::median;
 use synthetic::synthetic;
 

@@ -17,8 +17,8 @@ use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use ndarray::{Array2, Ix2, s};
 use nnbench::Memo;
 use nnbench::measure::rss;
-use nnbench::report::{format_bytes, format_ns};
 use nnbench::store::{Format, MappedArray, MappedNpy, Npy};
+use nnbench_units::{format_bytes, format_ns};
 
 fn side() -> usize {
     // 8192² f64 = 512 MiB; 1448² ≈ 16 MiB.
@@ -90,14 +90,14 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
 
     // Recompute, with the tier off.
-    nnbench::memo::set_disk_dir(None);
+    nnbench::memo::set_disk_tier(nnbench::memo::DiskTier::Off);
     let (value, compute_time, compute_rss) = measure(|| nnbench::memo::resolve(&Owned(side)));
     let expected = value.as_ref().map(|v| v.sum()).unwrap_or(f64::NAN);
     drop(value);
     nnbench::memo::clear();
 
     // Write both entries (compute + save), then reload each.
-    nnbench::memo::set_disk_dir(Some(dir.clone()));
+    nnbench::memo::set_disk_tier(nnbench::memo::DiskTier::At(dir.clone()));
     let (_, save_time, _) = measure(|| drop(nnbench::memo::resolve(&Owned(side))));
     drop(nnbench::memo::resolve(&Mapped(side)));
     nnbench::memo::clear();

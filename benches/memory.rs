@@ -26,7 +26,7 @@ use ndarray::Array2;
 use nnbench::Runner;
 use nnbench::alloc::TrackingAllocator;
 use nnbench::measure::rss;
-use nnbench::report::{format_bytes, format_ns};
+use nnbench_units::{format_bytes, format_ns};
 use stats::median;
 
 #[global_allocator]

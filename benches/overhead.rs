@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use criterion::Criterion;
-use nnbench::report::format_ns;
 use nnbench::{Memo, Runner, Sampling, Timing};
+use nnbench_units::format_ns;
 use stats::median;
 
 /// Some nanoseconds of work that the optimizer cannot remove.

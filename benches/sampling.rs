@@ -21,8 +21,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use nnbench::report::format_ns;
 use nnbench::{RunRecord, Runner, Timing};
+use nnbench_units::format_ns;
 use stats::median;
 
 /// Some tens of nanoseconds of work, more with larger parameters.

@@ -104,7 +104,7 @@ fn uneven(model: &[f64], batch: u32) -> f64 {
 fn runner(filter: &str) -> Runner {
     Runner::new()
         .filter(filter)
-        .no_memo_cache()
+        .disk_tier(nnbench::memo::DiskTier::Off)
         .quiet(true)
         .record_memory(false)
         .timing(nnbench::Timing::Once)

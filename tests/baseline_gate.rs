@@ -12,8 +12,10 @@
 //! every measurement fails, slower once and then not (a burst of noise, as
 //! the gate sees it) passes after two more measurements.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 #[global_allocator]
 static ALLOC: nnbench::alloc::TrackingAllocator = nnbench::alloc::TrackingAllocator::system();
@@ -65,8 +67,7 @@ fn gated_accuracy() -> f64 {
 }
 
 fn bench(target: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
-    Command::new(std::env::current_exe().expect("own path"))
-        .env("NNBENCH_BASELINE_GATE_CHILD", "1")
+    support::bench_binary()
         .env("CARGO_TARGET_DIR", target)
         .envs(envs.iter().copied())
         .args(["--bench", "--sample-size", "30"])
@@ -76,34 +77,39 @@ fn bench(target: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
         .expect("the child runs")
 }
 
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
+fn main() {
+    support::main(
+        "baseline_gate",
+        support::checks![
+            a_fatter_case_fails_the_gate_named,
+            unchanged_code_passes_ten_pairs_of_ten,
+            a_missing_baseline_is_bad_input,
+        ],
+    );
 }
 
-fn main() {
-    if std::env::var_os("NNBENCH_BASELINE_GATE_CHILD").is_some() {
-        nnbench::__private::main("baseline_gate", env!("CARGO_MANIFEST_DIR"));
-    }
+/// A baseline saved in a fresh target folder.
+fn saved_baseline() -> tempfile::TempDir {
     let target = tempfile::tempdir().expect("temp dir");
     let saved = bench(target.path(), &["--quiet", "--save-baseline", "main"], &[]);
-    assert!(saved.status.success(), "{}", text(&saved));
+    assert!(saved.status.success(), "{}", support::said(&saved));
     assert!(
         target
             .path()
             .join("nnbench/baseline_gate/baselines/main.json")
             .is_file()
     );
+    target
+}
 
+fn a_fatter_case_fails_the_gate_named() {
+    let target = saved_baseline();
     let changed = bench(
         target.path(),
         &["--baseline", "main", "--fail-on", "time=off"],
         &[("NNBENCH_TEST_FATTER", "1.5")],
     );
-    let said = text(&changed);
+    let said = support::said(&changed);
     assert_eq!(changed.status.code(), Some(1), "{said}");
     assert!(
         said.contains("1 of 4 cases regressed against baseline main"),
@@ -119,11 +125,13 @@ fn main() {
     );
 
     slower_time_is_measured_again(target.path());
+}
 
+fn unchanged_code_passes_ten_pairs_of_ten() {
     for attempt in 1..=10 {
         let pair = tempfile::tempdir().expect("temp dir");
         let saved = bench(pair.path(), &["--quiet", "--save-baseline", "main"], &[]);
-        assert!(saved.status.success(), "{}", text(&saved));
+        assert!(saved.status.success(), "{}", support::said(&saved));
         let same = bench(
             pair.path(),
             &["--baseline", "main", "--fail-on", "time=off"],
@@ -132,18 +140,25 @@ fn main() {
         assert!(
             same.status.success(),
             "unchanged code flagged on attempt {attempt}: {}",
-            text(&same)
+            support::said(&same)
         );
     }
+}
 
+fn a_missing_baseline_is_bad_input() {
+    let target = tempfile::tempdir().expect("temp dir");
     let missing = bench(target.path(), &["--baseline", "nightly"], &[]);
-    assert_eq!(missing.status.code(), Some(2), "{}", text(&missing));
-    assert!(
-        text(&missing).contains("--save-baseline nightly"),
+    assert_eq!(
+        missing.status.code(),
+        Some(2),
         "{}",
-        text(&missing)
+        support::said(&missing)
     );
-    println!("1 passed, 0 failed");
+    assert!(
+        support::said(&missing).contains("--save-baseline nightly"),
+        "{}",
+        support::said(&missing)
+    );
 }
 
 /// Against the baseline saved in `target`: a case three times slower in
@@ -152,7 +167,7 @@ fn main() {
 fn slower_time_is_measured_again(target: &Path) {
     let args = ["--baseline", "main", "--exact", "gated_sleep"];
     let slower = bench(target, &args, &[("NNBENCH_TEST_SLEEPIER", "3")]);
-    let said = text(&slower);
+    let said = support::said(&slower);
     assert_eq!(slower.status.code(), Some(1), "{said}");
     assert!(
         said.contains("measured again to confirm: gated_sleep"),
@@ -165,7 +180,7 @@ fn slower_time_is_measured_again(target: &Path) {
     );
 
     let burst = bench(target, &args, &[("NNBENCH_TEST_SLOW_CALLS", "1")]);
-    let said = text(&burst);
+    let said = support::said(&burst);
     assert!(burst.status.success(), "{said}");
     assert!(said.contains("0 regressed"), "{said}");
     let record = nnbench::RunRecord::read(target.join("nnbench/baseline_gate/latest.json"))

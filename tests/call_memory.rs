@@ -102,7 +102,7 @@ fn the_call_peak_leaves_out_the_memo_and_the_whole_case_peak_keeps_it() {
             .filter("evaluate/")
             .test_mode(true)
             .quiet(true)
-            .no_memo_cache()
+            .disk_tier(nnbench::memo::DiskTier::Off)
             .run()
             .unwrap()
     };

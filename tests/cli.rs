@@ -2,6 +2,8 @@
 //! file at fault, and exports in the shapes Bencher and
 //! github-action-benchmark document.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -67,14 +69,6 @@ fn nnbench(args: &[&str]) -> Output {
         .expect("nnbench runs")
 }
 
-fn said(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 fn s(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
@@ -86,8 +80,12 @@ fn the_same_run_passes_and_a_fatter_or_less_accurate_case_fails_named() {
     let same = write(dir.path(), "same.json", &base);
     let base_path = write(dir.path(), "base.json", &base);
     let ok = nnbench(&["compare", s(&base_path), s(&same)]);
-    assert_eq!(ok.status.code(), Some(0), "{}", said(&ok));
-    assert!(said(&ok).contains("2 cases: 0 regressed"), "{}", said(&ok));
+    assert_eq!(ok.status.code(), Some(0), "{}", support::said(&ok));
+    assert!(
+        support::said(&ok).contains("2 cases: 0 regressed"),
+        "{}",
+        support::said(&ok)
+    );
 
     // The function's own memory is what is gated: a larger model (the
     // whole case's peak) with the same working memory is no regression.
@@ -100,15 +98,20 @@ fn the_same_run_passes_and_a_fatter_or_less_accurate_case_fails_named() {
     let thin_path = write(dir.path(), "thin.json", &thin);
     let bigger_path = write(dir.path(), "bigger-model.json", &bigger_model);
     let same_call = nnbench(&["compare", s(&thin_path), s(&bigger_path)]);
-    assert_eq!(same_call.status.code(), Some(0), "{}", said(&same_call));
+    assert_eq!(
+        same_call.status.code(),
+        Some(0),
+        "{}",
+        support::said(&same_call)
+    );
 
     let mut head = thin.clone();
     head.cases[0].memory.call_rss_peak_bytes = Some(300 << 20);
     head.cases[1].value = serde_json::json!(0.1);
     let head_path = write(dir.path(), "head.json", &head);
     let bad = nnbench(&["compare", s(&thin_path), s(&head_path)]);
-    assert_eq!(bad.status.code(), Some(1), "{}", said(&bad));
-    let text = said(&bad);
+    assert_eq!(bad.status.code(), Some(1), "{}", support::said(&bad));
+    let text = support::said(&bad);
     assert!(
         text.contains("cli_case/n=1") && text.contains("rss"),
         "{text}"
@@ -127,7 +130,12 @@ fn the_same_run_passes_and_a_fatter_or_less_accurate_case_fails_named() {
         "--fail-on",
         "rss=150%,value=off",
     ]);
-    assert_eq!(lenient.status.code(), Some(0), "{}", said(&lenient));
+    assert_eq!(
+        lenient.status.code(),
+        Some(0),
+        "{}",
+        support::said(&lenient)
+    );
 
     let markdown = nnbench(&[
         "compare",
@@ -136,7 +144,7 @@ fn the_same_run_passes_and_a_fatter_or_less_accurate_case_fails_named() {
         "--format",
         "markdown",
     ]);
-    assert!(said(&markdown).contains("| case | verdict | what changed |"));
+    assert!(support::said(&markdown).contains("| case | verdict | what changed |"));
     let json = nnbench(&["compare", s(&thin_path), s(&head_path), "--format", "json"]);
     let parsed: Json = serde_json::from_slice(&json.stdout).expect("JSON");
     assert_eq!(parsed["cases"].as_array().unwrap().len(), 2);
@@ -172,7 +180,7 @@ fn a_family_fail_on_loosens_its_own_cases_only() {
         write(dir.path(), "h.json", &head),
     );
     let out = nnbench(&["compare", s(&b), s(&h), "--format", "json"]);
-    assert_eq!(out.status.code(), Some(1), "{}", said(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", support::said(&out));
     let parsed: Json = serde_json::from_slice(&out.stdout).expect("JSON");
     let verdict = |id: &str| {
         parsed["cases"]
@@ -207,10 +215,10 @@ fn a_changed_model_file_is_reported_beside_the_verdict() {
         write(dir.path(), "same.json", &same),
         write(dir.path(), "h.json", &head),
     );
-    let unchanged = said(&nnbench(&["compare", s(&b), s(&same)]));
+    let unchanged = support::said(&nnbench(&["compare", s(&b), s(&same)]));
     assert!(!unchanged.contains("other inputs"), "{unchanged}");
     let out = nnbench(&["compare", s(&b), s(&h), "--fail-on", "value=off"]);
-    let text = said(&out);
+    let text = support::said(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(
         text.contains("input_case") && text.contains("other inputs"),
@@ -265,7 +273,7 @@ fn cases_on_one_side_are_new_or_gone_and_a_failure_is_never_an_improvement() {
         write(dir.path(), "h.json", &head),
     );
     let out = nnbench(&["compare", s(&b), s(&h)]);
-    let text = said(&out);
+    let text = support::said(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("1 new") && text.contains("1 gone"), "{text}");
     assert!(
@@ -286,15 +294,27 @@ fn bad_input_exits_2_naming_the_file() {
     let missing = dir.path().join("missing.json");
     for bad in [&truncated, &foreign, &missing] {
         let out = nnbench(&["compare", s(bad), s(&good)]);
-        assert_eq!(out.status.code(), Some(2), "{}", said(&out));
-        assert!(said(&out).contains(s(bad)), "{}", said(&out));
+        assert_eq!(out.status.code(), Some(2), "{}", support::said(&out));
+        assert!(
+            support::said(&out).contains(s(bad)),
+            "{}",
+            support::said(&out)
+        );
     }
     let out = nnbench(&["compare", s(&good), s(&good), "--fail-on", "speed=5%"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(said(&out).contains("speed"), "{}", said(&out));
+    assert!(
+        support::said(&out).contains("speed"),
+        "{}",
+        support::said(&out)
+    );
     let out = nnbench(&["compare", "no-such-baseline", s(&good)]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(said(&out).contains("no-such-baseline"), "{}", said(&out));
+    assert!(
+        support::said(&out).contains("no-such-baseline"),
+        "{}",
+        support::said(&out)
+    );
 }
 
 #[test]
@@ -308,8 +328,12 @@ fn any_commit_text_in_a_record_is_shown_without_panicking() {
     });
     let path = write(dir.path(), "odd.json", &odd);
     let out = nnbench(&["compare", s(&path), s(&path)]);
-    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
-    assert!(said(&out).contains(&"é".repeat(10)), "{}", said(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", support::said(&out));
+    assert!(
+        support::said(&out).contains(&"é".repeat(10)),
+        "{}",
+        support::said(&out)
+    );
 }
 
 #[test]
@@ -319,7 +343,7 @@ fn a_folder_of_records_is_one_side() {
     std::fs::create_dir(&bench).unwrap();
     let path = write(&bench, "latest.json", &record());
     let out = nnbench(&["compare", s(&path), s(dir.path())]);
-    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", support::said(&out));
 }
 
 /// Bencher Metric Format: `{benchmark: {measure: {value, lower_value?,
@@ -372,7 +396,7 @@ fn exports_have_the_published_shapes() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "run.json", &record());
     let bmf = nnbench(&["export", "--format", "bmf", s(&path)]);
-    assert_eq!(bmf.status.code(), Some(0), "{}", said(&bmf));
+    assert_eq!(bmf.status.code(), Some(0), "{}", support::said(&bmf));
     let bmf: Json = serde_json::from_slice(&bmf.stdout).unwrap();
     check_bmf(&bmf);
     assert_eq!(bmf["cli_case/n=2"]["cli-case"]["value"], 0.5);

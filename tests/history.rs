@@ -4,14 +4,14 @@
 //! file is refused and left as it was. This binary (`harness = false`) also
 //! runs itself as a bench.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 use nnbench::compare::Verdict;
 use nnbench::history::{History, HistoryError, Machine, RunFilter, StepSearch};
 use nnbench::{RunRecord, Runner};
-
-const CHILD: &str = "NNBENCH_HISTORY_CHILD";
 
 #[nnbench::parametrize([(n = 1), (n = 2)], timing = once)]
 fn square(n: u64) -> u64 {
@@ -103,10 +103,6 @@ fn tool(args: &[&str], history: &Path) -> Output {
         .env("NNBENCH_HISTORY", history)
         .output()
         .expect("nnbench runs")
-}
-
-fn text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
 }
 
 fn adding_a_record_twice_keeps_one_run() {
@@ -284,13 +280,17 @@ fn steps_are_found_at_their_commit_and_judged_by_direction() {
     // The tool: regressions only, unless --all; --fail only for a
     // regression at the newest commit.
     let listed = tool(&["history", "regressions"], &path);
-    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed));
+    assert_eq!(listed.status.code(), Some(0), "{}", support::said(&listed));
     assert!(
-        text(&listed).contains("1 regressions in"),
+        support::said(&listed).contains("1 regressions in"),
         "{}",
-        text(&listed)
+        support::said(&listed)
     );
-    assert!(text(&listed).contains("+1"), "{}", text(&listed));
+    assert!(
+        support::said(&listed).contains("+1"),
+        "{}",
+        support::said(&listed)
+    );
     let all = tool(
         &["history", "regressions", "--all", "--format", "json"],
         &path,
@@ -308,11 +308,11 @@ fn steps_are_found_at_their_commit_and_judged_by_direction() {
         history.add(&record, None).unwrap();
     }
     let failed = tool(&["history", "regressions", "--fail"], &path);
-    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed));
+    assert_eq!(failed.status.code(), Some(1), "{}", support::said(&failed));
     assert!(
-        text(&failed).contains("regressed (newest)"),
+        support::said(&failed).contains("regressed (newest)"),
         "{}",
-        text(&failed)
+        support::said(&failed)
     );
     let tolerant = tool(
         &["history", "regressions", "--fail", "--fail-on", "value=off"],
@@ -357,19 +357,31 @@ fn the_tool_adds_lists_and_shows() {
     record().write(&file).unwrap();
     let name = file.to_str().unwrap();
     let added = tool(&["history", "add", name], &history);
-    assert!(added.status.success(), "{}", text(&added));
-    assert!(text(&added).contains("added as run 1"), "{}", text(&added));
+    assert!(added.status.success(), "{}", support::said(&added));
+    assert!(
+        support::said(&added).contains("added as run 1"),
+        "{}",
+        support::said(&added)
+    );
     let again = tool(&["history", "add", name], &history);
-    assert!(text(&again).contains("already in the history as run 1"));
+    assert!(support::said(&again).contains("already in the history as run 1"));
     let list = tool(&["history", "list"], &history);
     assert!(list.status.success());
-    assert!(text(&list).contains("1 runs in"), "{}", text(&list));
+    assert!(
+        support::said(&list).contains("1 runs in"),
+        "{}",
+        support::said(&list)
+    );
     let show = tool(&["history", "show", "square/n=2"], &history);
-    assert!(show.status.success(), "{}", text(&show));
-    assert!(text(&show).contains("┆ 4 "), "{}", text(&show));
+    assert!(show.status.success(), "{}", support::said(&show));
+    assert!(
+        support::said(&show).contains("┆ 4 "),
+        "{}",
+        support::said(&show)
+    );
     let missing = tool(&["history", "show", "no/such"], &history);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(text(&missing).contains("no run has a case `no/such`"));
+    assert!(support::said(&missing).contains("no run has a case `no/such`"));
     let bad = tool(
         &[
             "history",
@@ -379,18 +391,17 @@ fn the_tool_adds_lists_and_shows() {
         &history,
     );
     assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad).contains("absent.json"));
+    assert!(support::said(&bad).contains("absent.json"));
     let nowhere = tool(&["history", "list"], &dir.path().join("none.sqlite"));
     assert_eq!(nowhere.status.code(), Some(2));
-    assert!(text(&nowhere).contains("no history here"));
+    assert!(support::said(&nowhere).contains("no history here"));
 }
 
 fn a_bench_binary_adds_its_run_as_it_ends() {
     let dir = tempfile::tempdir().unwrap();
     let history = dir.path().join("h.sqlite");
     let run = |args: &[&str]| {
-        Command::new(std::env::current_exe().expect("own path"))
-            .env(CHILD, "1")
+        support::bench_binary()
             .env("CARGO_TARGET_DIR", dir.path())
             .env("NNBENCH_HISTORY", &history)
             .args(["square/", "--once"])
@@ -399,14 +410,14 @@ fn a_bench_binary_adds_its_run_as_it_ends() {
             .expect("the bench runs")
     };
     let measured = run(&["--bench", "--history"]);
-    assert!(measured.status.success(), "{}", text(&measured));
-    assert!(text(&measured).contains("history: added as run 1"));
+    assert!(measured.status.success(), "{}", support::said(&measured));
+    assert!(support::said(&measured).contains("history: added as run 1"));
     let tested = run(&["--history"]);
-    assert!(text(&tested).contains("a test-mode run (no --bench) is not added"));
+    assert!(support::said(&tested).contains("a test-mode run (no --bench) is not added"));
     let other = dir.path().join("other.sqlite");
     let flag = format!("--history={}", other.display());
     let elsewhere = run(&["--bench", &flag]);
-    assert!(elsewhere.status.success(), "{}", text(&elsewhere));
+    assert!(elsewhere.status.success(), "{}", support::said(&elsewhere));
     assert_eq!(
         History::open(&history)
             .unwrap()
@@ -426,42 +437,17 @@ fn a_bench_binary_adds_its_run_as_it_ends() {
 }
 
 fn main() {
-    if std::env::var_os(CHILD).is_some() {
-        nnbench::__private::main("history", env!("CARGO_MANIFEST_DIR"));
-    }
-    let checks: [(&str, fn()); 8] = [
-        (
-            "adding_a_record_twice_keeps_one_run",
+    support::main(
+        "history",
+        support::checks![
             adding_a_record_twice_keeps_one_run,
-        ),
-        ("machines_are_kept_apart", machines_are_kept_apart),
-        (
-            "writers_side_by_side_lose_nothing",
+            machines_are_kept_apart,
             writers_side_by_side_lose_nothing,
-        ),
-        (
-            "damaged_and_foreign_files_are_refused_and_left_alone",
             damaged_and_foreign_files_are_refused_and_left_alone,
-        ),
-        (
-            "steps_are_found_at_their_commit_and_judged_by_direction",
             steps_are_found_at_their_commit_and_judged_by_direction,
-        ),
-        (
-            "an_older_layout_is_brought_up_to_date",
             an_older_layout_is_brought_up_to_date,
-        ),
-        (
-            "the_tool_adds_lists_and_shows",
             the_tool_adds_lists_and_shows,
-        ),
-        (
-            "a_bench_binary_adds_its_run_as_it_ends",
             a_bench_binary_adds_its_run_as_it_ends,
-        ),
-    ];
-    for (name, check) in checks {
-        check();
-        println!("test {name} ... ok");
-    }
+        ],
+    );
 }

@@ -3,13 +3,13 @@
 //! binary (`harness = false`) runs itself as the bench, as `cargo bench`
 //! would, and the signals are real.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 use nnbench::RunRecord;
-
-const CHILD: &str = "NNBENCH_INTERRUPT_CHILD";
 
 /// Five steps of a long sweep; each says when it starts.
 #[nnbench::parametrize([(n = 1), (n = 2), (n = 3), (n = 4), (n = 5)], timing = once)]
@@ -20,8 +20,7 @@ fn step(n: u32) -> u32 {
 }
 
 fn bench(target: &Path, args: &[&str]) -> Child {
-    Command::new(std::env::current_exe().expect("own path"))
-        .env(CHILD, "1")
+    support::bench_binary()
         .env("CARGO_TARGET_DIR", target)
         .args(["--bench", "step/"])
         .args(args)
@@ -172,31 +171,13 @@ fn without_resume_a_run_starts_over() {
 }
 
 fn main() {
-    if std::env::var_os(CHILD).is_some() {
-        nnbench::__private::main("interrupt", env!("CARGO_MANIFEST_DIR"));
-    }
-    // Test mode of the bench binaries themselves (`cargo test --benches`
-    // style arguments) is not what this file tests: it runs its checks.
-    let checks: [(&str, fn()); 4] = [
-        (
-            "ctrl_c_keeps_the_finished_cases_and_resume_runs_the_rest",
+    support::main(
+        "interrupt",
+        support::checks![
             ctrl_c_keeps_the_finished_cases_and_resume_runs_the_rest,
-        ),
-        (
-            "a_killed_run_leaves_its_finished_cases_for_resume",
             a_killed_run_leaves_its_finished_cases_for_resume,
-        ),
-        (
-            "a_second_signal_stops_at_once",
             a_second_signal_stops_at_once,
-        ),
-        (
-            "without_resume_a_run_starts_over",
             without_resume_a_run_starts_over,
-        ),
-    ];
-    for (name, check) in checks {
-        check();
-        println!("test {name} ... ok");
-    }
+        ],
+    );
 }

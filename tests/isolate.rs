@@ -3,6 +3,8 @@
 //! exit, allocate until they fail, or hang. The failures are real: the
 //! worker processes die of them.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -10,8 +12,6 @@ use std::time::{Duration, Instant};
 
 use nnbench::store::{Format, Json};
 use nnbench::{CaseRecord, Memo, RunRecord};
-
-const CHILD: &str = "NNBENCH_ISOLATE_CHILD";
 
 /// Weights that are costly to make, kept in the disk tier: a worker that
 /// replaces a dead one loads them from there.
@@ -72,9 +72,8 @@ fn slow(n: u32) -> u32 {
 }
 
 fn command(target: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(std::env::current_exe().expect("own path"));
+    let mut command = support::bench_binary();
     command
-        .env(CHILD, "1")
         .env("CARGO_TARGET_DIR", target)
         .arg("--bench")
         .args(args)
@@ -309,37 +308,15 @@ fn ctrl_c_to_the_supervisor_stops_the_worker_after_its_case() {
 }
 
 fn main() {
-    if std::env::var_os(CHILD).is_some() {
-        nnbench::__private::main("isolate", env!("CARGO_MANIFEST_DIR"));
-    }
-    let checks: [(&str, fn()); 6] = [
-        (
-            "an_abort_and_an_exit_fail_only_their_cases",
+    support::main(
+        "isolate",
+        support::checks![
             an_abort_and_an_exit_fail_only_their_cases,
-        ),
-        (
-            "a_case_that_allocates_past_the_limit_fails_as_out_of_memory",
             a_case_that_allocates_past_the_limit_fails_as_out_of_memory,
-        ),
-        (
-            "a_case_the_oom_killer_kills_is_recorded_as_out_of_memory",
             a_case_the_oom_killer_kills_is_recorded_as_out_of_memory,
-        ),
-        (
-            "a_hanging_case_is_killed_in_isolation_and_the_run_goes_on",
             a_hanging_case_is_killed_in_isolation_and_the_run_goes_on,
-        ),
-        (
-            "without_isolation_a_timeout_stops_the_run_and_resume_goes_on",
             without_isolation_a_timeout_stops_the_run_and_resume_goes_on,
-        ),
-        (
-            "ctrl_c_to_the_supervisor_stops_the_worker_after_its_case",
             ctrl_c_to_the_supervisor_stops_the_worker_after_its_case,
-        ),
-    ];
-    for (name, check) in checks {
-        check();
-        println!("test {name} ... ok");
-    }
+        ],
+    );
 }

@@ -30,7 +30,7 @@ fn runner(filter: &str, dir: &Path) -> Runner {
         .filter(filter)
         .quiet(true)
         .test_mode(true)
-        .memo_cache_dir(dir)
+        .disk_tier(nnbench::memo::DiskTier::At(dir.into()))
 }
 
 fn values(record: &RunRecord) -> Vec<serde_json::Value> {
@@ -259,7 +259,7 @@ fn corrupt_truncated_foreign_and_outdated_entries_are_recomputed() {
     let files = entries(dir.path());
     assert_eq!(files.len(), 3);
     let path_of = |seed: u64| -> PathBuf {
-        nnbench::memo::set_disk_dir(Some(dir.path().to_owned()));
+        nnbench::memo::set_disk_tier(nnbench::memo::DiskTier::At(dir.path().to_owned()));
         let before = entries(dir.path());
         // Which file belongs to which memo: the one whose header names it.
         before
@@ -311,7 +311,7 @@ fn corrupt_truncated_foreign_and_outdated_entries_are_recomputed() {
     nnbench::memo::resolve(&newer).unwrap();
     assert_eq!(FEATURE_COMPUTES.load(Ordering::SeqCst), before + 1);
     nnbench::memo::evict(&newer);
-    nnbench::memo::set_disk_dir(None);
+    nnbench::memo::set_disk_tier(nnbench::memo::DiskTier::Off);
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
@@ -444,7 +444,7 @@ fn under_a_budget_an_evicted_persisted_memo_is_spilled_not_lost() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     // Computed while the tier is off: not on disk yet.
-    nnbench::memo::set_disk_dir(None);
+    nnbench::memo::set_disk_tier(nnbench::memo::DiskTier::Off);
     drop(nnbench::memo::resolve(&Spilled(1)).unwrap());
     let spills = nnbench::memo::stats().spills;
 
@@ -462,7 +462,7 @@ fn under_a_budget_an_evicted_persisted_memo_is_spilled_not_lost() {
     assert_eq!(record.memo.spills, 1);
 
     // The run's tier was its own: resolving outside it names the folder.
-    nnbench::memo::set_disk_dir(Some(dir.path().to_owned()));
+    nnbench::memo::set_disk_tier(nnbench::memo::DiskTier::At(dir.path().to_owned()));
     let before = SPILLED_COMPUTES.load(Ordering::SeqCst);
     assert_eq!(nnbench::memo::resolve(&Spilled(1)).unwrap()[0], 1);
     assert_eq!(
@@ -471,7 +471,7 @@ fn under_a_budget_an_evicted_persisted_memo_is_spilled_not_lost() {
         "read back from its spill"
     );
     nnbench::memo::clear();
-    nnbench::memo::set_disk_dir(None);
+    nnbench::memo::set_disk_tier(nnbench::memo::DiskTier::Off);
 }
 
 // --- processes sharing the tier ---------------------------------------------------
@@ -494,7 +494,7 @@ impl Memo for Raced {
 #[test]
 fn race_child() {
     if let Some(dir) = std::env::var_os("NNBENCH_TEST_RACE_DIR") {
-        nnbench::memo::set_disk_dir(Some(dir.into()));
+        nnbench::memo::set_disk_tier(nnbench::memo::DiskTier::At(dir.into()));
         assert_eq!(nnbench::memo::resolve(&Raced).unwrap().len(), 100_000);
     }
 }
@@ -523,7 +523,7 @@ fn two_processes_racing_to_write_one_entry_leave_one_valid_entry() {
         "one entry, no temporary file left: {files:?}"
     );
 
-    nnbench::memo::set_disk_dir(Some(dir.path().to_owned()));
+    nnbench::memo::set_disk_tier(nnbench::memo::DiskTier::At(dir.path().to_owned()));
     let hits = nnbench::memo::stats().disk_hits;
     assert_eq!(
         nnbench::memo::resolve(&Raced)
@@ -539,7 +539,7 @@ fn two_processes_racing_to_write_one_entry_leave_one_valid_entry() {
         "the entry is valid"
     );
     nnbench::memo::clear();
-    nnbench::memo::set_disk_dir(None);
+    nnbench::memo::set_disk_tier(nnbench::memo::DiskTier::Off);
 }
 
 #[test]

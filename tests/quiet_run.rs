@@ -3,8 +3,10 @@
 //! warning. The binary is a bench binary (`harness = false`): run by
 //! `cargo test`, it runs itself as one and inspects what that printed.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use nnbench::store::{Binary, Format};
 use nnbench::{Memo, RunRecord};
@@ -27,14 +29,8 @@ fn sums_a_persisted_memo(p: &[u32]) -> u64 {
     p.iter().map(|&v| u64::from(v)).sum()
 }
 
-/// The child: a bench binary with the flags it was given.
-fn child() -> ! {
-    nnbench::__private::main("quiet_run", env!("CARGO_MANIFEST_DIR"))
-}
-
 fn run_child(dir: &Path, out: &Path) -> Output {
-    Command::new(std::env::current_exe().expect("own path"))
-        .env("NNBENCH_QUIET_RUN_CHILD", "1")
+    support::bench_binary()
         .args(["--bench", "--quiet", "--sample-size", "10"])
         .args(["--warm-up-time", "10ms", "--measurement-time", "50ms"])
         .arg("--memo-cache-dir")
@@ -56,9 +52,13 @@ fn entry(dir: &Path) -> PathBuf {
 }
 
 fn main() {
-    if std::env::var_os("NNBENCH_QUIET_RUN_CHILD").is_some() {
-        child();
-    }
+    support::main(
+        "quiet_run",
+        support::checks![a_quiet_run_prints_nothing_and_its_record_keeps_the_warning],
+    );
+}
+
+fn a_quiet_run_prints_nothing_and_its_record_keeps_the_warning() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (tier, out) = (dir.path().join("memo-cache"), dir.path().join("run.json"));
 
@@ -87,5 +87,4 @@ fn main() {
         "{:?}",
         case.warnings
     );
-    println!("1 passed, 0 failed");
 }

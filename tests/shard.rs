@@ -3,14 +3,14 @@
 //! the bench) is started once per shard, side by side, and the shards'
 //! records are merged by the `nnbench` tool.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use nnbench::{Memo, RunRecord};
 use serde_json::Value as Json;
-
-const CHILD: &str = "NNBENCH_SHARD_CHILD";
 
 /// A model: its weights are made from its number, so every shard computes
 /// the same values.
@@ -49,9 +49,8 @@ fn swept(model: &[f64], data: &[f64], batch: u32) -> f64 {
 }
 
 fn bench(args: &[&str]) -> Command {
-    let mut command = Command::new(std::env::current_exe().expect("own path"));
+    let mut command = support::bench_binary();
     command
-        .env(CHILD, "1")
         .env_remove("NNBENCH_SHARD")
         .env_remove("SLURM_ARRAY_TASK_ID")
         .env_remove("JOB_COMPLETION_INDEX")
@@ -67,14 +66,6 @@ fn tool(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("nnbench runs")
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 fn path(p: &Path) -> &str {
@@ -98,7 +89,7 @@ fn run_shards(dir: &Path, filter: &str, count: usize) -> Vec<PathBuf> {
         .into_iter()
         .map(|(out, child)| {
             let output = child.wait_with_output().expect("a shard ends");
-            assert!(output.status.success(), "{}", text(&output));
+            assert!(output.status.success(), "{}", support::said(&output));
             out
         })
         .collect()
@@ -123,7 +114,7 @@ fn shards_merged_give_the_unsharded_sweep_and_compute_each_model_once() {
     let output = bench(&["scored/", "--out", path(&whole_path)])
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", text(&output));
+    assert!(output.status.success(), "{}", support::said(&output));
     let whole = RunRecord::read(&whole_path).unwrap();
     assert_eq!(whole.cases.len(), 24);
     for count in [1, 2, 3, 7] {
@@ -137,7 +128,7 @@ fn shards_merged_give_the_unsharded_sweep_and_compute_each_model_once() {
         }
         let merged_path = dir.path().join(format!("merged-{count}.json"));
         let merged = tool(&["merge", path(&shards_dir), "-o", path(&merged_path)]);
-        assert!(merged.status.success(), "{}", text(&merged));
+        assert!(merged.status.success(), "{}", support::said(&merged));
         let merged = RunRecord::read(&merged_path).unwrap();
         assert_eq!(values(&merged), values(&whole), "{count} shards");
         assert_eq!(merged.shards.len(), count);
@@ -221,9 +212,9 @@ fn list_shows_a_shards_cases_and_auto_reads_the_scheduler() {
     assert_eq!(shards.iter().map(Vec::len).sum::<usize>(), 24);
     let (_, output) = list(&["--shard", "2/3"], &[]);
     assert!(
-        text(&output).contains("shard 2/3: 8 of 24 cases, 5 memo loads"),
+        support::said(&output).contains("shard 2/3: 8 of 24 cases, 5 memo loads"),
         "{}",
-        text(&output)
+        support::said(&output)
     );
     // A Slurm job array `--array=0-2`, task 1, is shard 2/3.
     let slurm = [
@@ -249,8 +240,17 @@ fn list_shows_a_shards_cases_and_auto_reads_the_scheduler() {
         ),
     ] {
         let (_, output) = list(args, env);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
-        assert!(text(&output).contains(says), "{args:?}: {}", text(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            support::said(&output)
+        );
+        assert!(
+            support::said(&output).contains(says),
+            "{args:?}: {}",
+            support::said(&output)
+        );
     }
     let (_, output) = list(
         &["--shard", "1/3", "--shard-costs", "/no/such/costs.json"],
@@ -258,9 +258,9 @@ fn list_shows_a_shards_cases_and_auto_reads_the_scheduler() {
     );
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        text(&output).contains("/no/such/costs.json"),
+        support::said(&output).contains("/no/such/costs.json"),
         "{}",
-        text(&output)
+        support::said(&output)
     );
 }
 
@@ -268,7 +268,7 @@ fn measured_costs_plan_the_shards_alike_everywhere() {
     let dir = tempfile::tempdir().unwrap();
     let costs = dir.path().join("costs.json");
     let output = bench(&["swept/", "--out", path(&costs)]).output().unwrap();
-    assert!(output.status.success(), "{}", text(&output));
+    assert!(output.status.success(), "{}", support::said(&output));
     let planned = |k: usize| {
         let out = dir.path().join(format!("planned-{k}.json"));
         let shard = format!("{k}/3");
@@ -283,7 +283,7 @@ fn measured_costs_plan_the_shards_alike_everywhere() {
         ])
         .output()
         .unwrap();
-        assert!(output.status.success(), "{}", text(&output));
+        assert!(output.status.success(), "{}", support::said(&output));
         out
     };
     let files: Vec<PathBuf> = (1..=3).map(planned).collect();
@@ -292,13 +292,13 @@ fn measured_costs_plan_the_shards_alike_everywhere() {
     let merged = dir.path().join("merged.json");
     let paths: Vec<&str> = files.iter().map(|f| path(f)).collect();
     let output = tool(&[&["merge"], &paths[..], &["-o", path(&merged)]].concat());
-    assert!(output.status.success(), "{}", text(&output));
+    assert!(output.status.success(), "{}", support::said(&output));
     // A shard planned without the costs belongs to another plan.
     let unplanned = dir.path().join("unplanned-2.json");
     let output = bench(&["swept/", "--shard", "2/3", "--out", path(&unplanned)])
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", text(&output));
+    assert!(output.status.success(), "{}", support::said(&output));
     let output = tool(&[
         "merge",
         paths[0],
@@ -309,9 +309,9 @@ fn measured_costs_plan_the_shards_alike_everywhere() {
     ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        text(&output).contains("planned differently"),
+        support::said(&output).contains("planned differently"),
         "{}",
-        text(&output)
+        support::said(&output)
     );
 }
 
@@ -323,9 +323,18 @@ fn merge_refuses_what_is_not_one_sweep_naming_the_files() {
     let out = path(&out);
     let refused = |args: &[&str], says: &[&str]| {
         let output = tool(&[&["merge"], args, &["-o", out]].concat());
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            support::said(&output)
+        );
         for said in says {
-            assert!(text(&output).contains(said), "{args:?}: {}", text(&output));
+            assert!(
+                support::said(&output).contains(said),
+                "{args:?}: {}",
+                support::said(&output)
+            );
         }
     };
     refused(&[&one, &three], &["1 of 3 shards is missing: 2", &one]);
@@ -367,12 +376,12 @@ fn merge_refuses_what_is_not_one_sweep_naming_the_files() {
     ])
     .output()
     .unwrap();
-    assert!(output.status.success(), "{}", text(&output));
+    assert!(output.status.success(), "{}", support::said(&output));
     refused(&[&one, path(&narrower), &three], &["different case sets"]);
     // A whole sweep's record, and a damaged file.
     let whole = dir.path().join("whole.json");
     let output = bench(&["swept/", "--out", path(&whole)]).output().unwrap();
-    assert!(output.status.success(), "{}", text(&output));
+    assert!(output.status.success(), "{}", support::said(&output));
     refused(
         &[&one, path(&whole)],
         &["not a shard's record", path(&whole)],
@@ -409,7 +418,7 @@ fn a_merged_record_keeps_each_shards_machine_for_history_and_compare() {
     // Against an unsharded run, the second shard's cases ran on another CPU.
     let whole = dir.path().join("whole.json");
     let output = bench(&["swept/", "--out", path(&whole)]).output().unwrap();
-    assert!(output.status.success(), "{}", text(&output));
+    assert!(output.status.success(), "{}", support::said(&output));
     let comparison = nnbench::compare::compare(
         &RunRecord::read(&whole).unwrap(),
         &merged,
@@ -439,7 +448,7 @@ fn the_slurm_scripts_run_an_array_and_merge_it() {
         let output = Command::new("bash")
             .arg(scripts.join("shard.sbatch"))
             .args([path(&exe), path(&results)])
-            .env(CHILD, "1")
+            .env(support::BENCH_CHILD, "1")
             .env("CARGO_TARGET_DIR", dir.path().join("target"))
             .env("SLURM_ARRAY_JOB_ID", "4242")
             .env("SLURM_ARRAY_TASK_ID", task.to_string())
@@ -449,7 +458,11 @@ fn the_slurm_scripts_run_an_array_and_merge_it() {
             .env("SLURM_ARRAY_TASK_STEP", "1")
             .output()
             .unwrap();
-        assert!(output.status.success(), "task {task}: {}", text(&output));
+        assert!(
+            output.status.success(),
+            "task {task}: {}",
+            support::said(&output)
+        );
     }
     let output = Command::new("bash")
         .arg(scripts.join("merge.sbatch"))
@@ -457,7 +470,7 @@ fn the_slurm_scripts_run_an_array_and_merge_it() {
         .env("PATH", search_path)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", text(&output));
+    assert!(output.status.success(), "{}", support::said(&output));
     let merged = RunRecord::read(results.join("run.json")).unwrap();
     assert_eq!(merged.shards.len(), 3);
     assert_eq!(merged.cases.len(), 48, "every case of this bench");
@@ -465,41 +478,16 @@ fn the_slurm_scripts_run_an_array_and_merge_it() {
 }
 
 fn main() {
-    if std::env::var_os(CHILD).is_some() {
-        nnbench::__private::main("shard", env!("CARGO_MANIFEST_DIR"));
-    }
-    let checks: [(&str, fn()); 7] = [
-        (
-            "shards_merged_give_the_unsharded_sweep_and_compute_each_model_once",
+    support::main(
+        "shard",
+        support::checks![
             shards_merged_give_the_unsharded_sweep_and_compute_each_model_once,
-        ),
-        (
-            "the_seed_sweep_shape_loads_one_model_a_shard",
             the_seed_sweep_shape_loads_one_model_a_shard,
-        ),
-        (
-            "list_shows_a_shards_cases_and_auto_reads_the_scheduler",
             list_shows_a_shards_cases_and_auto_reads_the_scheduler,
-        ),
-        (
-            "measured_costs_plan_the_shards_alike_everywhere",
             measured_costs_plan_the_shards_alike_everywhere,
-        ),
-        (
-            "merge_refuses_what_is_not_one_sweep_naming_the_files",
             merge_refuses_what_is_not_one_sweep_naming_the_files,
-        ),
-        (
-            "a_merged_record_keeps_each_shards_machine_for_history_and_compare",
             a_merged_record_keeps_each_shards_machine_for_history_and_compare,
-        ),
-        (
-            "the_slurm_scripts_run_an_array_and_merge_it",
             the_slurm_scripts_run_an_array_and_merge_it,
-        ),
-    ];
-    for (name, check) in checks {
-        check();
-        println!("test {name} ... ok");
-    }
+        ],
+    );
 }

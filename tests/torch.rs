@@ -186,7 +186,7 @@ fn a_tensor_memo_persists_as_safetensors_and_a_damaged_entry_is_recomputed() {
             .filter("tensor_sum/")
             .quiet(true)
             .test_mode(true)
-            .memo_cache_dir(dir.path())
+            .disk_tier(nnbench::memo::DiskTier::At(dir.path().into()))
             .run()
             .expect("run")
     };
@@ -242,7 +242,7 @@ fn a_torchscript_model_loads_evaluates_and_is_freed_when_evicted() {
         .filter("scripted/")
         .quiet(true)
         .test_mode(true)
-        .no_memo_cache()
+        .disk_tier(nnbench::memo::DiskTier::Off)
         .run()
         .expect("run");
     let _ = std::fs::remove_file(&path);
@@ -282,7 +282,7 @@ fn a_trained_model_memo_persists_and_the_next_run_trains_nothing() {
             .filter("fitted_slope/")
             .quiet(true)
             .test_mode(true)
-            .memo_cache_dir(dir.path())
+            .disk_tier(nnbench::memo::DiskTier::At(dir.path().into()))
             .run()
             .expect("run")
     };

@@ -195,6 +195,18 @@ impl<T, E: Into<Error>> Context<T> for std::result::Result<T, E> {
     }
 }
 
+/// The message of a panic payload (`&str` or `String`; anything else is
+/// named as such).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic payload that is not a string".to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

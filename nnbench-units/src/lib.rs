@@ -1,16 +1,23 @@
-//! The small languages of [nnbench](https://docs.rs/nnbench) that both its
-//! attributes (checked at compile time) and its command lines read, so that
-//! both accept exactly the same things:
+//! The vocabulary that [nnbench](https://docs.rs/nnbench)'s attributes
+//! (checked at compile time), its library and its command lines share, so
+//! that all of them accept and write exactly the same things:
 //!
+//! - the figures of a case that regression tracking follows ([`Figure`]),
+//!   and their units;
 //! - durations (`warm_up = "500ms"`, `--warm-up-time 0.5`): seconds (`1.5`)
 //!   or a duration with its unit (`500ms`, `2s`, `1m 30s`), never zero;
 //! - regression limits (`fail_on = "time=10%"`, `--fail-on rss=2%+4MiB`):
-//!   comma-separated `figure=limit`.
+//!   comma-separated `figure=limit`;
+//! - amounts written for people (`12.3 µs`, `3.00 MiB`).
 
 #![warn(missing_docs)]
 
 mod duration;
+mod figure;
+mod format;
 mod limits;
 
 pub use duration::parse_duration;
-pub use limits::{FIGURES, FigureLimit, Limit, LimitError, Unit, parse_limits};
+pub use figure::{Figure, Unit, UnknownFigure};
+pub use format::{format_amount, format_bytes, format_figure, format_ns};
+pub use limits::{FigureLimit, Limit, LimitError, parse_limits};

@@ -2,33 +2,7 @@
 
 use std::fmt;
 
-/// What a figure counts, which decides how its amounts are written.
-///
-/// # Example
-///
-/// ```
-/// use nnbench_units::{Unit, FIGURES};
-/// assert!(FIGURES.contains(&("rss", Unit::Bytes)));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Unit {
-    /// Nanoseconds: `2ms`, `150us`, or a number of nanoseconds.
-    Time,
-    /// Bytes: `4MiB`, `512KiB`, or a number of bytes.
-    Bytes,
-    /// The figure's own unit: a plain number.
-    Number,
-}
-
-/// The figures a limit can name, and their units.
-pub const FIGURES: [(&str, Unit); 6] = [
-    ("time", Unit::Time),
-    ("load", Unit::Time),
-    ("rss", Unit::Bytes),
-    ("heap", Unit::Bytes),
-    ("gpu", Unit::Bytes),
-    ("value", Unit::Number),
-];
+use crate::{Figure, Unit};
 
 /// How far one figure may move.
 ///
@@ -59,13 +33,14 @@ pub enum Limit {
 /// # Example
 ///
 /// ```
+/// use nnbench_units::Figure;
 /// let limits = nnbench_units::parse_limits("time=10%, gpu=off").unwrap();
-/// assert_eq!((limits[0].figure, limits[1].figure), ("time", "gpu"));
+/// assert_eq!((limits[0].figure, limits[1].figure), (Figure::Time, Figure::Gpu));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FigureLimit {
-    /// The figure's name, as [`FIGURES`] spells it.
-    pub figure: &'static str,
+    /// The figure it limits.
+    pub figure: Figure,
     /// Its limit.
     pub limit: Limit,
 }
@@ -91,10 +66,9 @@ pub enum LimitError {
 impl fmt::Display for LimitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LimitError::UnknownFigure(name) => write!(
-                f,
-                "unknown figure `{name}`: the figures are time, load, rss, heap, gpu and value"
-            ),
+            LimitError::UnknownFigure(name) => {
+                write!(f, "{}", crate::figure::UnknownFigure(name.clone()))
+            }
             LimitError::Malformed(part) => write!(
                 f,
                 "`{part}` is not a limit: write figure=P%, figure=amount, figure=P%+amount or figure=off"
@@ -132,14 +106,13 @@ pub fn parse_limits(spec: &str) -> Result<Vec<FigureLimit>, LimitError> {
             .split_once('=')
             .ok_or_else(|| LimitError::Malformed(part.to_owned()))?;
         let name = name.trim();
-        let &(figure, unit) = FIGURES
-            .iter()
-            .find(|(known, _)| *known == name)
-            .ok_or_else(|| LimitError::UnknownFigure(name.to_owned()))?;
+        let figure: Figure = name
+            .parse()
+            .map_err(|_| LimitError::UnknownFigure(name.to_owned()))?;
         if out.iter().any(|l| l.figure == figure) {
-            return Err(LimitError::Repeated(figure.to_owned()));
+            return Err(LimitError::Repeated(name.to_owned()));
         }
-        let limit = parse_limit(unit, limit.trim())
+        let limit = parse_limit(figure.unit(), limit.trim())
             .ok_or_else(|| LimitError::Malformed(part.to_owned()))?;
         out.push(FigureLimit { figure, limit });
     }

@@ -3,9 +3,10 @@
 use serde_json::Value as Json;
 
 use super::mann_whitney;
-use super::{CaseComparison, Figure, FigureComparison, Presence, Threshold, Thresholds, Verdict};
-use crate::record::{CaseRecord, RunContext, RunRecord, TimeRecord};
-use crate::report::format_ns;
+use nnbench_units::format_ns;
+
+use super::{CaseComparison, FigureComparison, Presence, Threshold, Thresholds, Verdict};
+use crate::record::{CaseRecord, Figure, RunContext, RunRecord, TimeRecord};
 
 /// Compares one case present on both sides, under `t` with the head
 /// family's own `fail_on` limits over it.
@@ -105,20 +106,20 @@ fn compare_figure(
     let threshold = t.get(figure);
     match figure {
         Figure::Time => Some(time(&base.time, &head.time, threshold, t.significance)),
-        Figure::Load => amounts(figure, figure.of(base), figure.of(head), threshold),
+        Figure::Load => amounts(figure, base.figure(figure), head.figure(figure), threshold),
         // The function's own growth, unless a side was recorded before it
         // was: then the whole case's on both sides, one quantity.
-        Figure::Rss | Figure::Heap => match (figure.call_of(base), figure.call_of(head)) {
+        Figure::Rss | Figure::Heap => match (base.call_growth(figure), head.call_growth(figure)) {
             (Some(b), Some(h)) => amounts(figure, Some(b), Some(h), threshold),
             _ => amounts(
                 figure,
-                figure.whole_of(base),
-                figure.whole_of(head),
+                base.whole_growth(figure),
+                head.whole_growth(figure),
                 threshold,
             ),
         },
         Figure::Gpu => {
-            let mut out = amounts(figure, figure.of(base), figure.of(head), threshold)?;
+            let mut out = amounts(figure, base.figure(figure), head.figure(figure), threshold)?;
             // NVML counts the process's whole footprint, the allocator live
             // tensors alone: figures of two methods are not one quantity.
             if let (Some(b), Some(h)) = (base.memory.gpu_method, head.memory.gpu_method)

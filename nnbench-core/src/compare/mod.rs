@@ -18,10 +18,10 @@ mod thresholds;
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{CaseRecord, RunRecord};
+use crate::record::{CaseRecord, Figure, RunRecord};
 
 pub use render::Format;
-pub use thresholds::{Figure, Threshold, ThresholdError, Thresholds};
+pub use thresholds::{Threshold, ThresholdError, Thresholds};
 
 /// What a comparison concluded about one figure, or one case.
 ///

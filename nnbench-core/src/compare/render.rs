@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::{CaseComparison, Comparison, Figure, FigureComparison, Presence, Verdict};
-use crate::report::{format_bytes, format_ns};
+use nnbench_units::{Unit, format_figure};
+
+use super::{CaseComparison, Comparison, FigureComparison, Presence, Verdict};
 
 /// How [`Comparison::render`] writes a comparison.
 ///
@@ -147,11 +148,11 @@ fn details(case: &CaseComparison) -> String {
 }
 
 fn figure_line(f: &FigureComparison) -> String {
-    let amount = |v: Option<f64>| match (v, f.figure) {
+    // A value is written whole: the digits a comparison saw move.
+    let amount = |v: Option<f64>| match (v, f.figure.unit()) {
         (None, _) => "-".to_owned(),
-        (Some(v), Figure::Time | Figure::Load) => format_ns(v),
-        (Some(v), figure) if figure.is_memory() => format_bytes(v.max(0.0) as u64),
-        (Some(v), _) => format!("{v}"),
+        (Some(v), Unit::Number) => format!("{v}"),
+        (Some(v), _) => format_figure(f.figure, v),
     };
     let mut line = format!("{} {} → {}", f.figure, amount(f.base), amount(f.head));
     if let Some(ratio) = f.ratio {

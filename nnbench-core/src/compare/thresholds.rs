@@ -1,127 +1,9 @@
 //! How much change each figure may show before it counts, and which
 //! figures can fail a comparison.
 
-use std::collections::BTreeMap;
-use std::fmt;
-
-use nnbench_units::{FigureLimit, Limit};
+use nnbench_units::{Figure, FigureLimit, Limit};
 use serde::{Deserialize, Serialize};
-
-/// A figure of a case that comparisons judge.
-///
-/// # Example
-///
-/// ```
-/// use nnbench::compare::Figure;
-/// assert_eq!("rss".parse::<Figure>().unwrap(), Figure::Rss);
-/// assert_eq!(Figure::Time.to_string(), "time");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Figure {
-    /// Time per call of the function (`time`: median, samples tested).
-    Time,
-    /// Time resolving the case's memos (`load_ns`).
-    Load,
-    /// Peak resident memory growth during the case (`rss_peak - rss_before`).
-    Rss,
-    /// Peak heap growth during the case (with the tracking allocator).
-    Heap,
-    /// Peak GPU memory during the case.
-    Gpu,
-    /// The function's returned value, judged by the family's `metric` direction.
-    Value,
-}
-
-impl Figure {
-    /// Every figure, in the order reports list them.
-    pub const ALL: [Figure; 6] = [
-        Figure::Time,
-        Figure::Load,
-        Figure::Rss,
-        Figure::Heap,
-        Figure::Gpu,
-        Figure::Value,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Figure::Time => "time",
-            Figure::Load => "load",
-            Figure::Rss => "rss",
-            Figure::Heap => "heap",
-            Figure::Gpu => "gpu",
-            Figure::Value => "value",
-        }
-    }
-
-    /// The function's own growth, for resident and heap memory.
-    pub(crate) fn call_of(self, case: &crate::CaseRecord) -> Option<f64> {
-        match self {
-            Figure::Rss => case.call_rss_growth_bytes().map(|b| b as f64),
-            Figure::Heap => case.call_heap_growth_bytes().map(|b| b as f64),
-            _ => None,
-        }
-    }
-
-    /// The whole case's growth, memo loading and hooks included, for
-    /// resident and heap memory.
-    pub(crate) fn whole_of(self, case: &crate::CaseRecord) -> Option<f64> {
-        match self {
-            Figure::Rss => case.rss_growth_bytes().map(|b| b as f64),
-            Figure::Heap => case.heap_growth_bytes().map(|b| b as f64),
-            _ => None,
-        }
-    }
-
-    /// Whether the figure counts bytes.
-    pub(crate) fn is_memory(self) -> bool {
-        matches!(self, Figure::Rss | Figure::Heap | Figure::Gpu)
-    }
-
-    /// This figure of `case`, in its unit (ns, bytes, or the value's own),
-    /// when the case has it: time is the median per call, load only counts
-    /// for a case that resolved memos, resident and heap memory are the
-    /// function's own growth at its peak (memos and hooks left out; the
-    /// whole case's growth in records made before those figures), GPU
-    /// memory the case's peak, the value only when it is a number.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// # fn f(case: &nnbench::CaseRecord) {
-    /// use nnbench::compare::Figure;
-    /// if let Some(bytes) = Figure::Rss.of(case) {
-    ///     println!("{} grew resident memory by {bytes} bytes", case.id);
-    /// }
-    /// # }
-    /// ```
-    pub fn of(self, case: &crate::CaseRecord) -> Option<f64> {
-        match self {
-            Figure::Time => (case.time.samples > 0).then_some(case.time.median_ns),
-            Figure::Load => case.uses_memos().then_some(case.load_ns as f64),
-            Figure::Rss | Figure::Heap => self.call_of(case).or_else(|| self.whole_of(case)),
-            Figure::Gpu => case.memory.gpu_peak_bytes.map(|b| b as f64),
-            Figure::Value => case.value.as_f64(),
-        }
-    }
-}
-
-impl fmt::Display for Figure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Figure {
-    type Err = ThresholdError;
-    fn from_str(text: &str) -> Result<Self, ThresholdError> {
-        Figure::ALL
-            .into_iter()
-            .find(|f| f.name() == text)
-            .ok_or_else(|| ThresholdError::UnknownFigure(text.to_owned()))
-    }
-}
+use std::collections::BTreeMap;
 
 /// How far a figure may move before it counts as a change: more than
 /// `relative` (a fraction: 0.05 is 5%) *and* more than `absolute` (in the
@@ -182,7 +64,8 @@ impl Threshold {
 /// # Example
 ///
 /// ```
-/// use nnbench::compare::{Figure, Thresholds};
+/// use nnbench::compare::Thresholds;
+/// use nnbench::record::Figure;
 /// let t = Thresholds::default().with_spec("time=5%,rss=2%+4MiB,value=-0.01").unwrap();
 /// assert_eq!(t.get(Figure::Time).relative, 0.05);
 /// assert_eq!(t.get(Figure::Rss).absolute, 4.0 * 1048576.0);
@@ -225,7 +108,8 @@ impl Thresholds {
     /// # Example
     ///
     /// ```
-    /// use nnbench::compare::{Figure, Thresholds};
+    /// use nnbench::compare::Thresholds;
+    /// use nnbench::record::Figure;
     /// assert!(!Thresholds::default().get(Figure::Load).gated);
     /// ```
     pub fn get(&self, figure: Figure) -> Threshold {
@@ -249,14 +133,14 @@ impl Thresholds {
     /// # Example
     ///
     /// ```
-    /// use nnbench::compare::{Figure, Thresholds};
+    /// use nnbench::compare::Thresholds;
+    /// use nnbench::record::Figure;
     /// let t = Thresholds::default().with_spec("load=50%,gpu=off").unwrap();
     /// assert!(t.get(Figure::Load).gated && !t.get(Figure::Gpu).gated);
     /// assert!(Thresholds::default().with_spec("speed=5%").is_err());
     /// ```
     pub fn with_spec(mut self, spec: &str) -> Result<Self, ThresholdError> {
         for FigureLimit { figure, limit } in nnbench_units::parse_limits(spec)? {
-            let figure: Figure = figure.parse()?;
             let threshold = match limit {
                 Limit::Off => Threshold {
                     gated: false,
@@ -306,16 +190,5 @@ mod tests {
         assert!(!t.get(Figure::Load).gated);
         assert_eq!(t.get(Figure::Rss), Thresholds::default().get(Figure::Rss));
         assert!(Thresholds::default().with_spec("time=-5%x").is_err());
-    }
-
-    #[test]
-    fn the_figures_are_those_the_limits_name() {
-        let named: Vec<&str> = nnbench_units::FIGURES.iter().map(|(n, _)| *n).collect();
-        let ours: Vec<String> = Figure::ALL.iter().map(Figure::to_string).collect();
-        assert_eq!(named, ours);
-        for (name, unit) in nnbench_units::FIGURES {
-            let figure: Figure = name.parse().unwrap();
-            assert_eq!(figure.is_memory(), unit == nnbench_units::Unit::Bytes);
-        }
     }
 }

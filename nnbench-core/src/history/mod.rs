@@ -114,7 +114,7 @@ impl History {
     pub fn default_path() -> PathBuf {
         match std::env::var_os("NNBENCH_HISTORY") {
             Some(path) if !path.is_empty() => path.into(),
-            _ => crate::target_dir().join("nnbench").join("history.sqlite"),
+            _ => crate::paths::history_file(),
         }
     }
 

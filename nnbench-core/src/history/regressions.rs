@@ -9,8 +9,9 @@ use serde::Serialize;
 
 use super::steps;
 use super::{History, HistoryError, RunFilter};
-use crate::compare::{Figure, Thresholds, Verdict};
+use crate::compare::{Thresholds, Verdict};
 use crate::record::Direction;
+use crate::record::Figure;
 
 /// What [`History::steps`] looks for.
 ///

@@ -3,8 +3,7 @@
 use rusqlite::{OptionalExtension as _, params};
 
 use super::{History, HistoryError, Machine};
-use crate::compare::Figure;
-use crate::record::{CaseRecord, Direction, RunRecord};
+use crate::record::{CaseRecord, Direction, Figure, RunRecord};
 
 /// What [`History::add`] did.
 ///
@@ -128,7 +127,7 @@ impl CasePoint {
     ///
     /// ```
     /// # fn f(point: &nnbench::history::CasePoint) {
-    /// use nnbench::compare::Figure;
+    /// use nnbench::record::Figure;
     /// assert_eq!(point.figure(Figure::Time), point.time_ns);
     /// # }
     /// ```
@@ -238,7 +237,7 @@ impl History {
                 git.and_then(|g| g.branch.as_ref()),
                 git.is_some_and(|g| g.dirty),
                 record.started_at,
-                crate::context::now_rfc3339(),
+                crate::record::now_rfc3339(),
                 record.cases.len() as i64,
                 record.failed() as i64,
             ],
@@ -538,5 +537,5 @@ fn figures(case: &CaseRecord) -> [Option<f64>; 6] {
     if case.error.is_some() {
         return [None; 6];
     }
-    Figure::ALL.map(|figure| figure.of(case))
+    Figure::ALL.map(|figure| case.figure(figure))
 }

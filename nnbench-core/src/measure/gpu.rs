@@ -110,7 +110,7 @@ pub(crate) fn context() -> GpuContext {
     // Asked here, as the run starts, so that libtorch's first answer is not
     // waited for inside a timed call.
     #[cfg(feature = "tch")]
-    if crate::torch::accelerator().is_ok() {
+    if super::torch_allocator::accelerator().is_ok() {
         return GpuContext {
             available: true,
             reason: None,

@@ -8,6 +8,8 @@ pub mod gpu;
 pub mod rss;
 mod sampler;
 mod timer;
+#[cfg(feature = "tch")]
+pub(crate) mod torch_allocator;
 
 pub use timer::Timer;
 pub(crate) use timer::summarize;
@@ -150,7 +152,7 @@ impl CaseMeter {
         }
         #[cfg(feature = "tch")]
         if matches!(self.gpu, Some((GpuMethod::TorchAllocator, _))) {
-            crate::torch::reset_peaks();
+            torch_allocator::reset_peaks();
         }
         self.call = Some(CallWindow {
             rss_before: now.rss_now,
@@ -324,7 +326,7 @@ struct Reading {
 /// the figure it starts from.
 fn start_gpu() -> Option<(GpuMethod, Option<u64>)> {
     #[cfg(feature = "tch")]
-    if crate::torch::reset_peaks() {
+    if torch_allocator::reset_peaks() {
         return Some((GpuMethod::TorchAllocator, None));
     }
     gpu::method().map(|method| (method, gpu::used_bytes()))
@@ -333,7 +335,7 @@ fn start_gpu() -> Option<(GpuMethod, Option<u64>)> {
 /// The allocator's peaks of live and reserved bytes since [`start_gpu`].
 fn torch_peaks() -> (Option<u64>, Option<u64>) {
     #[cfg(feature = "tch")]
-    if let Some((allocated, reserved)) = crate::torch::peaks() {
+    if let Some((allocated, reserved)) = torch_allocator::peaks() {
         return (Some(allocated), Some(reserved));
     }
     (None, None)

@@ -70,7 +70,7 @@ impl Timer {
 #[inline]
 fn wait_for_device() {
     #[cfg(feature = "tch")]
-    crate::torch::synchronize();
+    super::torch_allocator::synchronize();
 }
 
 /// The record of samples of `(iterations, elapsed)` that `sampler` took:

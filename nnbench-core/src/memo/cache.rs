@@ -11,8 +11,8 @@ use super::disk::EntryError;
 use super::erased::ErasedMemo;
 use super::journal::{self, Eviction};
 use super::{Memo, MemoError};
+use crate::error::panic_message;
 use crate::measure::rss;
-use crate::panic_message;
 use crate::record::MemoCounters;
 
 /// A computed value, or why there is none.

@@ -35,7 +35,7 @@ const PAGE: u64 = 4096;
 ///
 /// A [`Runner`](crate::Runner) uses its own (`--memo-cache-dir`,
 /// `--no-memo-cache`) for its cases and their hooks; memos resolved outside
-/// a run use the process's, which [`set_disk_dir`](crate::memo::set_disk_dir) sets.
+/// a run use the process's, which [`set_disk_tier`](crate::memo::set_disk_tier) sets.
 ///
 /// # Example
 ///
@@ -67,7 +67,7 @@ impl DiskTier {
     /// ```
     pub fn dir(&self) -> Option<PathBuf> {
         match self {
-            DiskTier::Default => Some(crate::target_dir().join("nnbench").join("memo-cache")),
+            DiskTier::Default => Some(crate::paths::memo_cache_dir()),
             DiskTier::Off => None,
             DiskTier::At(dir) => Some(dir.clone()),
         }

@@ -263,21 +263,25 @@ pub fn file_digest(path: impl AsRef<std::path::Path>) -> Result<String> {
     Ok(format!("blake3:{}", hasher.finalize().to_hex()))
 }
 
-/// Sets the folder of the disk tier for memos resolved outside a run (by
-/// default `target/nnbench/memo-cache`), or turns it off with `None`. A
-/// [`Runner`](crate::Runner) uses its own [`DiskTier`] for its cases.
+/// Sets the disk tier of memos resolved outside a run, for the whole
+/// process (by default `target/nnbench/memo-cache`). A
+/// [`Runner`](crate::Runner) uses its own ([`Runner::disk_tier`](crate::Runner::disk_tier))
+/// for its cases, and [`with_disk_tier`] sets one for a closure on this
+/// thread.
 ///
 /// # Example
 ///
 /// ```
+/// use nnbench::memo::{self, DiskTier};
+///
 /// let dir = tempfile::tempdir().unwrap();
-/// nnbench::memo::set_disk_dir(Some(dir.path().to_owned()));
-/// assert_eq!(nnbench::memo::disk_dir().as_deref(), Some(dir.path()));
-/// nnbench::memo::set_disk_dir(None);
-/// assert_eq!(nnbench::memo::disk_dir(), None);
+/// memo::set_disk_tier(DiskTier::At(dir.path().to_owned()));
+/// assert_eq!(memo::disk_dir().as_deref(), Some(dir.path()));
+/// memo::set_disk_tier(DiskTier::Off);
+/// assert_eq!(memo::disk_dir(), None);
 /// ```
-pub fn set_disk_dir(dir: Option<std::path::PathBuf>) {
-    disk::set_process_tier(dir.map_or(DiskTier::Off, DiskTier::At));
+pub fn set_disk_tier(tier: DiskTier) {
+    disk::set_process_tier(tier);
 }
 
 /// Runs `f` with `tier` as the disk tier of the memos it resolves on this
@@ -300,7 +304,7 @@ pub fn with_disk_tier<T>(tier: DiskTier, f: impl FnOnce() -> T) -> T {
 }
 
 /// The folder of the disk tier in force on this thread (its run's, else the
-/// one [`set_disk_dir`] set), or `None` when it is off.
+/// one [`set_disk_tier`] set), or `None` when it is off.
 ///
 /// # Example
 ///
@@ -322,12 +326,13 @@ pub fn disk_dir() -> Option<std::path::PathBuf> {
 /// # Example
 ///
 /// ```
+/// use nnbench::memo::{self, DiskTier};
+///
 /// let dir = tempfile::tempdir().unwrap();
-/// nnbench::memo::set_disk_dir(Some(dir.path().to_owned()));
-/// assert_eq!(nnbench::memo::clear_disk().unwrap(), 0);
-/// # nnbench::memo::set_disk_dir(None);
+/// let cleared = memo::with_disk_tier(DiskTier::At(dir.path().to_owned()), memo::clear_disk_tier);
+/// assert_eq!(cleared.unwrap(), 0);
 /// ```
-pub fn clear_disk() -> Result<usize> {
+pub fn clear_disk_tier() -> Result<usize> {
     disk::clear().map_err(|e| crate::Error::from(e).context("clearing the memo cache's disk tier"))
 }
 

@@ -1,5 +1,6 @@
 //! What one case measured, as its record holds it.
 
+use nnbench_units::Figure;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
@@ -146,6 +147,54 @@ impl CaseRecord {
             m.call_heap_peak_bytes?
                 .saturating_sub(m.call_heap_before_bytes?),
         )
+    }
+
+    /// This case's amount of `figure`, in its unit (ns, bytes, or the
+    /// value's own), when it has one: time is the median per call, load
+    /// only counts for a case that resolved memos, resident and heap memory
+    /// are the function's own growth at its peak (memos and hooks left out;
+    /// the whole case's growth in records made before those figures), GPU
+    /// memory the case's peak, the value only when it is a number.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(case: &nnbench::CaseRecord) {
+    /// use nnbench::record::Figure;
+    /// if let Some(bytes) = case.figure(Figure::Rss) {
+    ///     println!("{} grew resident memory by {bytes} bytes", case.id);
+    /// }
+    /// # }
+    /// ```
+    pub fn figure(&self, figure: Figure) -> Option<f64> {
+        match figure {
+            Figure::Time => (self.time.samples > 0).then_some(self.time.median_ns),
+            Figure::Load => self.uses_memos().then_some(self.load_ns as f64),
+            Figure::Rss | Figure::Heap => self
+                .call_growth(figure)
+                .or_else(|| self.whole_growth(figure)),
+            Figure::Gpu => self.memory.gpu_peak_bytes.map(|b| b as f64),
+            Figure::Value => self.value.as_f64(),
+        }
+    }
+
+    /// The function's own growth of resident or heap memory.
+    pub(crate) fn call_growth(&self, figure: Figure) -> Option<f64> {
+        match figure {
+            Figure::Rss => self.call_rss_growth_bytes().map(|b| b as f64),
+            Figure::Heap => self.call_heap_growth_bytes().map(|b| b as f64),
+            _ => None,
+        }
+    }
+
+    /// The whole case's growth of resident or heap memory, memo loading and
+    /// hooks included.
+    pub(crate) fn whole_growth(&self, figure: Figure) -> Option<f64> {
+        match figure {
+            Figure::Rss => self.rss_growth_bytes().map(|b| b as f64),
+            Figure::Heap => self.heap_growth_bytes().map(|b| b as f64),
+            _ => None,
+        }
     }
 }
 

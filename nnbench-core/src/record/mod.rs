@@ -27,10 +27,16 @@ pub use case::{
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
 pub use memo::{LeakRecord, MemoCounters, MemoInput, MemoRecord, RunMemoRecord};
 pub use method::{GpuMethod, RssMethod};
+pub use nnbench_units::Figure;
 pub use shard::{ShardRecord, ShardRun};
 
 /// The version of the record's layout; it changes when a field changes meaning.
 pub const SCHEMA: u32 = 1;
+
+/// Now, as records write times: RFC 3339 in UTC, to the millisecond.
+pub(crate) fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
 
 /// Everything one run measured.
 ///

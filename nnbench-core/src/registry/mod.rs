@@ -10,29 +10,16 @@ use std::sync::Arc;
 pub use args::Args;
 pub use family::{Call, CaseSpec, Family, Hook};
 
-use crate::panic_message;
+use crate::error::panic_message;
 use crate::param::Params;
-use crate::record::Direction;
-use crate::settings::{Sampling, Timing};
-
-/// What a family contributes to each of its cases.
-pub(crate) struct FamilyInfo {
-    /// The name in ids: the function's (or the `name` option), qualified by
-    /// its module when two families share it.
-    pub name: String,
-    pub tags: Vec<String>,
-    pub setup: Option<Hook>,
-    pub teardown: Option<Hook>,
-    pub timing: Option<Timing>,
-    pub sampling: Sampling,
-    pub direction: Option<Direction>,
-    pub fail_on: Option<&'static str>,
-}
 
 /// One case of the registry.
 pub(crate) struct Case {
     pub id: String,
-    pub family: Arc<FamilyInfo>,
+    /// Its family's name in ids and records: the function's (or the `name`
+    /// option), qualified by its module when two families share it.
+    pub family_name: Arc<str>,
+    pub family: &'static Family,
     pub params: Params,
     pub body: Body,
 }
@@ -54,35 +41,27 @@ pub(crate) fn cases() -> Vec<Case> {
     }
     let mut cases = Vec::new();
     for family in families {
-        let name = if uses[family.name] > 1 {
-            qualified(family)
+        let name: Arc<str> = if uses[family.name] > 1 {
+            qualified(family).into()
         } else {
-            family.name.to_owned()
+            family.name.into()
         };
-        let info = Arc::new(FamilyInfo {
-            name,
-            tags: family.tags.iter().map(|t| (*t).to_owned()).collect(),
-            setup: family.setup,
-            teardown: family.teardown,
-            timing: family.timing,
-            sampling: family.sampling,
-            direction: family.direction,
-            fail_on: family.fail_on,
-        });
         match catch_unwind(AssertUnwindSafe(family.cases)) {
             Ok(specs) => cases.extend(specs.into_iter().map(|spec| Case {
-                id: spec.params.id(&info.name),
-                family: Arc::clone(&info),
+                id: spec.params.id(&name),
+                family_name: Arc::clone(&name),
+                family,
                 params: spec.params,
                 body: Body::Call(spec.call),
             })),
             Err(payload) => cases.push(Case {
-                id: info.name.clone(),
-                family: Arc::clone(&info),
+                id: name.to_string(),
+                family_name: Arc::clone(&name),
+                family,
                 params: Params::default(),
                 body: Body::BrokenGrid(format!(
                     "building the parameter grid of `{}` panicked: {}",
-                    info.name,
+                    name,
                     panic_message(&*payload)
                 )),
             }),

@@ -4,28 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{format_bytes, format_ns};
-
-/// What the y axis counts.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Unit {
-    Nanoseconds,
-    Bytes,
-    Plain,
-}
-
-impl Unit {
-    fn format(self, value: f64) -> String {
-        match self {
-            Unit::Nanoseconds => format_ns(value),
-            Unit::Bytes => format_bytes(value.max(0.0) as u64),
-            Unit::Plain => {
-                let text = format!("{value:.4}");
-                text.trim_end_matches('0').trim_end_matches('.').to_owned()
-            }
-        }
-    }
-}
+use nnbench_units::{Unit, format_amount};
 
 /// The x axis: commits in order, or a numeric parameter.
 #[derive(Clone, Debug)]
@@ -201,7 +180,7 @@ impl Chart {
                 r#"<line class="grid" x1="{LEFT}" x2="{right}" y1="{at:.1}" y2="{at:.1}"/><text class="tick y" x="{:.1}" y="{:.1}">{}</text>"#,
                 LEFT - 6.0,
                 at + 4.0,
-                escape(&self.unit.format(tick))
+                escape(&format_amount(self.unit, tick))
             );
         }
         let _ = write!(
@@ -241,7 +220,7 @@ impl Chart {
                         out,
                         r#"<text class="tick x" x="{at:.1}" y="{:.1}">{}</text>"#,
                         bottom + 16.0,
-                        escape(&Unit::Plain.format(tick))
+                        escape(&format_amount(Unit::Number, tick))
                     );
                 }
                 let _ = write!(
@@ -389,7 +368,7 @@ mod tests {
         let chart = Chart {
             title: "time of <model> & co".into(),
             x: XAxis::Places(vec!["a1".into(), "b2".into(), "c3".into()]),
-            unit: Unit::Nanoseconds,
+            unit: Unit::Time,
             lines: vec![Line {
                 name: "case \"x\"".into(),
                 colour: 0,

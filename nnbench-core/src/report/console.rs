@@ -11,8 +11,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value as Json;
 
 use super::silence;
-use super::{format_bytes, format_ns};
 use crate::record::{CaseRecord, RunRecord, TimingMode};
+use nnbench_units::{format_bytes, format_ns};
 
 /// Prints progress, warnings and the final table, unless quiet.
 pub(crate) struct Console {

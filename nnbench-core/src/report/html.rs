@@ -10,19 +10,21 @@ use std::fmt::Write as _;
 
 use serde_json::Value as Json;
 
-use super::chart::{COLOURS, Chart, Line, Marker, Unit, XAxis, escape};
-use super::format_figure;
-use crate::compare::{Figure, Verdict};
+use nnbench_units::format_figure;
+
+use super::chart::{COLOURS, Chart, Line, Marker, XAxis, escape};
+use crate::compare::Verdict;
 use crate::history::{
     CaseInfo, CasePoint, FigureStep, History, HistoryError, RunSummary, StepSearch,
 };
+use crate::record::Figure;
 
-/// The figures charted, with their titles and units.
-const CHARTED: [(Figure, &str, Unit); 4] = [
-    (Figure::Time, "time per call", Unit::Nanoseconds),
-    (Figure::Rss, "peak RSS growth", Unit::Bytes),
-    (Figure::Gpu, "peak GPU memory", Unit::Bytes),
-    (Figure::Value, "value", Unit::Plain),
+/// The figures charted, with their titles.
+const CHARTED: [(Figure, &str); 4] = [
+    (Figure::Time, "time per call"),
+    (Figure::Rss, "peak RSS growth"),
+    (Figure::Gpu, "peak GPU memory"),
+    (Figure::Value, "value"),
 ];
 
 /// How many cases a chart draws: those with steps first.
@@ -60,7 +62,7 @@ pub fn page(history: &History, search: &StepSearch, title: &str) -> Result<Strin
         escape(title),
         runs.len(),
         commits(runs.iter()).len(),
-        crate::context::now_rfc3339(),
+        crate::record::now_rfc3339(),
         env!("CARGO_PKG_VERSION")
     );
     if runs.is_empty() {
@@ -224,7 +226,7 @@ impl Section<'_> {
                 "<section class=\"family\"><h2>{}</h2><div class=\"charts\">",
                 escape(family)
             );
-            for (figure, name, unit) in CHARTED {
+            for (figure, name) in CHARTED {
                 let mut drawn: Vec<&str> = family_cases
                     .iter()
                     .copied()
@@ -290,7 +292,7 @@ impl Section<'_> {
                 let chart = Chart {
                     title,
                     x: XAxis::Places(labels.clone()),
-                    unit,
+                    unit: figure.unit(),
                     lines,
                     markers,
                 };
@@ -335,10 +337,10 @@ impl Section<'_> {
                 values.dedup();
                 values.len()
             })?;
-        let (figure, unit, what) = if rows.iter().any(|(_, p)| p.time_ns.is_some()) {
-            (Figure::Time, Unit::Nanoseconds, "time per call")
+        let (figure, what) = if rows.iter().any(|(_, p)| p.time_ns.is_some()) {
+            (Figure::Time, "time per call")
         } else {
-            (Figure::Value, Unit::Plain, "value")
+            (Figure::Value, "value")
         };
         let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
         for (case, point) in &rows {
@@ -385,7 +387,7 @@ impl Section<'_> {
         Some(Chart {
             title: format!("{family}: {what} against {axis}, latest run"),
             x: XAxis::Numbers((*axis).clone()),
-            unit,
+            unit: figure.unit(),
             lines,
             markers: Vec::new(),
         })

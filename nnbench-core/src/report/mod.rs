@@ -5,7 +5,5 @@ mod chart;
 mod console;
 pub mod html;
 mod silence;
-mod units;
 
 pub(crate) use console::Console;
-pub use units::{format_bytes, format_figure, format_ns};

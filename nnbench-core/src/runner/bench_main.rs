@@ -1,8 +1,8 @@
 //! The `main` of a bench binary: `nnbench::main!()` expands to a call of
 //! [`bench_main`].
 
-use crate::cli::Cli;
 use crate::compare::Verdict;
+use crate::settings::{CommandLine, Settings};
 use crate::{Result, RunRecord, Runner};
 
 /// Parses the command line, runs, writes `latest.json` (when measuring:
@@ -10,39 +10,38 @@ use crate::{Result, RunRecord, Runner};
 /// exits: 0 when every case passed, 1 when any failed or the record could
 /// not be written, 2 for bad flags.
 pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
-    use clap::Parser as _;
-    let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
-    let mut settings = cli.settings();
-    settings.name = Some(bench.to_owned());
-    settings.repo_dir = Some(manifest_dir.into());
-    settings.bench_binary = true;
+    let command_line = CommandLine::parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    let mut settings = command_line.settings();
+    settings.output.name = Some(bench.to_owned());
+    settings.output.repo_dir = Some(manifest_dir.into());
+    settings.process.bench_binary = true;
     #[cfg(unix)]
     if let Some(socket) = std::env::var_os(super::isolate::WORKER_ENV) {
         // SAFETY: the bench binary's `main` starts here, before any thread
         // that could read the environment. A process the worker's cases
         // start must not take itself for a worker.
         unsafe { std::env::remove_var(super::isolate::WORKER_ENV) };
-        settings.interruptible = super::interrupt::install().is_ok();
+        settings.process.interruptible = super::interrupt::install().is_ok();
         super::isolate::worker::main(worker_settings(settings), socket.as_ref());
     }
-    if let Some(path) = &cli.shard_costs {
+    if let Some(path) = &settings.sharding.costs_file {
         match crate::shard::ShardCosts::read(path, Some(bench)) {
-            Ok(costs) => settings.shard_costs = Some(costs),
+            Ok(costs) => settings.sharding.costs = Some(costs),
             Err(error) => {
                 eprintln!("error: {error}");
                 std::process::exit(2);
             }
         }
     }
-    if cli.bench {
-        let mut dir = crate::target_dir().join("nnbench").join(bench);
+    if command_line.bench {
+        let mut dir = crate::paths::bench_dir(bench);
         // Shards run side by side on one machine keep apart their latest
         // record, progress and baselines.
-        if let Some(shard) = settings.shard {
+        if let Some(shard) = settings.sharding.shard {
             dir = dir.join(format!("shard-{}-of-{}", shard.index(), shard.count()));
         }
-        settings.latest_dir = Some(dir);
-        settings.interruptible = match super::interrupt::install() {
+        settings.output.latest_dir = Some(dir);
+        settings.process.interruptible = match super::interrupt::install() {
             Ok(()) => true,
             Err(e) => {
                 eprintln!("warning: Ctrl-C will not stop the run cleanly: {e}");
@@ -51,7 +50,7 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         };
     }
     let runner = Runner::with_settings(settings.clone());
-    if cli.list {
+    if command_line.list {
         let (ids, shard) = runner.listing();
         if let Some(line) = shard {
             eprintln!("{line}");
@@ -70,8 +69,8 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         }
     };
     let mut outcome = runner.run();
-    if let (Ok(record), Some(file)) = (&outcome, &settings.history) {
-        super::history::add(record, file, &settings);
+    if let (Ok(record), Some(file)) = (&outcome, &settings.baselines.history) {
+        super::history_add::add(record, file.as_deref(), &settings);
     }
     if let Ok(RunRecord {
         interrupted: Some(signal),
@@ -113,13 +112,13 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
 /// disk tier; the records, the progress file, `--out` and baselines are its
 /// supervisor's.
 #[cfg(unix)]
-fn worker_settings(mut settings: crate::settings::RunSettings) -> crate::settings::RunSettings {
-    settings.isolate = false;
-    settings.case_timeout = None;
-    settings.resume = false;
-    settings.clear_disk_tier = false;
-    settings.latest_dir = None;
-    settings.out = None;
+fn worker_settings(mut settings: Settings) -> Settings {
+    settings.isolation.isolate = false;
+    settings.isolation.case_timeout = None;
+    settings.selection.resume = false;
+    settings.memory.disk_tier_action = None;
+    settings.output.latest_dir = None;
+    settings.output.out = None;
     settings
 }
 

@@ -14,7 +14,7 @@ use crate::measure::{CaseMeter, Timer, summarize};
 use crate::record::{Sampler, TimeRecord};
 use crate::registry::{Args, Call};
 use crate::report::Console;
-use crate::settings::{Baselines, RunTiming, Sampling, Timing};
+use crate::settings::{Baselines, Sampling, Timing, TimingSettings};
 use crate::{Error, Result};
 
 /// criterion's defaults, restated because its builder has no reset.
@@ -185,7 +185,7 @@ fn precision(sampling: &Sampling) -> Precision {
 /// override the defaults. criterion samples when the run asks for sampling
 /// (`--sampled`), nnbench's sampler otherwise.
 pub(crate) fn plan(
-    run: &RunTiming,
+    run: &TimingSettings,
     family_timing: Option<Timing>,
     family_sampling: Sampling,
 ) -> Plan {
@@ -193,11 +193,11 @@ pub(crate) fn plan(
         timing: if run.test_mode {
             Timing::Once
         } else {
-            run.timing.or(family_timing).unwrap_or_default()
+            run.forced.0.or(family_timing).unwrap_or_default()
         },
         sampling: family_sampling.overridden_by(run.sampling),
-        auto_threshold: run.auto_threshold,
-        sampler: if run.timing == Some(Timing::Sampled) {
+        auto_threshold: run.auto_threshold(),
+        sampler: if run.forced.0 == Some(Timing::Sampled) {
             Sampler::Criterion
         } else {
             Sampler::Adaptive

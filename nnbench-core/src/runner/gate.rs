@@ -3,18 +3,19 @@
 
 use std::path::Path;
 
-use crate::compare::{CaseComparison, Comparison, Figure, Format, Verdict, compare, compare_case};
-use crate::settings::{RunSettings, Selection};
+use crate::compare::{CaseComparison, Comparison, Format, Verdict, compare, compare_case};
+use crate::record::Figure;
+use crate::settings::{Output, Selection, Settings};
 use crate::{Result, RunRecord, Runner};
 
 /// The baseline `--baseline NAME` names, when measuring.
 pub(super) fn load(
-    settings: &RunSettings,
+    settings: &Settings,
 ) -> std::result::Result<Option<(String, RunRecord)>, String> {
-    let (Some(name), Some(dir)) = (&settings.timing.baselines.compare, &settings.latest_dir) else {
+    let (Some(name), Some(dir)) = (&settings.baselines.compare, &settings.output.latest_dir) else {
         return Ok(None);
     };
-    let path = super::baseline_path(dir, name);
+    let path = crate::paths::baseline_path(dir, name);
     if !Path::new(&path).is_file() {
         return Err(format!(
             "{}: no baseline `{name}` for this bench; save one with --save-baseline {name}",
@@ -35,12 +36,12 @@ pub(super) fn load(
 /// replaces the first in the record, which is written again where the run
 /// wrote it.
 pub(super) fn judge(
-    settings: &RunSettings,
+    settings: &Settings,
     name: &str,
     base: &RunRecord,
     record: &mut RunRecord,
 ) -> Result<Comparison> {
-    let thresholds = settings.fail_on.clone().unwrap_or_default();
+    let thresholds = settings.baselines.fail_on.clone().unwrap_or_default();
     let first = compare(base, record, &thresholds);
     let suspects = slower_cases(&first);
     // Per suspect: measurements saying slower, and saying not.
@@ -56,15 +57,14 @@ pub(super) fn judge(
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(500));
-        let again = Runner::with_settings(RunSettings {
-            selection: Selection {
-                filters: pending,
-                exact: true,
-                ..Selection::default()
+        let again = Runner::with_settings(Settings {
+            selection: Selection::exactly(pending),
+            output: Output {
+                out: None,
+                latest_dir: None,
+                quiet: true,
+                ..settings.output.clone()
             },
-            out: None,
-            latest_dir: None,
-            quiet: true,
             ..settings.clone()
         })
         .run()?;
@@ -102,16 +102,16 @@ pub(super) fn judge(
         }
     }
     if !votes.is_empty() {
-        if let Some(dir) = &settings.latest_dir {
+        if let Some(dir) = &settings.output.latest_dir {
             record.write(dir.join("latest.json"))?;
         }
-        if let Some(out) = &settings.out {
+        if let Some(out) = &settings.output.out {
             record.write(out)?;
         }
     }
     let comparison =
         compare(base, record, &thresholds).with_sources(format!("baseline {name}"), "this run");
-    if !settings.quiet {
+    if !settings.output.quiet {
         if !suspects.is_empty() {
             println!(
                 "\n{} case(s) slower than baseline {name}, measured again to confirm: {}",

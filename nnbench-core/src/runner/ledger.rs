@@ -9,7 +9,7 @@ use crate::Result;
 use crate::memo::{self, MemoStats};
 use crate::record::{CaseRecord, RunContext, RunMemoRecord, RunRecord, SCHEMA, ShardRecord};
 use crate::report::Console;
-use crate::settings::RunSettings;
+use crate::settings::Settings;
 
 /// The finished cases and the run's warnings so far.
 pub(crate) struct Ledger {
@@ -62,7 +62,7 @@ impl Stop {
 
 /// What the record takes from the run's start.
 pub(crate) struct Closing {
-    pub settings: RunSettings,
+    pub settings: Settings,
     pub name: String,
     pub started_at: String,
     pub context: RunContext,
@@ -94,7 +94,7 @@ impl Closing {
                     self.total.saturating_sub(ledger.records.len()),
                     self.total
                 ));
-                if let Some(name) = &self.settings.timing.baselines.save {
+                if let Some(name) = &self.settings.baselines.save {
                     warnings.push(format!(
                         "baseline `{name}` is not saved from an interrupted run; `--resume --save-baseline {name}` saves the completed one"
                     ));
@@ -128,8 +128,8 @@ impl Closing {
             cases,
             memo,
             warnings,
-            prefetch: self.settings.prefetch,
-            isolate: self.settings.isolate,
+            prefetch: self.settings.memory.prefetch,
+            isolate: self.settings.isolation.isolate,
             interrupted: stop.map(|s| s.name().to_owned()),
             shard: self.shard.clone(),
             shards: Vec::new(),
@@ -142,19 +142,19 @@ impl Closing {
         let settings = &self.settings;
         console.summary(record);
         // Under --isolate each worker prints its own cache as it ends.
-        if settings.print_cache && !settings.isolate {
+        if settings.memory.print_cache && !settings.isolation.isolate {
             println!("\n{}", memo::report());
         }
-        if let Some(dir) = &settings.latest_dir {
+        if let Some(dir) = &settings.output.latest_dir {
             record.write(dir.join("latest.json"))?;
             // Half a run is no baseline: `--resume` completes it, and saves.
-            if let Some(name) = &settings.timing.baselines.save
+            if let Some(name) = &settings.baselines.save
                 && record.interrupted.is_none()
             {
-                record.write(super::baseline_path(dir, name))?;
+                record.write(crate::paths::baseline_path(dir, name))?;
             }
         }
-        if let Some(out) = &settings.out {
+        if let Some(out) = &settings.output.out {
             record.write(out)?;
         }
         Ok(())

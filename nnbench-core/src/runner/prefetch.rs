@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::memo::{self, DiskTier, ErasedMemo, Sizes, journal};
-use crate::settings::RunSettings;
+use crate::settings::Settings;
 
 /// The background load in flight, if any.
 pub(crate) struct Prefetcher {
@@ -22,12 +22,12 @@ pub(crate) struct Prefetcher {
 }
 
 impl Prefetcher {
-    pub(crate) fn new(settings: &RunSettings) -> Self {
+    pub(crate) fn new(settings: &Settings) -> Self {
         Self {
-            enabled: settings.prefetch && !settings.timing.test_mode,
-            host_budget: settings.memo_budget,
-            device_budget: settings.memo_gpu_budget,
-            disk_tier: settings.disk_tier.clone(),
+            enabled: settings.memory.prefetch && !settings.timing.test_mode,
+            host_budget: settings.memory.memo_budget,
+            device_budget: settings.memory.memo_gpu_budget,
+            disk_tier: settings.memory.disk_tier.clone(),
             pending: None,
         }
     }

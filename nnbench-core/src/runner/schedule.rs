@@ -145,11 +145,9 @@ impl<'a> Schedule<'a> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
     use crate::param::{Param, Params};
-    use crate::registry::{Body, FamilyInfo};
+    use crate::registry::{Body, Family};
 
     #[derive(Clone, Debug, Hash, PartialEq, Eq)]
     struct Data(u8);
@@ -169,19 +167,30 @@ mod tests {
         }
     }
 
+    static FAMILY: Family = Family {
+        name: "f",
+        module_path: "tests",
+        file: file!(),
+        line: line!(),
+        tags: &[],
+        setup: None,
+        teardown: None,
+        timing: None,
+        sampling: crate::Sampling {
+            sample_size: None,
+            warm_up: None,
+            measurement_time: None,
+        },
+        direction: None,
+        fail_on: None,
+        cases: Vec::new,
+    };
+
     fn case(id: &str, params: Vec<Param>) -> Case {
         Case {
             id: id.to_owned(),
-            family: Arc::new(FamilyInfo {
-                name: "f".into(),
-                tags: Vec::new(),
-                setup: None,
-                teardown: None,
-                timing: None,
-                sampling: crate::Sampling::default(),
-                direction: None,
-                fail_on: None,
-            }),
+            family_name: "f".into(),
+            family: &FAMILY,
             params: Params::new(params),
             body: Body::BrokenGrid(String::new()),
         }

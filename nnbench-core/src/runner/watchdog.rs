@@ -99,7 +99,7 @@ impl Watchdog {
 
     /// `case` starts now.
     pub(crate) fn arm(&self, case: &Case) {
-        let record = super::case::unfinished(
+        let record = super::lifecycle::unfinished(
             case,
             Stage::Memo,
             String::new(),

@@ -96,12 +96,10 @@ impl ShardCosts {
         let baseline = bench
             .filter(|_| !given.exists() && is_bare_name(given))
             .map(|bench| {
-                crate::target_dir()
-                    .join("nnbench")
-                    .join(bench)
-                    .join("baselines")
-                    .join(given)
-                    .with_extension("json")
+                crate::paths::baseline_path(
+                    &crate::paths::bench_dir(bench),
+                    &given.to_string_lossy(),
+                )
             });
         let path = baseline.as_deref().unwrap_or(given);
         let fail = |reason: String| ShardError::Costs {

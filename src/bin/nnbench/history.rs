@@ -5,9 +5,10 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use nnbench::compare::{Figure, Verdict};
+use nnbench::compare::Verdict;
 use nnbench::history::{FigureStep, History, Machine, RunFilter, StepSearch};
-use nnbench::report::format_figure;
+use nnbench::record::Figure;
+use nnbench_units::format_figure;
 
 use crate::inputs;
 

@@ -16,12 +16,12 @@ use std::os::unix::net::UnixListener;
 
 pub(crate) use protocol::WORKER_ENV;
 
-use super::case;
 use super::interrupt::Signal;
+use super::lifecycle;
 use super::schedule::Schedule;
 use crate::record::{CaseRecord, MemoryRecord, RunMemoRecord, Stage};
 use crate::registry::Case;
-use crate::settings::RunSettings;
+use crate::settings::Settings;
 use crate::{Error, Result};
 
 /// How the isolated run went, apart from its cases' records.
@@ -39,7 +39,7 @@ pub(crate) struct Outcome {
 /// case's record goes to `done`, in the order the cases end.
 pub(crate) fn supervise(
     selected: &[&Case],
-    settings: &RunSettings,
+    settings: &Settings,
     stop: &dyn Fn() -> Option<Signal>,
     done: &mut dyn FnMut(CaseRecord),
 ) -> Result<Outcome> {
@@ -90,7 +90,7 @@ pub(crate) fn supervise(
                 .lost
                 .unwrap_or_else(|| "ended without running them".into());
             for case in left.drain(..) {
-                done(case::unfinished(
+                done(lifecycle::unfinished(
                     case,
                     Stage::Memo,
                     format!("did not run: its worker process {why}"),

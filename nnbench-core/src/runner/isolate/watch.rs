@@ -15,9 +15,9 @@ use super::protocol::{FromWorker, Lines, Read, ToWorker, WORKER_ENV, send};
 use super::tail::Tail;
 use crate::record::{CaseRecord, MemoCounters, MemoryRecord, RssMethod, RunMemoRecord, Stage};
 use crate::registry::Case;
-use crate::runner::case;
 use crate::runner::interrupt::Signal;
-use crate::settings::RunSettings;
+use crate::runner::lifecycle;
+use crate::settings::Settings;
 
 /// How often the supervisor looks at its worker: its messages, its
 /// memory, the running case's time. Between looks it sleeps, so that the
@@ -59,7 +59,7 @@ pub(crate) fn run(
     listener: &UnixListener,
     socket: &Path,
     cases: &[&Case],
-    settings: &RunSettings,
+    settings: &Settings,
     limits: &Limits,
     stop: &dyn Fn() -> Option<Signal>,
     done: &mut dyn FnMut(CaseRecord),
@@ -122,7 +122,7 @@ pub(crate) fn run(
                 last_vm: running.last.map(|(vm, _)| vm),
                 peak_rss: running.peak,
                 memory_limit: limits.memory,
-                address_space_limit: settings.worker_memory_limit,
+                address_space_limit: settings.isolation.worker_memory_limit,
             };
             let (message, causes) = evidence.describe();
             let memory = MemoryRecord {
@@ -132,7 +132,7 @@ pub(crate) fn run(
                 ..MemoryRecord::default()
             };
             report.settled.insert(running.case.id.clone());
-            done(case::unfinished(
+            done(lifecycle::unfinished(
                 running.case,
                 running.stage,
                 message,
@@ -238,7 +238,7 @@ impl<'a> Watched<'a> {
         &mut self,
         mut stream: UnixStream,
         cases: &[&'a Case],
-        settings: &RunSettings,
+        settings: &Settings,
         stop: &dyn Fn() -> Option<Signal>,
         report: &mut Report,
         done: &mut dyn FnMut(CaseRecord),
@@ -321,7 +321,7 @@ impl<'a> Watched<'a> {
                     running.last = Some((vm, rss));
                     running.peak = Some(running.peak.map_or(rss, |peak| peak.max(rss)));
                 }
-                if let Some(limit) = settings.case_timeout
+                if let Some(limit) = settings.isolation.case_timeout
                     && running.since.elapsed() >= limit
                 {
                     return Followed::TimedOut(limit);

@@ -15,14 +15,14 @@ use crate::memo::{self, journal};
 use crate::record::{CaseRecord, RunMemoRecord, Stage};
 use crate::registry::{self, Case};
 use crate::report::Console;
-use crate::runner::cases::{self, Sink};
+use crate::runner::case_loop::{self, Sink};
 use crate::runner::interrupt::{self, Signal};
-use crate::settings::RunSettings;
+use crate::settings::Settings;
 
 /// Runs as the worker of the supervisor at `socket`, and exits.
-pub(crate) fn main(settings: RunSettings, socket: &Path) -> ! {
+pub(crate) fn main(settings: Settings, socket: &Path) -> ! {
     die_with_parent();
-    if let Some(limit) = settings.worker_memory_limit {
+    if let Some(limit) = settings.isolation.worker_memory_limit {
         limit_address_space(limit);
     }
     let stream = UnixStream::connect(socket).unwrap_or_else(|e| {
@@ -48,17 +48,17 @@ pub(crate) fn main(settings: RunSettings, socket: &Path) -> ! {
     let selected: Vec<&Case> = all.iter().filter(|c| ids.contains(&c.id)).collect();
     // Its cases' lines and the table are the supervisor's to print; what
     // criterion prints goes out as it would in one process.
-    let console = Console::new(settings.quiet, 0);
+    let console = Console::new(settings.output.quiet, 0);
     let cache = memo::global_cache();
     let mut sink = ToSupervisor {
         stream,
         stop,
-        interruptible: settings.interruptible,
+        interruptible: settings.process.interruptible,
     };
-    let (end, memo) = memo::with_disk_tier(settings.disk_tier.clone(), || {
+    let (end, memo) = memo::with_disk_tier(settings.memory.disk_tier.clone(), || {
         let _recording = journal::record();
         let before = cache.stats();
-        let end = cases::run(&selected, &settings, &console, &mut sink);
+        let end = case_loop::run(&selected, &settings, &console, &mut sink);
         let after = cache.stats();
         let memo = RunMemoRecord {
             counters: after.counters - before.counters,
@@ -73,7 +73,7 @@ pub(crate) fn main(settings: RunSettings, socket: &Path) -> ! {
         warnings: end.warnings,
         interrupted: end.interrupted.map(Signal::number),
     });
-    if settings.print_cache {
+    if settings.memory.print_cache {
         println!("\n{}", memo::report());
     }
     std::process::exit(0)

@@ -5,18 +5,19 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
+use nnbench_units::format_bytes;
 use serde_json::Value as Json;
 
 use super::engine::{self, Engine};
+use crate::error::panic_message;
 use crate::measure::CaseMeter;
 use crate::memo::{self, ErasedMemo, Sizes, journal};
-use crate::panic_message;
 use crate::record::{
     CaseError, CaseRecord, LeakRecord, MemoRecord, MemoryRecord, Stage, TimeRecord,
 };
 use crate::registry::{Args, Body, Case, Hook};
-use crate::report::{Console, format_bytes};
-use crate::settings::RunSettings;
+use crate::report::Console;
+use crate::settings::Settings;
 use crate::{Error, Result, State};
 
 /// Where a case stands in its family, for the [`State`] its hooks receive.
@@ -43,13 +44,13 @@ pub(crate) fn run(
     case: &Case,
     place: Place,
     unused: &[&dyn ErasedMemo],
-    settings: &RunSettings,
+    settings: &Settings,
     engine: &mut Engine,
     console: &Console,
     around: &mut dyn Around,
 ) -> CaseRecord {
     let cache = memo::global_cache();
-    let (memo_resident, mut meter) = if settings.skip_memory {
+    let (memo_resident, mut meter) = if settings.memory.no_memory {
         (Sizes::default(), None)
     } else {
         (cache.resident_total(), Some(CaseMeter::start()))
@@ -59,7 +60,7 @@ pub(crate) fn run(
     // Made only for families with hooks: the owned strings cost a case.
     let state = (case.family.setup.is_some() || case.family.teardown.is_some()).then(|| State {
         name: case.id.clone(),
-        family: case.family.name.clone(),
+        family: case.family_name.to_string(),
         family_size: place.family_size,
         family_index: place.family_index,
     });
@@ -68,7 +69,8 @@ pub(crate) fn run(
     around.entering(Stage::Memo);
     let mut args = Args::with_len(case.params.len());
     let mut memo_record = MemoRecord::default();
-    let budgeted = settings.memo_budget.is_some() || settings.memo_gpu_budget.is_some();
+    let budgeted =
+        settings.memory.memo_budget.is_some() || settings.memory.memo_gpu_budget.is_some();
     for (index, memo) in case.params.memos() {
         if budgeted && !cache.contains(memo) {
             make_room(settings, cache.expected_bytes(memo), case);
@@ -132,7 +134,7 @@ pub(crate) fn run(
         Stage::Teardown,
         run_hook(case.family.teardown, state.as_ref(), case),
     );
-    if !settings.keep_memos {
+    if !settings.memory.keep_memos {
         for memo in unused {
             cache.evict(*memo);
         }
@@ -149,13 +151,7 @@ pub(crate) fn run(
     }
 
     CaseRecord {
-        id: case.id.clone(),
-        family: case.family.name.clone(),
-        params: case.params.to_json(),
-        tags: case.family.tags.clone(),
         value,
-        direction: case.family.direction,
-        fail_on: case.family.fail_on.map(str::to_owned),
         error: failure.into_record(),
         time,
         load_ns,
@@ -164,18 +160,18 @@ pub(crate) fn run(
         }),
         memo: memo_record,
         warnings: journal.warnings,
-        shard: None,
+        ..blank_record(case)
     }
 }
 
 /// Evicts least recently used memos that `case` does not use until what
 /// it `need`s more fits in the host and GPU budgets. When the case's own
 /// memos exceed one, they load anyway, with a warning.
-fn make_room(settings: &RunSettings, need: Sizes, case: &Case) {
-    if let Some(budget) = settings.memo_budget {
+fn make_room(settings: &Settings, need: Sizes, case: &Case) {
+    if let Some(budget) = settings.memory.memo_budget {
         make_room_in(budget, need.host, false, case);
     }
-    if let Some(budget) = settings.memo_gpu_budget {
+    if let Some(budget) = settings.memory.memo_gpu_budget {
         make_room_in(budget, need.device, true, case);
     }
 }
@@ -256,26 +252,35 @@ pub(crate) fn unfinished(
     memory: MemoryRecord,
 ) -> CaseRecord {
     CaseRecord {
-        id: case.id.clone(),
-        family: case.family.name.clone(),
-        params: case.params.to_json(),
-        tags: case.family.tags.clone(),
-        value: Json::Null,
-        direction: case.family.direction,
-        fail_on: case.family.fail_on.map(str::to_owned),
         error: Some(CaseError {
             stage,
             message,
             causes,
             also: Vec::new(),
         }),
+        memory,
+        ..blank_record(case)
+    }
+}
+
+/// What a record of `case` says before it runs: who it is, nothing measured.
+fn blank_record(case: &Case) -> CaseRecord {
+    CaseRecord {
+        id: case.id.clone(),
+        family: case.family_name.to_string(),
+        params: case.params.to_json(),
+        tags: case.family.tags.iter().map(|t| (*t).to_owned()).collect(),
+        value: Json::Null,
+        direction: case.family.direction,
+        fail_on: case.family.fail_on.map(str::to_owned),
+        error: None,
         time: TimeRecord {
             samples: 0,
             iters: 0,
             ..TimeRecord::default()
         },
         load_ns: 0,
-        memory,
+        memory: MemoryRecord::default(),
         memo: MemoRecord::default(),
         warnings: Vec::new(),
         shard: None,

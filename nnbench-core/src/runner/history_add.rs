@@ -4,15 +4,15 @@ use std::path::Path;
 
 use crate::RunRecord;
 use crate::history::History;
-use crate::settings::RunSettings;
+use crate::settings::Settings;
 
-/// Adds `record` to the history at `file` (the default one when empty),
+/// Adds `record` to the history at `file` (the default one when `None`),
 /// and says so; a run that was interrupted, or only tested, is not added.
 /// A history that cannot be written ends the bench binary with 1: the run
 /// record is already written.
-pub(crate) fn add(record: &RunRecord, file: &Path, settings: &RunSettings) {
+pub(crate) fn add(record: &RunRecord, file: Option<&Path>, settings: &Settings) {
     let say = |line: String| {
-        if !settings.quiet {
+        if !settings.output.quiet {
             eprintln!("{line}");
         }
     };
@@ -24,11 +24,7 @@ pub(crate) fn add(record: &RunRecord, file: &Path, settings: &RunSettings) {
         say("warning: --history: an interrupted run is not added; `--resume --history` adds the completed one".into());
         return;
     }
-    let path = if file.as_os_str().is_empty() {
-        History::default_path()
-    } else {
-        file.to_owned()
-    };
+    let path = file.map_or_else(History::default_path, Path::to_owned);
     match History::open(&path).and_then(|mut history| history.add(record, None)) {
         Ok(added) if added.new => say(format!(
             "history: added as run {} on machine {} to {}",

@@ -1,13 +1,14 @@
-//! Numbers in human units.
+//! Amounts written for people: times and sizes in the unit that keeps three
+//! significant digits.
 
-use crate::compare::Figure;
+use crate::{Figure, Unit};
 
 /// A duration in nanoseconds, in the unit that keeps 3 significant digits.
 ///
 /// # Example
 ///
 /// ```
-/// use nnbench::report::format_ns;
+/// use nnbench_units::format_ns;
 /// assert_eq!(format_ns(850.0), "850 ns");
 /// assert_eq!(format_ns(3.25), "3.25 ns");
 /// assert_eq!(format_ns(12_345.0), "12.3 µs");
@@ -23,35 +24,12 @@ pub fn format_ns(ns: f64) -> String {
     format!("{} {unit}", three_digits(ns / scale))
 }
 
-/// A figure's amount in its unit: a time (time, load), a size (RSS, heap,
-/// GPU), or the value as it is, to six decimals at most.
-///
-/// # Example
-///
-/// ```
-/// use nnbench::compare::Figure;
-/// use nnbench::report::format_figure;
-/// assert_eq!(format_figure(Figure::Time, 12_345.0), "12.3 µs");
-/// assert_eq!(format_figure(Figure::Rss, 3.0 * 1048576.0), "3.00 MiB");
-/// assert_eq!(format_figure(Figure::Value, 0.93), "0.93");
-/// ```
-pub fn format_figure(figure: Figure, value: f64) -> String {
-    match figure {
-        Figure::Time | Figure::Load => format_ns(value),
-        Figure::Rss | Figure::Heap | Figure::Gpu => format_bytes(value.max(0.0) as u64),
-        Figure::Value => {
-            let text = format!("{value:.6}");
-            text.trim_end_matches('0').trim_end_matches('.').to_owned()
-        }
-    }
-}
-
 /// A size in bytes, in binary units (KiB, MiB, GiB, TiB).
 ///
 /// # Example
 ///
 /// ```
-/// use nnbench::report::format_bytes;
+/// use nnbench_units::format_bytes;
 /// assert_eq!(format_bytes(512), "512 B");
 /// assert_eq!(format_bytes(3 << 20), "3.00 MiB");
 /// assert_eq!(format_bytes(1536 << 20), "1.50 GiB");
@@ -71,6 +49,41 @@ pub fn format_bytes(bytes: u64) -> String {
         unit = next;
     }
     format!("{} {unit}", three_digits(value))
+}
+
+/// An amount of `figure` in its unit: a time, a size (negative sizes as
+/// zero), or a number as it is, to six decimals at most.
+///
+/// # Example
+///
+/// ```
+/// use nnbench_units::{Figure, format_figure};
+/// assert_eq!(format_figure(Figure::Time, 12_345.0), "12.3 µs");
+/// assert_eq!(format_figure(Figure::Rss, 3.0 * 1048576.0), "3.00 MiB");
+/// assert_eq!(format_figure(Figure::Value, 0.93), "0.93");
+/// ```
+pub fn format_figure(figure: Figure, amount: f64) -> String {
+    format_amount(figure.unit(), amount)
+}
+
+/// An amount in `unit`, as [`format_figure`] writes it.
+///
+/// # Example
+///
+/// ```
+/// use nnbench_units::{Unit, format_amount};
+/// assert_eq!(format_amount(Unit::Bytes, 2048.0), "2.00 KiB");
+/// assert_eq!(format_amount(Unit::Number, 1.5), "1.5");
+/// ```
+pub fn format_amount(unit: Unit, amount: f64) -> String {
+    match unit {
+        Unit::Time => format_ns(amount),
+        Unit::Bytes => format_bytes(amount.max(0.0) as u64),
+        Unit::Number => {
+            let text = format!("{amount:.6}");
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        }
+    }
 }
 
 fn three_digits(value: f64) -> String {

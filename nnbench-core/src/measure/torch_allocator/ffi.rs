@@ -41,13 +41,13 @@ fn call(f: impl FnOnce(*mut c_char, usize) -> c_int) -> Result<c_int, String> {
 }
 
 /// The accelerator libtorch was built with and found, if any.
-pub(super) struct Devices {
+pub(crate) struct Devices {
     pub name: String,
     pub count: usize,
 }
 
 /// libtorch's accelerator, asked once per process.
-pub(super) fn devices() -> Result<&'static Devices, &'static str> {
+pub(crate) fn devices() -> Result<&'static Devices, &'static str> {
     static DEVICES: OnceLock<Result<Devices, String>> = OnceLock::new();
     DEVICES
         .get_or_init(|| {
@@ -75,7 +75,7 @@ pub(super) fn devices() -> Result<&'static Devices, &'static str> {
 }
 
 /// `[allocated, allocated peak, reserved, reserved peak]` of `device`.
-pub(super) fn memory(device: usize) -> Result<[u64; 4], String> {
+pub(crate) fn memory(device: usize) -> Result<[u64; 4], String> {
     let mut out = [0i64; 4];
     let device = c_int::try_from(device).map_err(|_| format!("no device {device}"))?;
     // SAFETY: `out` holds the four values the shim writes.
@@ -83,19 +83,19 @@ pub(super) fn memory(device: usize) -> Result<[u64; 4], String> {
     Ok(out.map(|v| v.max(0) as u64))
 }
 
-pub(super) fn reset_peak(device: usize) -> Result<(), String> {
+pub(crate) fn reset_peak(device: usize) -> Result<(), String> {
     let device = c_int::try_from(device).map_err(|_| format!("no device {device}"))?;
     // SAFETY: the shim takes a message buffer of the length given.
     call(|message, len| unsafe { nnbench_torch_reset_peak(device, message, len) }).map(drop)
 }
 
-pub(super) fn synchronize(device: usize) -> Result<(), String> {
+pub(crate) fn synchronize(device: usize) -> Result<(), String> {
     let device = c_int::try_from(device).map_err(|_| format!("no device {device}"))?;
     // SAFETY: the shim takes a message buffer of the length given.
     call(|message, len| unsafe { nnbench_torch_synchronize(device, message, len) }).map(drop)
 }
 
-pub(super) fn empty_cache() -> Result<(), String> {
+pub(crate) fn empty_cache() -> Result<(), String> {
     // SAFETY: the shim takes a message buffer of the length given.
     call(|message, len| unsafe { nnbench_torch_empty_cache(message, len) }).map(drop)
 }

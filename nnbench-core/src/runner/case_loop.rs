@@ -5,16 +5,16 @@
 
 use std::collections::HashMap;
 
-use super::case::{self, Around};
 use super::engine::Engine;
 use super::interrupt::Signal;
+use super::lifecycle::{self, Around};
 use super::prefetch::Prefetcher;
 use super::schedule::Schedule;
 use crate::memo::{self, journal};
 use crate::record::{CaseRecord, Stage};
 use crate::registry::Case;
 use crate::report::Console;
-use crate::settings::RunSettings;
+use crate::settings::Settings;
 
 /// Where the cases of a run report as they go.
 pub(crate) trait Sink {
@@ -41,18 +41,18 @@ pub(crate) struct End {
 /// goes to `sink`.
 pub(crate) fn run(
     selected: &[&Case],
-    settings: &RunSettings,
+    settings: &Settings,
     console: &Console,
     sink: &mut dyn Sink,
 ) -> End {
     let mut family_sizes: HashMap<&str, usize> = HashMap::new();
     for case in selected {
-        *family_sizes.entry(&case.family.name).or_default() += 1;
+        *family_sizes.entry(&case.family_name).or_default() += 1;
     }
     let mut family_seen: HashMap<&str, usize> = HashMap::new();
     let mut schedule = Schedule::new(selected);
     let cache = memo::global_cache();
-    let mut engine = Engine::new(settings.timing.baselines.clone());
+    let mut engine = Engine::new(settings.baselines.clone());
     let mut prefetcher = Prefetcher::new(settings);
     let mut end = End {
         interrupted: None,
@@ -65,9 +65,9 @@ pub(crate) fn run(
         }
         let case = selected[at];
         let unused = schedule.finish(at);
-        let family = case.family.name.as_str();
+        let family = &*case.family_name;
         let index = family_seen.entry(family).or_default();
-        let place = case::Place {
+        let place = lifecycle::Place {
             family_size: family_sizes[family],
             family_index: *index,
         };
@@ -83,7 +83,7 @@ pub(crate) fn run(
             prefetcher: &mut prefetcher,
             selected,
         };
-        let mut record = case::run(
+        let mut record = lifecycle::run(
             case,
             place,
             &unused,

@@ -1,4 +1,5 @@
-//! The context of a run: host, repository and toolchain.
+//! Where a run's figures come from: the host, the repository's state and
+//! the toolchain, gathered into the record's `context`.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -96,9 +97,4 @@ impl GitQuery {
             dirty: status.is_some_and(|s| !s.trim().is_empty()),
         })
     }
-}
-
-/// Now, in RFC 3339, UTC, to the millisecond.
-pub(crate) fn now_rfc3339() -> String {
-    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }

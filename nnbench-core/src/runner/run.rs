@@ -1,0 +1,339 @@
+//! A run: the selected cases, in this process or in workers, recorded
+//! and written where the settings say.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use super::case_loop::{self, Sink};
+use super::ledger::{Closing, Ledger, Stop};
+use super::progress::{self, Progress};
+use super::schedule::Schedule;
+use super::watchdog::{self, Watchdog};
+use super::{Runner, interrupt, provenance, select};
+use crate::memo::{self, journal};
+use crate::record::{OutputFormat, RunMemoRecord, RunRecord};
+use crate::registry::{self, Case};
+use crate::report::Console;
+use crate::settings::Settings;
+use crate::{Error, Result};
+
+impl Runner {
+    /// The ids of the selected cases, in the order a run would start them
+    /// (a run may reorder further once it knows which memos are large).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// #[nnbench::parametrize([(n = 1), (n = 2)])]
+    /// fn listed(n: u32) -> u32 { n }
+    ///
+    /// let ids = nnbench::Runner::new().filter("listed/").list();
+    /// assert_eq!(ids, ["listed/n=1", "listed/n=2"]);
+    /// ```
+    pub fn list(&self) -> Vec<String> {
+        self.listing().0
+    }
+
+    /// [`list`](Self::list), and with `--shard` one line on the shard: its
+    /// cases, memo loads and share of the expected cost.
+    pub(crate) fn listing(&self) -> (Vec<String>, Option<String>) {
+        let cases = registry::cases();
+        let (selected, shard) = select::select(&self.settings, &cases);
+        let ids = Schedule::static_order(&selected)
+            .into_iter()
+            .map(|at| selected[at].id.clone())
+            .collect();
+        (ids, shard.map(|s| s.describe()))
+    }
+
+    /// Runs the selected cases and writes the record where configured.
+    ///
+    /// A failing case does not stop the run: its error is in its record, and
+    /// [`RunRecord::failed`] counts them.
+    ///
+    /// # Errors
+    ///
+    /// When an output file has neither a `.json` nor an `.ndjson` extension
+    /// (checked before any case runs), or a record cannot be written.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// #[nnbench::benchmark(tags = ["doc"])]
+    /// fn answer() -> u8 { 42 }
+    ///
+    /// let record = nnbench::Runner::new().tag("doc").test_mode(true).quiet(true).run().unwrap();
+    /// assert_eq!(record.failed(), 0);
+    /// ```
+    pub fn run(&self) -> Result<RunRecord> {
+        let settings = &self.settings;
+        if let Some(out) = &settings.output.out {
+            OutputFormat::of(out)?;
+        }
+        // The run's disk tier is in force on this thread, where its cases
+        // and their hooks resolve memos; a run beside it keeps its own.
+        memo::with_disk_tier(settings.memory.disk_tier.clone(), || {
+            let _recording = journal::record();
+            self.run_recorded()
+        })
+    }
+
+    fn run_recorded(&self) -> Result<RunRecord> {
+        let settings = &self.settings;
+        if (settings.isolation.isolate || settings.isolation.case_timeout.is_some())
+            && !settings.process.bench_binary
+        {
+            return Err(Error::msg(
+                "--isolate and --case-timeout work in a bench binary (`nnbench::main!()`), which starts itself again as a worker or ends on a timed-out case",
+            ));
+        }
+        if settings.memory.clears_disk_tier() {
+            memo::clear_disk_tier()?;
+        }
+        let started_at = crate::record::now_rfc3339();
+        let repo_dir = settings
+            .output
+            .repo_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("."));
+        // The context (git, host, GPU) takes milliseconds to gather: it is
+        // gathered while the grids are built, and done before the first case
+        // starts, so that it disturbs no case's figures.
+        let command: Vec<String> = std::env::args().collect();
+        let context = std::thread::Builder::new()
+            .name("nnbench-context".into())
+            .spawn({
+                let (dir, command) = (repo_dir.clone(), command.clone());
+                move || provenance::collect(&dir, command)
+            });
+        let cases = registry::cases();
+        let (mut selected, shard) = select::select(settings, &cases);
+        if let Some(shard) = &shard
+            && !settings.output.quiet
+        {
+            eprintln!("{}", shard.describe());
+        }
+        let shard = shard.map(|s| s.record);
+        let progress_path = settings
+            .output
+            .latest_dir
+            .as_ref()
+            .map(|dir| dir.join("progress.ndjson"));
+        let previous = match (&progress_path, settings.selection.resume) {
+            (Some(path), true) => progress::read(path),
+            (None, true) => progress::Previous {
+                warnings: vec![
+                    "--resume: only a measuring bench binary (cargo bench) keeps the progress of its runs: every case runs".into(),
+                ],
+                ..progress::Previous::default()
+            },
+            _ => progress::Previous::default(),
+        };
+        let finished = previous.ids();
+        let resumed: Vec<crate::CaseRecord> = previous
+            .cases
+            .iter()
+            .filter(|c| selected.iter().any(|s| s.id == c.id))
+            .cloned()
+            .collect();
+        let total = selected.len();
+        selected.retain(|c| !finished.contains(c.id.as_str()));
+
+        let console = Console::new(settings.output.quiet, selected.len());
+        let context = match context {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|_| provenance::collect(&repo_dir, command)),
+            Err(_) => provenance::collect(&repo_dir, command),
+        };
+        let mut warnings = run_warnings(settings);
+        warnings.extend(previous.warnings);
+        let progress = match &progress_path {
+            Some(path) => {
+                match Progress::open(path, settings.selection.resume && !resumed.is_empty()) {
+                    Ok(progress) => Some(progress),
+                    Err(e) => {
+                        warnings.push(format!(
+                            "{}: finished cases are not written as the run goes ({e})",
+                            path.display()
+                        ));
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let ledger = Arc::new(Mutex::new(Ledger {
+            records: resumed,
+            warnings,
+            progress,
+        }));
+        let closing = Arc::new(Closing {
+            settings: settings.clone(),
+            name: settings
+                .output
+                .name
+                .clone()
+                .unwrap_or_else(default_run_name),
+            started_at,
+            context,
+            stats_before: memo::global_cache().stats(),
+            total,
+            shard,
+        });
+        let stop = || {
+            settings
+                .process
+                .interruptible
+                .then(interrupt::requested)
+                .flatten()
+        };
+        let (stopped, workers_memo) = if settings.isolation.isolate {
+            let (stopped, memo) = run_isolated(&selected, settings, &stop, &ledger, &console)?;
+            (stopped, Some(memo))
+        } else {
+            let watchdog = match settings.isolation.case_timeout {
+                Some(limit) => Some(
+                    Watchdog::start(limit, close_on_timeout(limit, &ledger, &closing)).map_err(
+                        |e| Error::msg(format!("--case-timeout: no watchdog thread: {e}")),
+                    )?,
+                ),
+                None => None,
+            };
+            let mut sink = Local {
+                ledger: &ledger,
+                console: &console,
+                stop: &stop,
+                watchdog: watchdog.as_ref(),
+            };
+            let end = case_loop::run(&selected, settings, &console, &mut sink);
+            drop(watchdog);
+            lock(&ledger).warnings.extend(end.warnings);
+            (end.interrupted.map(Stop::Signal), None)
+        };
+        let record = closing.record(&mut lock(&ledger), stopped, workers_memo);
+        closing.finish(&record, &console)?;
+        Ok(record)
+    }
+}
+
+fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
+    ledger.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs `selected` in worker processes (`--isolate`); says what stopped
+/// the run early, if anything, and what the workers' memo caches did.
+#[cfg(unix)]
+fn run_isolated(
+    selected: &[&Case],
+    settings: &Settings,
+    stop: &dyn Fn() -> Option<interrupt::Signal>,
+    ledger: &Mutex<Ledger>,
+    console: &Console,
+) -> Result<(Option<Stop>, RunMemoRecord)> {
+    let outcome = super::isolate::supervise(selected, settings, stop, &mut |record| {
+        lock(ledger).add(record, console)
+    })?;
+    lock(ledger).warnings.extend(outcome.warnings);
+    Ok((outcome.interrupted.map(Stop::Signal), outcome.memo))
+}
+
+#[cfg(not(unix))]
+fn run_isolated(
+    _: &[&Case],
+    _: &Settings,
+    _: &dyn Fn() -> Option<interrupt::Signal>,
+    _: &Mutex<Ledger>,
+    _: &Console,
+) -> Result<(Option<Stop>, RunMemoRecord)> {
+    Err(Error::msg("--isolate needs a Unix system"))
+}
+
+/// What the watchdog does with a case that ran past `limit`: records it,
+/// closes the run with the cases finished, and ends the process, since the
+/// case's thread cannot be stopped.
+fn close_on_timeout(
+    limit: std::time::Duration,
+    ledger: &Arc<Mutex<Ledger>>,
+    closing: &Arc<Closing>,
+) -> impl FnOnce(watchdog::Overdue) + Send + 'static {
+    let (ledger, closing) = (Arc::clone(ledger), Arc::clone(closing));
+    move |overdue| {
+        let record = overdue.into_record(limit);
+        let id = record.id.clone();
+        let mut ledger = lock(&ledger);
+        ledger.keep(record);
+        let run = closing.record(&mut ledger, Some(Stop::CaseTimeout), None);
+        let written = closing.finish(&run, &Console::new(closing.settings.output.quiet, 0));
+        eprintln!(
+            "error: {id} ran past --case-timeout {}; the run stopped there (--isolate kills such a case and goes on); `--resume` runs the cases left",
+            humantime::format_duration(limit)
+        );
+        if let Err(error) = written {
+            eprintln!("error: {error:#}");
+        }
+        std::process::exit(1)
+    }
+}
+
+/// The sink of cases run in this process: the console, the progress file
+/// and the ledger, and the watchdog of `--case-timeout`.
+struct Local<'a> {
+    ledger: &'a Mutex<Ledger>,
+    console: &'a Console,
+    stop: &'a dyn Fn() -> Option<interrupt::Signal>,
+    watchdog: Option<&'a Watchdog>,
+}
+
+impl Sink for Local<'_> {
+    fn starting(&mut self, case: &Case) {
+        if let Some(watchdog) = self.watchdog {
+            watchdog.arm(case);
+        }
+    }
+
+    fn stage(&mut self, stage: crate::record::Stage) {
+        if let Some(watchdog) = self.watchdog {
+            watchdog.stage(stage);
+        }
+    }
+
+    fn finished(&mut self, record: crate::CaseRecord) {
+        if let Some(watchdog) = self.watchdog {
+            watchdog.disarm();
+        }
+        lock(self.ledger).add(record, self.console);
+    }
+
+    fn stop(&mut self) -> Option<interrupt::Signal> {
+        (self.stop)()
+    }
+}
+
+/// Settings that ask for something the run will not do.
+fn run_warnings(settings: &Settings) -> Vec<String> {
+    let baselines = &settings.baselines;
+    let baseline = baselines.save.as_ref().or(baselines.compare.as_ref());
+    match baseline {
+        Some(name) if settings.timing.test_mode => vec![format!(
+            "baseline `{name}` is neither saved nor compared: in test mode (no --bench) no case is sampled"
+        )],
+        _ => Vec::new(),
+    }
+}
+
+/// The executable's name without cargo's hash suffix.
+fn default_run_name() -> String {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .map(|stem| match stem.rsplit_once('-') {
+            Some((name, hash))
+                if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) =>
+            {
+                name.to_owned()
+            }
+            _ => stem,
+        })
+        .unwrap_or_else(|| "nnbench".into())
+}

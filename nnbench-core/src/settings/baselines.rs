@@ -1,0 +1,36 @@
+//! Baselines and history: the records a run is saved as, compared with,
+//! and added to.
+
+use std::path::PathBuf;
+
+use super::parse;
+use crate::compare::Thresholds;
+
+/// The baselines group of a run's settings.
+#[derive(Clone, Debug, Default, clap::Args)]
+#[command(next_help_heading = "Baselines")]
+pub(crate) struct Baselines {
+    /// Save the run record as baseline NAME
+    /// (target/nnbench/<bench>/baselines/NAME.json), and criterion's
+    /// estimates under the same name.
+    #[arg(long = "save-baseline", value_name = "NAME", value_parser = parse::baseline_name)]
+    pub save: Option<String>,
+    /// Compare the run against baseline NAME at its end, without
+    /// overwriting it; print what changed and exit 1 if a case regressed.
+    #[arg(
+        long = "baseline",
+        value_name = "NAME",
+        value_parser = parse::baseline_name,
+        conflicts_with = "save"
+    )]
+    pub compare: Option<String>,
+    /// Thresholds for --baseline over the defaults, as `nnbench compare
+    /// --fail-on` takes them: time=5%,rss=2%+4MiB,gpu=off,value=0.01.
+    #[arg(long, value_name = "SPEC", value_parser = parse::thresholds, requires = "compare")]
+    pub fail_on: Option<Thresholds>,
+    /// Add the run to the history when it ends: the file NNBENCH_HISTORY
+    /// names, else target/nnbench/history.sqlite, or --history=FILE.
+    /// `nnbench history` reads it.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true)]
+    pub history: Option<Option<PathBuf>>,
+}

@@ -1,0 +1,161 @@
+//! How cases are timed: each family's own timing, and what a run forces on
+//! all of them (`--once`, `--sampled`, the sampling flags).
+
+use std::time::Duration;
+
+use clap::{Arg, ArgAction, ArgMatches, Command, FromArgMatches};
+
+use super::parse;
+
+/// How a family's cases are timed.
+///
+/// # Example
+///
+/// ```
+/// let runner = nnbench::Runner::new().timing(nnbench::Timing::Once);
+/// # let _ = runner;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Timing {
+    /// One call, its duration: for heavy cases (a model's evaluation).
+    Once,
+    /// The function is sampled until its median is known within 1% (or
+    /// the measurement time is spent): for small kernels. As the run's
+    /// timing ([`Runner::timing`](crate::Runner::timing), `--sampled`),
+    /// criterion samples every case instead, with its settings, analysis
+    /// and reports.
+    Sampled,
+    /// The first call yields the metric and its time; if it took at least
+    /// the threshold (100 ms by default), the case stays `Once`, otherwise
+    /// it is sampled.
+    #[default]
+    Auto,
+}
+
+/// Sampling settings; `None` leaves the default: at least 10 samples after
+/// 25 ms of warm-up, for at most 1 s, or under criterion (`--sampled`) its
+/// 100 samples after 3 s of warm-up, over 5 s.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// let sampling = nnbench::Sampling {
+///     sample_size: Some(20),
+///     warm_up: Some(Duration::from_millis(500)),
+///     measurement_time: None,
+/// };
+/// let runner = nnbench::Runner::new().sampling(sampling);
+/// # let _ = runner;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::Args)]
+#[command(next_help_heading = "Timing")]
+pub struct Sampling {
+    /// The least number of samples (default 10), or under criterion
+    /// (`--sampled`) exactly this many (its default 100; 10 or more, as it
+    /// requires).
+    #[arg(long, value_name = "N", value_parser = parse::at_least_ten)]
+    pub sample_size: Option<usize>,
+    /// Time to run the function before sampling (default 25ms, 3s under
+    /// criterion): seconds, or a duration such as 500ms.
+    #[arg(long = "warm-up-time", value_name = "DURATION", value_parser = parse::duration)]
+    pub warm_up: Option<Duration>,
+    /// The most time spent sampling a case (default 1s), or under
+    /// criterion the time it spends (default 5s): seconds or a duration.
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    pub measurement_time: Option<Duration>,
+}
+
+impl Sampling {
+    /// These settings, with `over`'s where it has them.
+    pub(crate) fn overridden_by(self, over: Sampling) -> Sampling {
+        Sampling {
+            sample_size: over.sample_size.or(self.sample_size),
+            warm_up: over.warm_up.or(self.warm_up),
+            measurement_time: over.measurement_time.or(self.measurement_time),
+        }
+    }
+}
+
+/// The first-call duration from which `Auto` keeps a case `Once`.
+pub(crate) const DEFAULT_AUTO_THRESHOLD: Duration = Duration::from_millis(100);
+
+/// The timing group of a run's settings.
+#[derive(Clone, Debug, Default, clap::Args)]
+#[command(next_help_heading = "Timing")]
+pub(crate) struct TimingSettings {
+    /// Forces every family's timing: `--once` or `--sampled`.
+    #[command(flatten)]
+    pub forced: Forced,
+    /// First-call duration from which automatic timing keeps one call
+    /// (default 100ms): seconds, or a duration such as 250ms.
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    pub auto_threshold: Option<Duration>,
+    /// Overrides every family's sampling settings.
+    #[command(flatten)]
+    pub sampling: Sampling,
+    /// Each case once, quickly: `cargo test --benches` (a bench binary
+    /// without `--bench`).
+    #[arg(skip)]
+    pub test_mode: bool,
+}
+
+impl TimingSettings {
+    /// The threshold of `Auto`, the default where none was given.
+    pub(crate) fn auto_threshold(&self) -> Duration {
+        self.auto_threshold.unwrap_or(DEFAULT_AUTO_THRESHOLD)
+    }
+}
+
+/// The timing a run forces on every family, from two flags: `--once`, or
+/// `--sampled` (criterion samples every case). Written by hand because one
+/// setting takes both flags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Forced(pub Option<Timing>);
+
+const ONCE: &str = "once";
+const SAMPLED: &str = "sampled";
+
+impl FromArgMatches for Forced {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self(if matches.get_flag(ONCE) {
+            Some(Timing::Once)
+        } else if matches.get_flag(SAMPLED) {
+            Some(Timing::Sampled)
+        } else {
+            None
+        }))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for Forced {
+    fn augment_args(command: Command) -> Command {
+        command
+            .arg(
+                Arg::new(ONCE)
+                    .long(ONCE)
+                    .action(ArgAction::SetTrue)
+                    .conflicts_with(SAMPLED)
+                    .help("Time every case with one call"),
+            )
+            .arg(
+                Arg::new(SAMPLED)
+                    .long(SAMPLED)
+                    .action(ArgAction::SetTrue)
+                    .help(
+                        "Let criterion sample every case, with its settings, analysis and reports \
+                         (otherwise nnbench's sampler samples, and stops once the median is known \
+                         within 1%)",
+                    ),
+            )
+    }
+
+    fn augment_args_for_update(command: Command) -> Command {
+        Self::augment_args(command)
+    }
+}

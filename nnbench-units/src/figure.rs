@@ -1,0 +1,155 @@
+//! The figures of a case that regression tracking follows, and their units.
+
+use std::fmt;
+
+/// What a figure counts, which decides how its amounts are read and written.
+///
+/// # Example
+///
+/// ```
+/// use nnbench_units::{Figure, Unit};
+/// assert_eq!(Figure::Rss.unit(), Unit::Bytes);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Nanoseconds: `2ms`, `150us`, or a number of nanoseconds.
+    Time,
+    /// Bytes: `4MiB`, `512KiB`, or a number of bytes.
+    Bytes,
+    /// The figure's own unit: a plain number.
+    Number,
+}
+
+/// A figure of a case that comparisons, limits and the history name.
+///
+/// # Example
+///
+/// ```
+/// use nnbench_units::Figure;
+/// assert_eq!("rss".parse::<Figure>().unwrap(), Figure::Rss);
+/// assert_eq!(Figure::Time.to_string(), "time");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum Figure {
+    /// Time per call of the function (the median; samples tested).
+    Time,
+    /// Time resolving the case's memos (`load_ns`).
+    Load,
+    /// Peak resident memory growth.
+    Rss,
+    /// Peak heap growth (with the tracking allocator).
+    Heap,
+    /// Peak GPU memory.
+    Gpu,
+    /// The function's returned value, judged by the family's `metric` direction.
+    Value,
+}
+
+impl Figure {
+    /// Every figure, in the order reports list them.
+    pub const ALL: [Figure; 6] = [
+        Figure::Time,
+        Figure::Load,
+        Figure::Rss,
+        Figure::Heap,
+        Figure::Gpu,
+        Figure::Value,
+    ];
+
+    /// Its name in limits (`time=10%`), records and reports.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(nnbench_units::Figure::Gpu.name(), "gpu");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Time => "time",
+            Figure::Load => "load",
+            Figure::Rss => "rss",
+            Figure::Heap => "heap",
+            Figure::Gpu => "gpu",
+            Figure::Value => "value",
+        }
+    }
+
+    /// What it counts.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nnbench_units::{Figure, Unit};
+    /// assert_eq!(Figure::Load.unit(), Unit::Time);
+    /// ```
+    pub fn unit(self) -> Unit {
+        match self {
+            Figure::Time | Figure::Load => Unit::Time,
+            Figure::Rss | Figure::Heap | Figure::Gpu => Unit::Bytes,
+            Figure::Value => Unit::Number,
+        }
+    }
+}
+
+impl fmt::Display for Figure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is no figure's.
+///
+/// # Example
+///
+/// ```
+/// let err = "speed".parse::<nnbench_units::Figure>().unwrap_err();
+/// assert!(err.to_string().contains("time, load, rss, heap, gpu and value"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownFigure(pub String);
+
+impl fmt::Display for UnknownFigure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown figure `{}`: the figures are time, load, rss, heap, gpu and value",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownFigure {}
+
+impl std::str::FromStr for Figure {
+    type Err = UnknownFigure;
+    fn from_str(text: &str) -> Result<Self, UnknownFigure> {
+        Figure::ALL
+            .into_iter()
+            .find(|f| f.name() == text)
+            .ok_or_else(|| UnknownFigure(text.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_figure_reads_back_from_its_name() {
+        for figure in Figure::ALL {
+            assert_eq!(figure.name().parse::<Figure>(), Ok(figure));
+        }
+        assert_eq!(
+            UnknownFigure("speed".into())
+                .to_string()
+                .matches(", ")
+                .count(),
+            4
+        );
+    }
+}

@@ -1,0 +1,85 @@
+//! What the tests that start their own bench binary share.
+//!
+//! Such a test file is `harness = false`: its `main` is both the checks and
+//! the bench binary they start (`nnbench::main!()` would be), told apart by
+//! an environment variable, so that its cases are the bench's and the
+//! signals, exits and files it is checked on are real.
+
+#![allow(dead_code, unused_macros, unused_imports)]
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::process::Command;
+
+/// Set in the environment of the copy of a test binary that plays the bench.
+pub const BENCH_CHILD: &str = "NNBENCH_TEST_BENCH_CHILD";
+
+/// The test binary's `main`: as the bench child, runs the bench named
+/// `bench` (and does not return); otherwise runs the `checks` whose names
+/// contain the filters given on the command line (all without one), as
+/// libtest would, and exits 101 if any failed.
+pub fn main(bench: &str, checks: &[(&str, fn())]) {
+    if std::env::var_os(BENCH_CHILD).is_some() {
+        nnbench::__private::main(bench, env!("CARGO_MANIFEST_DIR"));
+    }
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let chosen: Vec<&(&str, fn())> = checks
+        .iter()
+        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+        .collect();
+    let chosen_count = chosen.len();
+    println!("\nrunning {chosen_count} tests");
+    let mut failed = Vec::new();
+    for (name, check) in chosen {
+        match catch_unwind(AssertUnwindSafe(check)) {
+            Ok(()) => println!("test {name} ... ok"),
+            Err(_) => {
+                println!("test {name} ... FAILED");
+                failed.push(*name);
+            }
+        }
+    }
+    let passed = chosen_count - failed.len();
+    if failed.is_empty() {
+        println!("\ntest result: ok. {passed} passed; 0 failed\n");
+    } else {
+        println!("\nfailures:\n    {}", failed.join("\n    "));
+        println!(
+            "\ntest result: FAILED. {passed} passed; {} failed\n",
+            failed.len()
+        );
+        std::process::exit(101);
+    }
+}
+
+/// The checks of a test file, each named after its function, for [`main`].
+macro_rules! checks {
+    ($($check:ident),+ $(,)?) => {
+        &[$((stringify!($check), $check as fn())),+]
+    };
+}
+pub(crate) use checks;
+
+/// This test binary as the bench it plays: set the flags, the target
+/// folder and the environment on the command.
+pub fn bench_binary() -> Command {
+    let mut command = Command::new(std::env::current_exe().expect("the test binary's path"));
+    command.env(BENCH_CHILD, "1");
+    command
+}
+
+/// The `nnbench` tool built with these tests.
+pub fn tool() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_nnbench"))
+}
+
+/// A process's stdout and stderr together, for messages in assertions.
+pub fn said(output: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
