@@ -16,8 +16,8 @@ use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::RunRecord;
-use nnbench::compare::{Format, Thresholds, compare};
-use nnbench::measure::rss;
+use nnbench_core::compare::{Format, Thresholds, compare};
+use nnbench_core::measure::rss;
 use nnbench_units::{format_bytes, format_ns};
 use stats::median;
 use synthetic::synthetic;
@@ -44,7 +44,7 @@ fn main() {
         let comparison = compare(&base, &head, &Thresholds::default());
         let table = comparison.render(Format::Table);
         times.push(start.elapsed().as_nanos() as f64);
-        regressed = comparison.count(nnbench::compare::Verdict::Regressed);
+        regressed = comparison.count(nnbench_core::compare::Verdict::Regressed);
         std::hint::black_box(table);
     }
     let peak = rss::peak_bytes().unwrap_or(0).saturating_sub(before);
@@ -69,10 +69,11 @@ fn main() {
         regressed.to_string(),
         (cases / 10).to_string(),
     ]);
-    println!("{table}");
+    harness::table(&table);
     assert_eq!(
         regressed,
         cases / 10,
         "exactly the slowed cases are flagged"
     );
+    harness::publish("compare");
 }

@@ -18,8 +18,9 @@ mod synthetic;
 
 use std::time::Instant;
 
-use nnbench::history::{History, RunFilter, StepSearch};
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::record::Git;
+use nnbench_core::history::{History, RunFilter, StepSearch};
 use nnbench_units::{format_bytes, format_ns};
 use stats::median;
 use synthetic::synthetic;
@@ -78,7 +79,7 @@ fn main() {
     let steps = history.steps(&StepSearch::default()).expect("steps").len();
     let search = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    let page = nnbench::report::html::page(&history, &StepSearch::default(), "history bench")
+    let page = nnbench_core::report::page(&history, &StepSearch::default(), "history bench")
         .expect("the page");
     let report = start.elapsed().as_secs_f64();
 
@@ -87,30 +88,50 @@ fn main() {
         .iter()
         .copied()
         .fold(0.0, f64::max);
-    println!(
-        "history: {runs} runs of {cases} cases in {} ({} a case-run)",
-        format_bytes(size),
-        format_bytes(size / (runs * cases) as u64)
-    );
-    println!(
-        "  add a run: median {}, slowest of the last 10 {} {}",
-        format_ns(median_add * 1e9),
-        format_ns(last_add * 1e9),
-        harness::verdict(last_add < 1.0)
-    );
-    println!(
-        "  list {listed} runs: {}; one case across {runs} runs: median {}",
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(["figure", "measured", "target"]);
+    table.add_row([
+        format!("{runs} runs of {cases} cases: the file"),
+        format!(
+            "{} ({} a case-run)",
+            format_bytes(size),
+            format_bytes(size / (runs * cases) as u64)
+        ),
+        String::new(),
+    ]);
+    table.add_row([
+        "add a run: median, slowest of the last 10".to_owned(),
+        format!(
+            "{}, {}",
+            format_ns(median_add * 1e9),
+            format_ns(last_add * 1e9)
+        ),
+        format!("< 1 s {}", harness::verdict(last_add < 1.0)),
+    ]);
+    table.add_row([
+        format!("list {listed} runs"),
         format_ns(list * 1e9),
-        format_ns(median(&follows) * 1e9)
-    );
-    println!(
-        "  search every case's figures for steps: {} ({steps} steps; the series drift 0.01% a run)",
-        format_ns(search * 1e9)
-    );
-    println!(
-        "  the HTML report: {} ({}) {}",
+        String::new(),
+    ]);
+    table.add_row([
+        format!("one case across {runs} runs, median"),
+        format_ns(median(&follows) * 1e9),
+        String::new(),
+    ]);
+    table.add_row([
+        format!(
+            "search every case's figures for steps ({steps} found; the series drift 0.01% a run)"
+        ),
+        format_ns(search * 1e9),
+        String::new(),
+    ]);
+    table.add_row([
+        format!("the HTML report ({})", format_bytes(page.len() as u64)),
         format_ns(report * 1e9),
-        format_bytes(page.len() as u64),
-        harness::verdict(report < 5.0)
-    );
+        format!("< 5 s {}", harness::verdict(report < 5.0)),
+    ]);
+    harness::table(&table);
+    harness::publish("history");
 }

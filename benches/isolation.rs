@@ -115,14 +115,15 @@ fn compare() -> Result<(), String> {
             format_ns(kernels[at]),
         ]);
     }
-    println!("isolation: medians of {runs} whole runs each, alternating\n{table}");
-    println!(
+    harness::note(format!("medians of {runs} whole runs each, alternating:"));
+    harness::table(&table);
+    harness::note(format!(
         "starting a worker: {}; each case: {} more; kernel median isolated / in process: {:.3} {}",
         format_ns(start * 1e9),
         format_ns(per_case * 1e9),
         kernels[1] / kernels[0],
         harness::verdict((kernels[1] / kernels[0] - 1.0).abs() <= 0.03)
-    );
+    ));
     Ok(())
 }
 
@@ -137,4 +138,5 @@ fn main() {
         eprintln!("isolation: {message}");
         std::process::exit(1);
     }
+    harness::publish("isolation");
 }

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use ndarray::{Array2, Ix2, s};
 use nnbench::Memo;
-use nnbench::measure::rss;
 use nnbench::store::{Format, MappedArray, MappedNpy, Npy};
+use nnbench_core::measure::rss;
 use nnbench_units::{format_bytes, format_ns};
 
 fn side() -> usize {
@@ -173,22 +173,23 @@ fn main() {
         read_time,
         read_rss,
     ));
-    println!("{table}");
+    harness::table(&table);
     // Mapping reads nothing; touching 1% of the rows makes about 1% resident.
     let touched = map_rss + slice_rss;
-    println!(
+    harness::note(format!(
         "memory-mapped view: {} resident after touching 1% of {} {}",
         format_bytes(touched),
         format_bytes(bytes),
         harness::verdict(touched <= bytes / 100 + (8 << 20))
-    );
-    println!(
+    ));
+    harness::note(format!(
         "warm page cache; RSS growth measured while the value is held{}",
         if harness::test_mode() {
             " (test mode: a small array, run with --bench to measure)"
         } else {
             ""
         }
-    );
+    ));
     let _ = std::fs::remove_dir_all(&dir);
+    harness::publish("memo_tier");
 }

@@ -25,7 +25,7 @@ use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use ndarray::Array2;
 use nnbench::Runner;
 use nnbench::alloc::TrackingAllocator;
-use nnbench::measure::rss;
+use nnbench_core::measure::rss;
 use nnbench_units::{format_bytes, format_ns};
 use stats::median;
 
@@ -204,11 +204,12 @@ fn main() {
         ),
         String::new(),
     ]);
-    println!("{table}");
-    println!(
-        "medians of repeated batches; peak per case from {:?}",
+    harness::table(&table);
+    harness::note(format!(
+        "medians of repeated batches; peak per case from {}",
         rss_method()
-    );
+    ));
+    harness::publish("memory");
 }
 
 fn rss_method() -> &'static str {

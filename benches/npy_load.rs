@@ -22,6 +22,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use ndarray::Array2;
 use ndarray_npy::ReadNpyExt;
 use stats::median;
@@ -108,32 +109,42 @@ fn main() {
         physical.push(start.elapsed());
     }
     let reference = median(physical.iter().map(Duration::as_secs_f64));
-    let row = |name: &str, times: Vec<Duration>| {
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(["loader", "time", "vs. the reference"]);
+    let mut row = |name: &str, times: Vec<Duration>| {
         let m = median(times.iter().map(Duration::as_secs_f64));
-        println!("{name:<44} {:>8.1} ms  {:>5.2}x", m * 1e3, m / reference);
+        table.add_row([
+            name.to_owned(),
+            format!("{:.1} ms", m * 1e3),
+            format!("{:.2}x", m / reference),
+        ]);
         m
     };
-    println!("loading a {side}x{side} f64 array ({mib} MiB), warm page cache, median of {rounds}:");
     let ours = row("nnbench::npy::read", direct);
     row("ndarray-npy read_npy (buffered)", buffered);
     row(
-        "read into a huge-page buffer (reference)",
+        "one read into a huge-page buffer (the reference)",
         vec![Duration::from_secs_f64(reference)],
     );
-    match numpy(&path, rounds) {
-        Some(times) => {
-            let np = row("numpy np.load", times);
-            println!(
-                "npy::read / np.load: {:.2} (target <= 1.25) {}",
-                ours / np,
-                harness::verdict(ours / np <= 1.25)
-            );
-        }
-        None => println!("numpy np.load: not measured (python3 with numpy not found)"),
+    let numpy = numpy(&path, rounds).map(|times| row("numpy np.load", times));
+    harness::note(format!(
+        "loading a {side}x{side} f64 array ({mib} MiB), warm page cache, median of {rounds}:"
+    ));
+    harness::table(&table);
+    match numpy {
+        Some(np) => harness::note(format!(
+            "npy::read / np.load: {:.2} (target <= 1.25) {}",
+            ours / np,
+            harness::verdict(ours / np <= 1.25)
+        )),
+        None => harness::note("numpy np.load: not measured (python3 with numpy not found)"),
     }
-    println!(
+    harness::note(format!(
         "npy::read / reference: {:.2} (target <= 1.25) {}",
         ours / reference,
         harness::verdict(ours / reference <= 1.25)
-    );
+    ));
+    harness::publish("npy_load");
 }

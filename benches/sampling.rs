@@ -178,5 +178,6 @@ fn main() {
             ),
         ]);
     }
-    println!("{table}");
+    harness::table(&table);
+    harness::publish("sampling");
 }

@@ -193,6 +193,7 @@ fn main() {
         eprintln!("seed_sweep: {message}");
         std::process::exit(1);
     }
+    harness::publish("seed_sweep");
 }
 
 /// Who runs the sweep.
@@ -333,23 +334,23 @@ fn compare() -> Result<(), String> {
             },
         ]);
     }
-    println!("{table}");
-    println!(
+    harness::table(&table);
+    harness::note(format!(
         "one model: {}; {runs} runs each, alternating, medians",
         format_bytes(model as u64)
-    );
+    ));
     if let Some(message) = &peer_error {
-        println!("Python peer unavailable: {message}");
+        harness::note(format!("Python peer unavailable: {message}"));
     }
     let (once, peer) = (summaries[0], peer_of(false));
     if let (Some(once), Some(peer)) = (once, peer) {
-        println!(
+        harness::note(format!(
             "targets: --once wall <= 0.6x Python's {}: {:.2}x; peak RSS <= 1.05x one model {}: {:.3}x",
             harness::verdict(once.wall <= 0.6 * peer.wall),
             once.wall / peer.wall,
             harness::verdict(once.peak_rss <= 1.05 * model),
             once.peak_rss / model
-        );
+        ));
     }
     Ok(())
 }

@@ -156,13 +156,13 @@ fn seed_sweep_loads() -> Result<(), String> {
         row.push(shards.iter().map(|(_, m)| m).sum::<usize>().to_string());
         table.add_row(row);
     }
-    println!("{table}");
+    harness::table(&table);
     let met = aware.iter().all(|&(_, m)| m == 1);
-    println!(
+    harness::note(format!(
         "each shard loads one model: {} {}",
         if met { "yes" } else { "no" },
         harness::verdict(met)
-    );
+    ));
     Ok(())
 }
 
@@ -220,12 +220,15 @@ fn balance() -> Result<(), String> {
             ]);
         }
     }
-    println!("{table}");
-    println!("the whole grid in one process: {:.0} ms", whole_s * 1e3);
-    println!(
+    harness::table(&table);
+    harness::note(format!(
+        "the whole grid in one process: {:.0} ms",
+        whole_s * 1e3
+    ));
+    harness::note(format!(
         "costliest shard by measured times within 1.25x of the mean: {worst:.2}x {}",
         harness::verdict(worst <= 1.25)
-    );
+    ));
     Ok(())
 }
 
@@ -238,4 +241,5 @@ fn main() {
         eprintln!("sharding: {message}");
         std::process::exit(1);
     }
+    harness::publish("sharding");
 }

@@ -3,12 +3,13 @@
 //! A benchmarking harness for machine-learning workloads whose fixtures
 //! (models, datasets) are too big to hold all at once.
 //!
-//! A `#[product(...)]` attribute expands a parameter grid into benchmark
-//! cases. Parameters whose values are [`Memo`]s are resolved lazily, when
-//! their case starts, through one global memo cache, and evicted after their
-//! last use. The harness records each case's return value (its metric), its
-//! time, and its peak resident memory, and writes a JSON run record that CI
-//! can compare between branches.
+//! A [`#[product(...)]`](product) attribute expands a parameter grid into
+//! benchmark cases. Parameters whose values are [`Memo`]s are resolved
+//! lazily, when their case starts, through one global memo cache, and
+//! evicted after their last use. The harness records each case's return
+//! value (its metric), its time, and its peak resident and GPU memory, and
+//! writes a JSON [run record](record) that CI can compare between branches
+//! with the `nnbench` tool.
 //!
 //! ```no_run
 //! use ndarray::Array2;
@@ -32,10 +33,82 @@
 //! // benches/sweep.rs, with `harness = false` for it in Cargo.toml:
 //! nnbench::main!();
 //! ```
+//!
+//! What is here, for a bench author:
+//! - the attributes [`benchmark`], [`parametrize`] and [`product`], and
+//!   [`main!`] for a bench target's `main`;
+//! - [`Memo`] and the [`memo`] cache; [`store`], the formats of its disk
+//!   tier; [`npy`], validated `.npy` files; [`torch`] with the `tch` feature;
+//! - [`Params`] and [`State`], what setup and teardown hooks receive;
+//! - [`Runner`], to run the registered cases from code, and the
+//!   [`record`] it returns; [`alloc`], the heap figures' allocator;
+//!   [`shard`], which part of a sweep a run takes.
+//!
+//! The guide is the book under `docs/` (`mdbook serve docs`).
 
 #![warn(missing_docs)]
 
-pub use nnbench_core::*;
+pub use nnbench_core::{
+    CaseRecord, Context, Error, Memo, Param, Params, RecordError, Result, RunRecord, Runner,
+    Sampling, State, Timing, target_dir,
+};
+pub use nnbench_core::{alloc, memo, npy, record, store};
+
+#[cfg(feature = "tch")]
+pub use nnbench_core::torch;
+
+pub mod shard {
+    //! Which part of a sweep a run takes: `--shard K/N` on a bench binary,
+    //! or [`Runner::shard`](crate::Runner::shard). Every shard plans the
+    //! same split from the same cases, keeping cases that share a memo
+    //! together; `nnbench merge` makes one record of the shards' records.
+    //!
+    //! # Example
+    //!
+    //! ```
+    //! #[nnbench::parametrize([(n = 1), (n = 2), (n = 3), (n = 4)])]
+    //! fn halves(n: u32) -> u32 { n }
+    //!
+    //! let shard = |k| nnbench::shard::Shard::new(k, 2).unwrap();
+    //! let first = nnbench::Runner::new().filter("halves/").shard(shard(1)).list();
+    //! let second = nnbench::Runner::new().filter("halves/").shard(shard(2)).list();
+    //! assert_eq!(first.len() + second.len(), 4);
+    //! assert!(first.iter().all(|id| !second.contains(id)));
+    //! ```
+
+    pub use nnbench_core::shard::{Shard, ShardCosts, ShardError};
+}
+
+#[doc(hidden)]
+pub use nnbench_core::__private;
+
+/// The README's and the book's examples, compiled and run by `cargo test`
+/// as this crate's doc tests, so that the guide cannot drift from the API.
+#[cfg(doctest)]
+pub mod book {
+    macro_rules! pages {
+        ($($page:ident = $path:literal),+ $(,)?) => {
+            $(
+                #[doc = include_str!($path)]
+                pub struct $page;
+            )+
+        };
+    }
+    pages! {
+        Readme = "../README.md",
+        GettingStarted = "../docs/src/getting-started.md",
+        WritingBenchmarks = "../docs/src/writing-benchmarks.md",
+        Memos = "../docs/src/memos.md",
+        Running = "../docs/src/running.md",
+        Timing = "../docs/src/timing.md",
+        Memory = "../docs/src/memory.md",
+        Record = "../docs/src/record.md",
+        Tracking = "../docs/src/tracking.md",
+        History = "../docs/src/history.md",
+        Sharding = "../docs/src/sharding.md",
+        Torch = "../docs/src/torch.md",
+    }
+}
 
 #[doc(inline)]
 #[doc = include_str!("docs/benchmark.md")]

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use nnbench::alloc::TrackingAllocator;
-use nnbench::measure::RssMethod;
+use nnbench::record::RssMethod;
 use nnbench::{CaseRecord, Memo, Runner};
 
 #[global_allocator]

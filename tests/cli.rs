@@ -228,7 +228,7 @@ fn a_changed_model_file_is_reported_beside_the_verdict() {
 
 #[test]
 fn gpu_figures_of_two_methods_are_not_compared_as_one() {
-    use nnbench::measure::gpu::GpuMethod;
+    use nnbench::record::GpuMethod;
     let dir = tempfile::tempdir().unwrap();
     let mut base = record();
     base.cases[0].memory.gpu_peak_bytes = Some(900 << 20);

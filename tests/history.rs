@@ -9,9 +9,9 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use nnbench::compare::Verdict;
-use nnbench::history::{History, HistoryError, Machine, RunFilter, StepSearch};
 use nnbench::{RunRecord, Runner};
+use nnbench_core::compare::Verdict;
+use nnbench_core::history::{History, HistoryError, Machine, RunFilter, StepSearch};
 
 #[nnbench::parametrize([(n = 1), (n = 2)], timing = once)]
 fn square(n: u64) -> u64 {

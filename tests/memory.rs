@@ -4,7 +4,7 @@
 
 use std::hint::black_box;
 
-use nnbench::measure::RssMethod;
+use nnbench::record::RssMethod;
 use nnbench::{CaseRecord, Runner};
 
 const MIB: u64 = 1 << 20;

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nnbench::history::History;
 use nnbench::{RunRecord, Runner};
+use nnbench_core::history::History;
 
 /// A sweep of model size × batch size.
 #[nnbench::product(size = [64, 128, 256], batch = [1, 8, 32, 128], timing = once)]

@@ -594,7 +594,7 @@ impl Memo for Reported {
 fn the_cache_report_lists_memo_types() {
     nnbench::memo::resolve(&Reported).unwrap();
     nnbench::memo::resolve(&Reported).unwrap();
-    let report = nnbench::memo::report();
+    let report = nnbench::memo::summary();
     let row = report
         .lines()
         .find(|l| l.contains("runner::Reported"))

@@ -404,13 +404,13 @@ fn a_merged_record_keeps_each_shards_machine_for_history_and_compare() {
         .map(|f| (f.clone(), RunRecord::read(f).unwrap()))
         .collect();
     records[1].1.context.host.cpu = Some("Another CPU".into());
-    let merged = nnbench::shard::merge(records).unwrap();
+    let merged = nnbench_core::shard::merge(records).unwrap();
     let on_second = merged.cases.iter().find(|c| c.shard == Some(2)).unwrap();
     assert_eq!(
         merged.context_of(on_second).host.cpu.as_deref(),
         Some("Another CPU")
     );
-    let mut history = nnbench::history::History::in_memory().unwrap();
+    let mut history = nnbench_core::history::History::in_memory().unwrap();
     let added = history.add(&merged, None).unwrap();
     assert_eq!(added.also.len(), 1, "one run per machine");
     assert_eq!(added.cases + added.also[0].cases, 24);
@@ -419,10 +419,10 @@ fn a_merged_record_keeps_each_shards_machine_for_history_and_compare() {
     let whole = dir.path().join("whole.json");
     let output = bench(&["swept/", "--out", path(&whole)]).output().unwrap();
     assert!(output.status.success(), "{}", support::said(&output));
-    let comparison = nnbench::compare::compare(
+    let comparison = nnbench_core::compare::compare(
         &RunRecord::read(&whole).unwrap(),
         &merged,
-        &nnbench::compare::Thresholds::default(),
+        &nnbench_core::compare::Thresholds::default(),
     );
     let says = comparison.differences.join("\n");
     assert!(

@@ -142,7 +142,7 @@ fn a_tensor_benchmark_runs_and_records_its_value() {
     if torch::accelerator().is_err() {
         assert_ne!(
             case.memory.gpu_method,
-            Some(nnbench::measure::gpu::GpuMethod::TorchAllocator)
+            Some(nnbench::record::GpuMethod::TorchAllocator)
         );
         assert_eq!(case.memory.gpu_reserved_peak_bytes, None);
     }

@@ -33,3 +33,84 @@ pub fn verdict(met: bool) -> &'static str {
         (false, false) => "(MISSED)",
     }
 }
+
+/// What the bench printed so far, as the Markdown of its section of the
+/// book's page of measured figures.
+static PAGE: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+fn page() -> std::sync::MutexGuard<'static, String> {
+    PAGE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Prints `table`, and keeps it for [`publish`].
+pub fn table(table: &comfy_table::Table) {
+    println!("{table}");
+    let mut markdown = table.clone();
+    markdown.load_style(comfy_table::presets::ASCII_MARKDOWN);
+    let mut page = page();
+    page.push_str(&markdown.to_string());
+    page.push_str("\n\n");
+}
+
+/// Prints a line about the figures, and keeps it for [`publish`].
+#[allow(dead_code, reason = "not every figure bench adds lines to its tables")]
+pub fn note(line: impl std::fmt::Display) {
+    let line = line.to_string();
+    println!("{line}");
+    let mut page = page();
+    page.push_str(&line);
+    page.push_str("\n\n");
+}
+
+/// The book's page of measured figures, whose section between the markers
+/// of each figure bench that bench writes.
+const FIGURES_PAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/figures.md");
+
+fn markers(bench: &str) -> (String, String) {
+    (
+        format!("<!-- figures {bench}: written by `scripts/figures.sh {bench}` -->"),
+        format!("<!-- end figures {bench} -->"),
+    )
+}
+
+/// Ends the bench `bench`: measuring with `NNBENCH_FIGURES=1` (as
+/// `scripts/figures.sh` runs it), rewrites its section of the book's page
+/// with what it printed, headed by the command, the day and the machine;
+/// in test mode, checks that the page has that section, so that a figure
+/// bench cannot go unpublished.
+pub fn publish(bench: &str) {
+    let text =
+        std::fs::read_to_string(FIGURES_PAGE).unwrap_or_else(|e| panic!("{FIGURES_PAGE}: {e}"));
+    let (start, end) = markers(bench);
+    let (Some(from), Some(to)) = (text.find(&start), text.find(&end)) else {
+        panic!("{FIGURES_PAGE} has no section for `{bench}`: add the lines\n{start}\n{end}");
+    };
+    if test_mode() || std::env::var_os("NNBENCH_FIGURES").is_none() {
+        return;
+    }
+    let day = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let section = format!(
+        "{start}\n`cargo bench --bench {bench}` on {}, {} ({} cores):\n\n{}{end}",
+        &day[..10],
+        cpu_model(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        page()
+    );
+    let written = format!("{}{section}{}", &text[..from], &text[to + end.len()..]);
+    std::fs::write(FIGURES_PAGE, written).unwrap_or_else(|e| panic!("{FIGURES_PAGE}: {e}"));
+}
+
+/// The processor's name, as Linux tells it.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines().find_map(|l| {
+                l.strip_prefix("model name")?
+                    .split_once(':')
+                    .map(|(_, v)| v.trim().to_owned())
+            })
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_owned())
+}

@@ -1,15 +1,18 @@
 //! The library behind [nnbench](https://docs.rs/nnbench): memo cache,
-//! parameter grids, registry, runner, measurement and run records.
+//! parameter grids, registry, runner, measurement and run records, and the
+//! regression tracking built on the records.
 //!
-//! Use it through the `nnbench` crate, which re-exports this crate and adds
-//! the `#[benchmark]`, `#[parametrize]` and `#[product]` attributes.
+//! Bench authors use it through the `nnbench` crate, which re-exports what
+//! they need and adds the `#[benchmark]`, `#[parametrize]` and `#[product]`
+//! attributes. The tracking modules ([`compare`], [`history`], [`report`],
+//! [`export`], [`shard::merge`]) are public here for tools: the `nnbench`
+//! command is built on them.
 
 #![warn(missing_docs)]
 
-// Floors, leaves first: `record` (the schema) imports none of the others;
-// `measure` and `memo` produce records; `settings` are plain values that
-// `cli` fills in; `registry` holds what the attributes register; `runner`
-// consumes all of them; `__private` only re-exports for generated code.
+// The modules stand on floors, each importing only from its own floor or
+// lower ones: the book's Layout page lists them, and tests/layout.rs checks
+// the page against every `crate::` path here.
 pub mod alloc;
 mod atomic_file;
 pub mod compare;

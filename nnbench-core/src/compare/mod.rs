@@ -28,7 +28,7 @@ pub use thresholds::{Threshold, ThresholdError, Thresholds};
 /// # Example
 ///
 /// ```
-/// use nnbench::compare::Verdict;
+/// use nnbench_core::compare::Verdict;
 /// assert_eq!(serde_json::to_string(&Verdict::NotComparable).unwrap(), "\"not_comparable\"");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -51,7 +51,7 @@ pub enum Verdict {
 /// # Example
 ///
 /// ```
-/// # fn f(fig: &nnbench::compare::FigureComparison) {
+/// # fn f(fig: &nnbench_core::compare::FigureComparison) {
 /// println!("{}: {:?} -> {:?} ({:?})", fig.figure, fig.base, fig.head, fig.verdict);
 /// # }
 /// ```
@@ -80,7 +80,7 @@ pub struct FigureComparison {
 /// # Example
 ///
 /// ```
-/// use nnbench::compare::Presence;
+/// use nnbench_core::compare::Presence;
 /// assert_eq!(serde_json::to_string(&Presence::New).unwrap(), "\"new\"");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,7 +99,7 @@ pub enum Presence {
 /// # Example
 ///
 /// ```
-/// # fn f(case: &nnbench::compare::CaseComparison) {
+/// # fn f(case: &nnbench_core::compare::CaseComparison) {
 /// if case.regressed() {
 ///     println!("{} got worse", case.id);
 /// }
@@ -132,7 +132,7 @@ impl CaseComparison {
     /// # Example
     ///
     /// ```
-    /// # fn f(c: &nnbench::compare::Comparison) {
+    /// # fn f(c: &nnbench_core::compare::Comparison) {
     /// let failing: Vec<&str> = c.cases.iter().filter(|k| k.regressed()).map(|k| k.id.as_str()).collect();
     /// # }
     /// ```
@@ -146,7 +146,7 @@ impl CaseComparison {
 /// # Example
 ///
 /// ```
-/// # fn f(c: &nnbench::compare::Comparison) {
+/// # fn f(c: &nnbench_core::compare::Comparison) {
 /// println!("{} at {:?} vs {} at {:?}", c.base.run, c.base.commit, c.head.run, c.head.commit);
 /// # }
 /// ```
@@ -167,7 +167,7 @@ pub struct Side {
 /// # Example
 ///
 /// ```
-/// use nnbench::compare::{compare, Thresholds};
+/// use nnbench_core::compare::{compare, Thresholds};
 ///
 /// #[nnbench::benchmark]
 /// fn compared() -> u32 { 7 }
@@ -200,7 +200,7 @@ impl Comparison {
     /// # Example
     ///
     /// ```
-    /// # fn f(c: &nnbench::compare::Comparison) {
+    /// # fn f(c: &nnbench_core::compare::Comparison) {
     /// std::process::exit(if c.regressed() { 1 } else { 0 });
     /// # }
     /// ```
@@ -213,8 +213,8 @@ impl Comparison {
     /// # Example
     ///
     /// ```
-    /// # fn f(c: &nnbench::compare::Comparison) {
-    /// println!("{} improved", c.count(nnbench::compare::Verdict::Improved));
+    /// # fn f(c: &nnbench_core::compare::Comparison) {
+    /// println!("{} improved", c.count(nnbench_core::compare::Verdict::Improved));
     /// # }
     /// ```
     pub fn count(&self, verdict: Verdict) -> usize {
@@ -226,7 +226,7 @@ impl Comparison {
     /// # Example
     ///
     /// ```
-    /// # fn f(c: nnbench::compare::Comparison) {
+    /// # fn f(c: nnbench_core::compare::Comparison) {
     /// let c = c.with_sources("main", "target/nnbench/sweep/latest.json");
     /// # }
     /// ```
@@ -252,8 +252,8 @@ pub(crate) fn compare_case(
 ///
 /// ```
 /// # fn f(base: &nnbench::RunRecord, head: &nnbench::RunRecord) {
-/// let comparison = nnbench::compare::compare(base, head, &Default::default());
-/// print!("{}", comparison.render(nnbench::compare::Format::Table));
+/// let comparison = nnbench_core::compare::compare(base, head, &Default::default());
+/// print!("{}", comparison.render(nnbench_core::compare::Format::Table));
 /// # }
 /// ```
 pub fn compare(base: &RunRecord, head: &RunRecord, thresholds: &Thresholds) -> Comparison {

@@ -14,7 +14,7 @@ use super::{CaseComparison, Comparison, FigureComparison, Presence, Verdict};
 /// # Example
 ///
 /// ```
-/// use nnbench::compare::Format;
+/// use nnbench_core::compare::Format;
 /// assert_eq!("markdown".parse::<Format>().unwrap(), Format::Markdown);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,8 +50,8 @@ impl Comparison {
     /// # Example
     ///
     /// ```
-    /// # fn f(c: &nnbench::compare::Comparison) {
-    /// std::fs::write("summary.md", c.render(nnbench::compare::Format::Markdown)).unwrap();
+    /// # fn f(c: &nnbench_core::compare::Comparison) {
+    /// std::fs::write("summary.md", c.render(nnbench_core::compare::Format::Markdown)).unwrap();
     /// # }
     /// ```
     pub fn render(&self, format: Format) -> String {
@@ -68,7 +68,7 @@ impl Comparison {
     /// # Example
     ///
     /// ```
-    /// # fn f(c: &nnbench::compare::Comparison) {
+    /// # fn f(c: &nnbench_core::compare::Comparison) {
     /// eprintln!("{}", c.summary());
     /// # }
     /// ```

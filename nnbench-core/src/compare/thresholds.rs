@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 /// # Example
 ///
 /// ```
-/// use nnbench::compare::Threshold;
+/// use nnbench_core::compare::Threshold;
 /// let rss = Threshold { relative: 0.02, absolute: 4.0 * 1048576.0, gated: true };
 /// assert!(!rss.exceeded(100e6, 103e6), "3% but under 4 MiB");
 /// assert!(rss.exceeded(100e6, 110e6));
@@ -34,7 +34,7 @@ impl Threshold {
     /// # Example
     ///
     /// ```
-    /// let t = nnbench::compare::Threshold { relative: 0.1, absolute: 0.0, gated: true };
+    /// let t = nnbench_core::compare::Threshold { relative: 0.1, absolute: 0.0, gated: true };
     /// assert!(t.exceeded(100.0, 89.0) && !t.exceeded(100.0, 109.0));
     /// ```
     pub fn exceeded(&self, base: f64, head: f64) -> bool {
@@ -64,7 +64,7 @@ impl Threshold {
 /// # Example
 ///
 /// ```
-/// use nnbench::compare::Thresholds;
+/// use nnbench_core::compare::Thresholds;
 /// use nnbench::record::Figure;
 /// let t = Thresholds::default().with_spec("time=5%,rss=2%+4MiB,value=-0.01").unwrap();
 /// assert_eq!(t.get(Figure::Time).relative, 0.05);
@@ -108,7 +108,7 @@ impl Thresholds {
     /// # Example
     ///
     /// ```
-    /// use nnbench::compare::Thresholds;
+    /// use nnbench_core::compare::Thresholds;
     /// use nnbench::record::Figure;
     /// assert!(!Thresholds::default().get(Figure::Load).gated);
     /// ```
@@ -133,7 +133,7 @@ impl Thresholds {
     /// # Example
     ///
     /// ```
-    /// use nnbench::compare::Thresholds;
+    /// use nnbench_core::compare::Thresholds;
     /// use nnbench::record::Figure;
     /// let t = Thresholds::default().with_spec("load=50%,gpu=off").unwrap();
     /// assert!(t.get(Figure::Load).gated && !t.get(Figure::Gpu).gated);
@@ -163,7 +163,7 @@ impl Thresholds {
 /// # Example
 ///
 /// ```
-/// let err = nnbench::compare::Thresholds::default().with_spec("time=fast").unwrap_err();
+/// let err = nnbench_core::compare::Thresholds::default().with_spec("time=fast").unwrap_err();
 /// assert!(err.to_string().contains("time=fast"));
 /// ```
 pub type ThresholdError = nnbench_units::LimitError;

@@ -11,10 +11,10 @@
 //! # Example
 //!
 //! ```
-//! # fn main() -> Result<(), nnbench::history::HistoryError> {
+//! # fn main() -> Result<(), nnbench_core::history::HistoryError> {
 //! # let record: nnbench::RunRecord = serde_json::from_str(r#"{"schema":1,"run":"sweep","started_at":"2026-11-22T10:00:00Z","context":{"host":{"arch":"x86_64","cores":2},"git":null,"nnbench":"0.1.0"},"cases":[]}"#).unwrap();
 //! let dir = tempfile::tempdir().unwrap();
-//! let mut history = nnbench::history::History::open(dir.path().join("history.sqlite"))?;
+//! let mut history = nnbench_core::history::History::open(dir.path().join("history.sqlite"))?;
 //! assert!(history.add(&record, None)?.new);
 //! assert!(!history.add(&record, None)?.new, "the same record twice is one run");
 //! assert_eq!(history.runs(&Default::default())?.len(), 1);
@@ -24,15 +24,15 @@
 
 mod machine;
 mod regressions;
+mod runs;
 mod schema;
 pub mod steps;
-mod store;
 
 use std::path::{Path, PathBuf};
 
 pub use machine::Machine;
 pub use regressions::{FigureStep, StepSearch};
-pub use store::{Added, CaseInfo, CasePoint, RunFilter, RunSummary};
+pub use runs::{Added, CaseInfo, CasePoint, RunFilter, RunSummary};
 
 /// Why the history could not be read or written. Each names the file.
 ///
@@ -42,7 +42,7 @@ pub use store::{Added, CaseInfo, CasePoint, RunFilter, RunSummary};
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("notes.txt");
 /// std::fs::write(&path, "not a database, but it has more than a header's worth of text in it, so SQLite reads it as one and refuses it").unwrap();
-/// let error = nnbench::history::History::open(&path).unwrap_err();
+/// let error = nnbench_core::history::History::open(&path).unwrap_err();
 /// assert!(error.to_string().starts_with(&path.display().to_string()));
 /// ```
 #[derive(Debug, thiserror::Error)]
@@ -108,7 +108,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// let path = nnbench::history::History::default_path();
+    /// let path = nnbench_core::history::History::default_path();
     /// assert!(path.ends_with("history.sqlite") || std::env::var_os("NNBENCH_HISTORY").is_some());
     /// ```
     pub fn default_path() -> PathBuf {
@@ -131,7 +131,7 @@ impl History {
     ///
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
-    /// let history = nnbench::history::History::open(dir.path().join("h.sqlite")).unwrap();
+    /// let history = nnbench_core::history::History::open(dir.path().join("h.sqlite")).unwrap();
     /// assert!(history.runs(&Default::default()).unwrap().is_empty());
     /// ```
     pub fn open(path: impl AsRef<Path>) -> Result<Self, HistoryError> {
@@ -197,7 +197,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// let history = nnbench::history::History::in_memory().unwrap();
+    /// let history = nnbench_core::history::History::in_memory().unwrap();
     /// assert!(history.cases().unwrap().is_empty());
     /// ```
     pub fn in_memory() -> Result<Self, HistoryError> {
@@ -220,7 +220,7 @@ impl History {
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
     /// let path = dir.path().join("h.sqlite");
-    /// assert_eq!(nnbench::history::History::open(&path).unwrap().path(), path);
+    /// assert_eq!(nnbench_core::history::History::open(&path).unwrap().path(), path);
     /// ```
     pub fn path(&self) -> &Path {
         &self.path

@@ -18,7 +18,7 @@ use crate::record::Figure;
 /// # Example
 ///
 /// ```
-/// let search = nnbench::history::StepSearch {
+/// let search = nnbench_core::history::StepSearch {
 ///     case: Some("accuracy/".into()),
 ///     ..Default::default()
 /// };
@@ -55,7 +55,7 @@ impl Default for StepSearch {
 /// # Example
 ///
 /// ```
-/// # fn f(step: &nnbench::history::FigureStep) {
+/// # fn f(step: &nnbench_core::history::FigureStep) {
 /// println!(
 ///     "{} {}: {:+.1}% from {} (p = {:.1e})",
 ///     step.case, step.figure, 100.0 * step.change, step.commit, step.p_value
@@ -123,8 +123,8 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &nnbench::history::History) -> Result<(), nnbench::history::HistoryError> {
-    /// use nnbench::compare::Verdict;
+    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
+    /// use nnbench_core::compare::Verdict;
     /// let steps = history.steps(&Default::default())?;
     /// let fresh = steps.iter().filter(|s| s.newest && s.verdict == Verdict::Regressed);
     /// for step in fresh {
@@ -178,7 +178,7 @@ impl History {
                 row.get(11)?,
             ];
             let direction =
-                super::store::direction_from(row.get::<_, Option<String>>(12)?.as_deref());
+                super::runs::direction_from(row.get::<_, Option<String>>(12)?.as_deref());
             let same = tracks.last().is_some_and(|t| {
                 t.machine == machine && t.branch == branch && t.bench == bench && t.case == case
             });

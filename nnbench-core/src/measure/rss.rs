@@ -10,7 +10,7 @@
 /// # Example
 ///
 /// ```
-/// if let Some(bytes) = nnbench::measure::rss::current_bytes() {
+/// if let Some(bytes) = nnbench_core::measure::rss::current_bytes() {
 ///     assert!(bytes > 0);
 /// }
 /// ```
@@ -24,7 +24,7 @@ pub fn current_bytes() -> Option<u64> {
 /// # Example
 ///
 /// ```
-/// if let Some(peak) = nnbench::measure::rss::peak_bytes() {
+/// if let Some(peak) = nnbench_core::measure::rss::peak_bytes() {
 ///     println!("peak so far: {peak} bytes");
 /// }
 /// ```
@@ -45,9 +45,9 @@ pub(crate) fn peak_and_current_bytes() -> (Option<u64>, Option<u64>) {
 /// # Example
 ///
 /// ```
-/// if nnbench::measure::rss::reset_peak() {
+/// if nnbench_core::measure::rss::reset_peak() {
 ///     let buffer = vec![1u8; 64 << 20];
-///     let peak = nnbench::measure::rss::peak_bytes().unwrap();
+///     let peak = nnbench_core::measure::rss::peak_bytes().unwrap();
 ///     drop(buffer);
 ///     println!("peak since the reset: {peak} bytes");
 /// }

@@ -14,7 +14,7 @@ mod distinct;
 mod erased;
 mod error;
 pub(crate) mod journal;
-mod report;
+mod summary;
 
 pub use cache::{MemoStats, TypeStats};
 pub use disk::DiskTier;
@@ -513,18 +513,19 @@ pub fn stats_by_type() -> Vec<TypeStats> {
     cache::global().stats_by_type()
 }
 
-/// The cache report that `--print-cache` (or `NNBENCH_PRINT_CACHE_SIZE=1`)
-/// prints at the end of a run: per memo type, entries, resident bytes,
-/// hits, misses (disk hits and computes), evictions and spills.
+/// The table of the cache that `--print-cache` (or
+/// `NNBENCH_PRINT_CACHE_SIZE=1`) prints at the end of a run: per memo type,
+/// entries, resident bytes, hits, misses (disk hits and computes),
+/// evictions and spills.
 ///
 /// # Example
 ///
 /// ```
-/// let report = nnbench::memo::report();
-/// assert!(report.contains("memo type") && report.contains("evictions"));
+/// let summary = nnbench::memo::summary();
+/// assert!(summary.contains("memo type") && summary.contains("evictions"));
 /// ```
-pub fn report() -> String {
-    report::render(&stats_by_type())
+pub fn summary() -> String {
+    summary::render(&stats_by_type())
 }
 
 #[cfg(test)]

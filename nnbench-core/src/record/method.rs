@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// # Example
 ///
 /// ```
-/// use nnbench::measure::RssMethod;
+/// use nnbench::record::RssMethod;
 /// assert_eq!(serde_json::to_string(&RssMethod::Hwm).unwrap(), "\"hwm\"");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,7 +26,7 @@ pub enum RssMethod {
 /// # Example
 ///
 /// ```
-/// use nnbench::measure::gpu::GpuMethod;
+/// use nnbench::record::GpuMethod;
 /// assert_eq!(serde_json::to_string(&GpuMethod::DeviceDelta).unwrap(), "\"device_delta\"");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

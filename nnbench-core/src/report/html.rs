@@ -39,8 +39,8 @@ const MOST_LINES: usize = COLOURS;
 /// # Example
 ///
 /// ```
-/// let history = nnbench::history::History::in_memory().unwrap();
-/// let page = nnbench::report::html::page(&history, &Default::default(), "nightly").unwrap();
+/// let history = nnbench_core::history::History::in_memory().unwrap();
+/// let page = nnbench_core::report::page(&history, &Default::default(), "nightly").unwrap();
 /// assert!(page.starts_with("<!DOCTYPE html>") && page.contains("nightly"));
 /// ```
 pub fn page(history: &History, search: &StepSearch, title: &str) -> Result<String, HistoryError> {

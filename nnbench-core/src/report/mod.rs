@@ -1,9 +1,7 @@
-//! What a run prints: a line per case (under a progress bar on a terminal),
-//! its warnings, and a table at the end; and the HTML report of a history.
+//! `nnbench report`: one self-contained HTML page of a history, or of
+//! records read into one, with its charts drawn here as SVG.
 
 mod chart;
-mod console;
-pub mod html;
-mod silence;
+mod html;
 
-pub(crate) use console::Console;
+pub use html::page;

@@ -252,13 +252,30 @@ impl Runner {
     /// # Example
     ///
     /// ```
+    /// use nnbench::Memo;
     /// use nnbench::memo::DiskTier;
+    /// use nnbench::store::{Format, Json};
+    ///
+    /// #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+    /// struct Vocabulary;
+    /// impl Memo for Vocabulary {
+    ///     type Value = Vec<String>;
+    ///     fn compute(&self) -> nnbench::Result<Vec<String>> { Ok(vec!["the".into()]) }
+    ///     fn store(&self) -> Option<Box<dyn Format<Vec<String>>>> { Some(Box::new(Json)) }
+    /// }
+    ///
+    /// #[nnbench::product(v = [Vocabulary])]
+    /// fn vocabulary_size(v: &[String]) -> usize { v.len() }
     ///
     /// let dir = tempfile::tempdir().unwrap();
-    /// let runner = nnbench::Runner::new().disk_tier(DiskTier::At(dir.path().to_owned()));
-    /// # let _ = runner;
-    /// let in_memory_only = nnbench::Runner::new().disk_tier(DiskTier::Off);
-    /// # let _ = in_memory_only;
+    /// nnbench::Runner::new()
+    ///     .filter("vocabulary_size/")
+    ///     .disk_tier(DiskTier::At(dir.path().to_owned()))
+    ///     .test_mode(true)
+    ///     .quiet(true)
+    ///     .run()
+    ///     .unwrap();
+    /// assert!(std::fs::read_dir(dir.path()).unwrap().next().is_some(), "saved there");
     /// ```
     #[must_use]
     pub fn disk_tier(mut self, tier: DiskTier) -> Self {
@@ -292,7 +309,7 @@ impl Runner {
         self
     }
 
-    /// Prints the memo cache report ([`memo::report`](crate::memo::report))
+    /// Prints the memo cache's summary ([`memo::summary`](crate::memo::summary))
     /// at the end of the run, even when quiet: `--print-cache`.
     ///
     /// # Example

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use super::console::Console;
 use super::engine::Engine;
 use super::interrupt::Signal;
 use super::lifecycle::{self, Around};
@@ -13,7 +14,6 @@ use super::schedule::Schedule;
 use crate::memo::{self, journal};
 use crate::record::{CaseRecord, Stage};
 use crate::registry::Case;
-use crate::report::Console;
 use crate::settings::Settings;
 
 /// Where the cases of a run report as they go.

@@ -9,11 +9,11 @@ use std::time::Duration;
 use criterion::Criterion;
 use serde_json::Value as Json;
 
+use super::console::Console;
 use crate::measure::adaptive::{self, Precision};
 use crate::measure::{CaseMeter, Timer, summarize};
 use crate::record::{Sampler, TimeRecord};
 use crate::registry::{Args, Call};
-use crate::report::Console;
 use crate::settings::{Baselines, Sampling, Timing, TimingSettings};
 use crate::{Error, Result};
 

@@ -3,12 +3,12 @@
 //! may have to close the run from its own thread while a case still runs,
 //! so both reach the ledger through a lock.
 
+use super::console::Console;
 use super::interrupt::Signal;
 use super::progress::Progress;
 use crate::Result;
 use crate::memo::{self, MemoStats};
 use crate::record::{CaseRecord, RunContext, RunMemoRecord, RunRecord, SCHEMA, ShardRecord};
-use crate::report::Console;
 use crate::settings::Settings;
 
 /// The finished cases and the run's warnings so far.
@@ -143,7 +143,7 @@ impl Closing {
         console.summary(record);
         // Under --isolate each worker prints its own cache as it ends.
         if settings.memory.print_cache && !settings.isolation.isolate {
-            println!("\n{}", memo::report());
+            println!("\n{}", memo::summary());
         }
         if let Some(dir) = &settings.output.latest_dir {
             record.write(dir.join("latest.json"))?;

@@ -8,6 +8,7 @@ use std::time::Instant;
 use nnbench_units::format_bytes;
 use serde_json::Value as Json;
 
+use super::console::Console;
 use super::engine::{self, Engine};
 use crate::error::panic_message;
 use crate::measure::CaseMeter;
@@ -16,7 +17,6 @@ use crate::record::{
     CaseError, CaseRecord, LeakRecord, MemoRecord, MemoryRecord, Stage, TimeRecord,
 };
 use crate::registry::{Args, Body, Case, Hook};
-use crate::report::Console;
 use crate::settings::Settings;
 use crate::{Error, Result, State};
 

@@ -11,6 +11,7 @@
 mod bench_main;
 mod builder;
 mod case_loop;
+mod console;
 mod engine;
 mod gate;
 mod history_add;
@@ -25,6 +26,7 @@ mod provenance;
 mod run;
 mod schedule;
 mod select;
+mod silence;
 mod watchdog;
 
 pub use bench_main::bench_main;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::case_loop::{self, Sink};
+use super::console::Console;
 use super::ledger::{Closing, Ledger, Stop};
 use super::progress::{self, Progress};
 use super::schedule::Schedule;
@@ -13,7 +14,6 @@ use super::{Runner, interrupt, provenance, select};
 use crate::memo::{self, journal};
 use crate::record::{OutputFormat, RunMemoRecord, RunRecord};
 use crate::registry::{self, Case};
-use crate::report::Console;
 use crate::settings::Settings;
 use crate::{Error, Result};
 

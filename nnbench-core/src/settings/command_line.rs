@@ -19,7 +19,7 @@ pub(crate) struct CommandLine {
     #[command(flatten)]
     settings: Settings,
     /// List the selected cases and exit.
-    #[arg(long)]
+    #[arg(long, help_heading = "Selection")]
     pub list: bool,
     /// Given by `cargo bench`: measure. Without it (`cargo test --benches`)
     /// each case runs once, quickly.

@@ -11,8 +11,8 @@ use crate::record::{RunMemoRecord, SCHEMA, ShardRecord, ShardRun};
 /// # Example
 ///
 /// ```
-/// let err = nnbench::shard::merge(Vec::new()).unwrap_err();
-/// assert!(matches!(err, nnbench::shard::MergeError::Empty));
+/// let err = nnbench_core::shard::merge(Vec::new()).unwrap_err();
+/// assert!(matches!(err, nnbench_core::shard::MergeError::Empty));
 /// ```
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
@@ -121,7 +121,7 @@ fn list(indices: &[usize]) -> String {
 ///     .iter()
 ///     .map(|f| Ok((f.into(), RunRecord::read(f)?)))
 ///     .collect::<Result<Vec<_>, nnbench::RecordError>>()?;
-/// let run = nnbench::shard::merge(records)?;
+/// let run = nnbench_core::shard::merge(records)?;
 /// run.write("run.json")?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

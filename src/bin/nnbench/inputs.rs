@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use nnbench::RunRecord;
+use nnbench_core::RunRecord;
 
 /// Why an input could not be used: said with the file or name at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     #[error(transparent)]
-    Record(#[from] nnbench::RecordError),
+    Record(#[from] nnbench_core::RecordError),
     #[error("{}: {source}", path.display())]
     Folder {
         path: PathBuf,
@@ -19,7 +19,7 @@ pub enum InputError {
     #[error("{}: no such file or folder", .0.display())]
     Missing(PathBuf),
     #[error(transparent)]
-    Shards(#[from] nnbench::shard::MergeError),
+    Shards(#[from] nnbench_core::shard::MergeError),
     #[error("{}: holds no run record (*.json)", .0.display())]
     EmptyFolder(PathBuf),
     #[error("`{name}` is neither a file, a folder nor a saved baseline (looked for {pattern})")]
@@ -120,7 +120,7 @@ fn merge(files: &[PathBuf]) -> Result<RunRecord, InputError> {
         .map(|file| Ok((file.clone(), RunRecord::read(file)?)))
         .collect::<Result<Vec<_>, InputError>>()?;
     if records.len() > 1 && records.iter().all(|(_, r)| r.shard.is_some()) {
-        return Ok(nnbench::shard::merge(records)?);
+        return Ok(nnbench_core::shard::merge(records)?);
     }
     let mut merged: Option<RunRecord> = None;
     let mut owner: HashMap<String, PathBuf> = HashMap::new();

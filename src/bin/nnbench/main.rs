@@ -5,7 +5,7 @@
 //! Exit status: 0 fine, 1 a regression (or a failed case) found, 2 bad
 //! input, with a message naming the file.
 
-mod history;
+mod history_command;
 mod inputs;
 mod merge;
 
@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use nnbench::compare::{Format, Thresholds};
+use nnbench_core::compare::{Format, Thresholds};
 
 #[derive(Parser)]
 #[command(
@@ -22,7 +22,7 @@ use nnbench::compare::{Format, Thresholds};
     version,
     about = "Compare, export and keep the history of nnbench run records"
 )]
-struct Cli {
+struct Tool {
     #[command(subcommand)]
     command: Command,
 }
@@ -118,7 +118,7 @@ enum Command {
         #[arg(long, default_value = "nnbench report")]
         title: String,
         #[command(flatten)]
-        filter: history::Filter,
+        filter: history_command::Filter,
         /// The corrected p-value under which a step stands.
         #[arg(long, value_name = "P", default_value_t = 0.001, value_parser = crate::probability)]
         significance: f64,
@@ -134,7 +134,7 @@ enum Command {
         #[arg(long, value_name = "FILE", env = "NNBENCH_HISTORY", global = true)]
         history: Option<PathBuf>,
         #[command(subcommand)]
-        command: history::HistoryCommand,
+        command: history_command::HistoryCommand,
     },
 }
 
@@ -175,7 +175,7 @@ pub(crate) fn thresholds(spec: &str) -> Result<Thresholds, String> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    match run(Tool::parse()) {
         Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
@@ -184,8 +184,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode, String> {
-    match cli.command {
+fn run(tool: Tool) -> Result<ExitCode, String> {
+    match tool.command {
         Command::Compare {
             base,
             head,
@@ -198,8 +198,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let (head_record, head_name) = inputs::load(&head).map_err(|e| e.to_string())?;
             let mut thresholds = fail_on.unwrap_or_default();
             thresholds.significance = significance;
-            let comparison = nnbench::compare::compare(&base_record, &head_record, &thresholds)
-                .with_sources(base_name, head_name);
+            let comparison =
+                nnbench_core::compare::compare(&base_record, &head_record, &thresholds)
+                    .with_sources(base_name, head_name);
             let format = match format {
                 CompareFormat::Table if out.is_none() && std::io::stdout().is_terminal() => {
                     Format::ColorTable
@@ -222,15 +223,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         } => {
             let (record, _) = inputs::load(&record).map_err(|e| e.to_string())?;
             let json = match format {
-                ExportFormat::Bmf => nnbench::export::bmf(&record),
-                ExportFormat::GithubSmaller => nnbench::export::github(&record, true),
-                ExportFormat::GithubBigger => nnbench::export::github(&record, false),
+                ExportFormat::Bmf => nnbench_core::export::bmf(&record),
+                ExportFormat::GithubSmaller => nnbench_core::export::github(&record, true),
+                ExportFormat::GithubBigger => nnbench_core::export::github(&record, false),
             };
             let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n";
             write(out.as_deref(), &text)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::History { history, command } => history::run(history, command),
+        Command::History { history, command } => history_command::run(history, command),
         Command::Merge { records, out } => {
             merge::run(&records, &out)?;
             Ok(ExitCode::SUCCESS)
@@ -244,27 +245,27 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             significance,
             fail_on,
         } => {
-            let search = nnbench::history::StepSearch {
+            let search = nnbench_core::history::StepSearch {
                 filter: filter.runs(),
                 case: None,
                 significance,
                 thresholds: fail_on.unwrap_or_default(),
             };
             let history = if records.is_empty() {
-                history::open_existing(
-                    &history.unwrap_or_else(nnbench::history::History::default_path),
+                history_command::open_existing(
+                    &history.unwrap_or_else(nnbench_core::history::History::default_path),
                 )?
             } else {
                 let mut memory =
-                    nnbench::history::History::in_memory().map_err(|e| e.to_string())?;
+                    nnbench_core::history::History::in_memory().map_err(|e| e.to_string())?;
                 for name in &records {
                     let (record, _) = inputs::load(name).map_err(|e| e.to_string())?;
                     memory.add(&record, None).map_err(|e| e.to_string())?;
                 }
                 memory
             };
-            let page = nnbench::report::html::page(&history, &search, &title)
-                .map_err(|e| e.to_string())?;
+            let page =
+                nnbench_core::report::page(&history, &search, &title).map_err(|e| e.to_string())?;
             write(Some(&out), &page)?;
             eprintln!("wrote {}", out.display());
             Ok(ExitCode::SUCCESS)

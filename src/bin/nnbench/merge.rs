@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use nnbench::RunRecord;
+use nnbench_core::RunRecord;
 
 /// The record files `inputs` name: files as given, folders searched
 /// (recursively, as artifact downloads nest them) for `*.json`.
@@ -45,7 +45,7 @@ pub fn run(inputs: &[PathBuf], out: &Path) -> Result<(), String> {
         let record = RunRecord::read(&file).map_err(|e| e.to_string())?;
         records.push((file, record));
     }
-    let merged = nnbench::shard::merge(records).map_err(|e| e.to_string())?;
+    let merged = nnbench_core::shard::merge(records).map_err(|e| e.to_string())?;
     merged.write(out).map_err(|e| e.to_string())?;
     eprintln!(
         "merged {} shards ({} cases, {} failed) into {}",

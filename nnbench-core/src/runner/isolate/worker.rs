@@ -14,8 +14,8 @@ use super::protocol::{FromWorker, Lines, Read, ToWorker, send};
 use crate::memo::{self, journal};
 use crate::record::{CaseRecord, RunMemoRecord, Stage};
 use crate::registry::{self, Case};
-use crate::report::Console;
 use crate::runner::case_loop::{self, Sink};
+use crate::runner::console::Console;
 use crate::runner::interrupt::{self, Signal};
 use crate::settings::Settings;
 
@@ -74,7 +74,7 @@ pub(crate) fn main(settings: Settings, socket: &Path) -> ! {
         interrupted: end.interrupted.map(Signal::number),
     });
     if settings.memory.print_cache {
-        println!("\n{}", memo::report());
+        println!("\n{}", memo::summary());
     }
     std::process::exit(0)
 }

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use nnbench::compare::Verdict;
-use nnbench::history::{FigureStep, History, Machine, RunFilter, StepSearch};
-use nnbench::record::Figure;
+use nnbench_core::compare::Verdict;
+use nnbench_core::history::{FigureStep, History, Machine, RunFilter, StepSearch};
+use nnbench_core::record::Figure;
 use nnbench_units::format_figure;
 
 use crate::inputs;
@@ -57,7 +57,7 @@ pub enum HistoryCommand {
         /// How large a step must be, per figure, as `nnbench compare
         /// --fail-on` takes them (defaults: time=10%, rss=5%+16MiB, ...).
         #[arg(long, value_name = "SPEC", value_parser = crate::thresholds)]
-        fail_on: Option<nnbench::compare::Thresholds>,
+        fail_on: Option<nnbench_core::compare::Thresholds>,
         /// Exit 1 when a regression is at the newest commit of its series.
         #[arg(long)]
         fail: bool,

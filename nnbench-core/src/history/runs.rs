@@ -10,7 +10,7 @@ use crate::record::{CaseRecord, Direction, Figure, RunRecord};
 /// # Example
 ///
 /// ```
-/// # fn f(added: nnbench::history::Added) {
+/// # fn f(added: nnbench_core::history::Added) {
 /// if !added.new {
 ///     println!("run {} was already in the history", added.run);
 /// }
@@ -37,7 +37,7 @@ pub struct Added {
 /// # Example
 ///
 /// ```
-/// let on_main = nnbench::history::RunFilter { branch: Some("main".into()), ..Default::default() };
+/// let on_main = nnbench_core::history::RunFilter { branch: Some("main".into()), ..Default::default() };
 /// # let _ = on_main;
 /// ```
 #[derive(Clone, Debug, Default)]
@@ -55,7 +55,7 @@ pub struct RunFilter {
 /// # Example
 ///
 /// ```
-/// # fn f(run: &nnbench::history::RunSummary) {
+/// # fn f(run: &nnbench_core::history::RunSummary) {
 /// println!("{} {} at {:?}: {} cases", run.id, run.bench, run.commit, run.cases);
 /// # }
 /// ```
@@ -86,7 +86,7 @@ pub struct RunSummary {
 /// # Example
 ///
 /// ```
-/// # fn f(point: &nnbench::history::CasePoint) {
+/// # fn f(point: &nnbench_core::history::CasePoint) {
 /// if let Some(ns) = point.time_ns {
 ///     println!("{:?}: {ns} ns", point.commit);
 /// }
@@ -126,7 +126,7 @@ impl CasePoint {
     /// # Example
     ///
     /// ```
-    /// # fn f(point: &nnbench::history::CasePoint) {
+    /// # fn f(point: &nnbench_core::history::CasePoint) {
     /// use nnbench::record::Figure;
     /// assert_eq!(point.figure(Figure::Time), point.time_ns);
     /// # }
@@ -155,8 +155,8 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &mut nnbench::history::History, record: &nnbench::RunRecord) -> Result<(), nnbench::history::HistoryError> {
-    /// let added = history.add(record, Some(&nnbench::history::Machine::named("ci-gpu")))?;
+    /// # fn f(history: &mut nnbench_core::history::History, record: &nnbench::RunRecord) -> Result<(), nnbench_core::history::HistoryError> {
+    /// let added = history.add(record, Some(&nnbench_core::history::Machine::named("ci-gpu")))?;
     /// assert_eq!(added.machine.key, "ci-gpu");
     /// # Ok(())
     /// # }
@@ -284,7 +284,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &nnbench::history::History) -> Result<(), nnbench::history::HistoryError> {
+    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
     /// for run in history.runs(&Default::default())? {
     ///     println!("{} {}", run.id, run.started_at);
     /// }
@@ -329,7 +329,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &nnbench::history::History) -> Result<(), nnbench::history::HistoryError> {
+    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
     /// let points = history.case("accuracy/model=small")?;
     /// println!("{} runs of it", points.len());
     /// # Ok(())
@@ -358,7 +358,7 @@ impl History {
 /// # Example
 ///
 /// ```
-/// # fn f(case: &nnbench::history::CaseInfo) {
+/// # fn f(case: &nnbench_core::history::CaseInfo) {
 /// println!("{} of {}: {}", case.id, case.family, serde_json::Value::Object(case.params.clone()));
 /// # }
 /// ```
@@ -384,7 +384,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &nnbench::history::History) -> Result<(), nnbench::history::HistoryError> {
+    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
     /// let families: std::collections::BTreeSet<String> =
     ///     history.cases()?.into_iter().map(|c| c.family).collect();
     /// # Ok(())
@@ -419,7 +419,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &nnbench::history::History) -> Result<(), nnbench::history::HistoryError> {
+    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
     /// if let Some(last) = history.runs(&Default::default())?.last() {
     ///     for (case, point) in history.run_figures(last.id)? {
     ///         println!("{case}: {:?}", point.time_ns);

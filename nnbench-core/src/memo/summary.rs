@@ -1,4 +1,4 @@
-//! The cache report: per memo type, what the cache holds and did.
+//! The summary of the cache: per memo type, what it holds and did.
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs the figure benches, which measure nnbench itself side by side with
+# its peers, and lets each write its section of the book's page of
+# measured figures (docs/src/figures.md):
+#
+#   scripts/figures.sh                  # every figure bench (half an hour on 2 cores)
+#   scripts/figures.sh overhead memory  # these
+#   scripts/figures.sh --test           # each once, small, checking its section (CI)
+#
+# They are `bench = false` in Cargo.toml, so that plain `cargo bench` runs
+# the main job only. seed_sweep makes 1.5 GB of matrices and its Python
+# peer (scripts/python-peer.sh, from PyPI, cached).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+all=(overhead sampling memory seed_sweep npy_load memo_tier isolation compare history sharding)
+
+test_mode=false
+if [[ "${1:-}" == "--test" ]]; then
+    test_mode=true
+    shift
+fi
+benches=("$@")
+(( ${#benches[@]} )) || benches=("${all[@]}")
+
+for bench in "${benches[@]}"; do
+    if [[ " ${all[*]} " != *" $bench "* ]]; then
+        echo "figures.sh: no figure bench \`$bench\` (they are: ${all[*]})" >&2
+        exit 2
+    fi
+done
+
+if $test_mode; then
+    args=()
+    for bench in "${benches[@]}"; do args+=(--bench "$bench"); done
+    exec cargo test "${args[@]}"
+fi
+for bench in "${benches[@]}"; do
+    NNBENCH_FIGURES=1 cargo bench --bench "$bench"
+done
