@@ -60,7 +60,7 @@ pub(crate) fn run(
     // Made only for families with hooks: the owned strings cost a case.
     let state = (case.family.setup.is_some() || case.family.teardown.is_some()).then(|| State {
         name: case.id.clone(),
-        family: case.family_name.to_string(),
+        family: String::from(&*case.family_name),
         family_size: place.family_size,
         family_index: place.family_index,
     });
@@ -150,18 +150,20 @@ pub(crate) fn run(
         memo_record.evicted.push(eviction.memo);
     }
 
-    CaseRecord {
-        value,
-        error: failure.into_record(),
-        time,
-        load_ns,
-        memory: meter.map_or_else(MemoryRecord::default, |m| {
-            m.finish(memo_resident.host, memo_resident.device)
-        }),
-        memo: memo_record,
-        warnings: journal.warnings,
-        ..blank_record(case)
-    }
+    record(
+        case,
+        Outcome {
+            value,
+            error: failure.into_record(),
+            time,
+            load_ns,
+            memory: meter.map_or_else(MemoryRecord::default, |m| {
+                m.finish(memo_resident.host, memo_resident.device)
+            }),
+            memo: memo_record,
+            warnings: journal.warnings,
+        },
+    )
 }
 
 /// Evicts least recently used memos that `case` does not use until what
@@ -251,38 +253,56 @@ pub(crate) fn unfinished(
     causes: Vec<String>,
     memory: MemoryRecord,
 ) -> CaseRecord {
-    CaseRecord {
-        error: Some(CaseError {
-            stage,
-            message,
-            causes,
-            also: Vec::new(),
-        }),
-        memory,
-        ..blank_record(case)
-    }
+    record(
+        case,
+        Outcome {
+            value: Json::Null,
+            error: Some(CaseError {
+                stage,
+                message,
+                causes,
+                also: Vec::new(),
+            }),
+            time: TimeRecord {
+                samples: 0,
+                iters: 0,
+                ..TimeRecord::default()
+            },
+            load_ns: 0,
+            memory,
+            memo: MemoRecord::default(),
+            warnings: Vec::new(),
+        },
+    )
 }
 
-/// What a record of `case` says before it runs: who it is, nothing measured.
-fn blank_record(case: &Case) -> CaseRecord {
+/// What a case came to: the parts of its record that running it made.
+struct Outcome {
+    value: Json,
+    error: Option<CaseError>,
+    time: TimeRecord,
+    load_ns: u64,
+    memory: MemoryRecord,
+    memo: MemoRecord,
+    warnings: Vec<String>,
+}
+
+/// The record of `case`, which came to `outcome`.
+fn record(case: &Case, outcome: Outcome) -> CaseRecord {
     CaseRecord {
         id: case.id.clone(),
-        family: case.family_name.to_string(),
+        family: String::from(&*case.family_name),
         params: case.params.to_json(),
-        tags: case.family.tags.iter().map(|t| (*t).to_owned()).collect(),
-        value: Json::Null,
+        tags: case.family.tags.iter().map(|&t| t.to_owned()).collect(),
+        value: outcome.value,
         direction: case.family.direction,
         fail_on: case.family.fail_on.map(str::to_owned),
-        error: None,
-        time: TimeRecord {
-            samples: 0,
-            iters: 0,
-            ..TimeRecord::default()
-        },
-        load_ns: 0,
-        memory: MemoryRecord::default(),
-        memo: MemoRecord::default(),
-        warnings: Vec::new(),
+        error: outcome.error,
+        time: outcome.time,
+        load_ns: outcome.load_ns,
+        memory: outcome.memory,
+        memo: outcome.memo,
+        warnings: outcome.warnings,
         shard: None,
     }
 }
