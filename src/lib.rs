@@ -38,7 +38,7 @@
 //! - the attributes [`benchmark`], [`parametrize`] and [`product`], and
 //!   [`main!`] for a bench target's `main`;
 //! - [`Memo`] and the [`memo`] cache; [`store`], the formats of its disk
-//!   tier; [`npy`], validated `.npy` files; [`torch`] with the `tch` feature;
+//!   tier; [`npy`], validated `.npy` files; `torch` with the `tch` feature;
 //! - [`Params`] and [`State`], what setup and teardown hooks receive;
 //! - [`Runner`], to run the registered cases from code, and the
 //!   [`record`] it returns; [`alloc`], the heap figures' allocator;
