@@ -330,11 +330,14 @@ fn an_older_layout_is_brought_up_to_date() {
     let path = dir.path().join("old.sqlite");
     History::open(&path).unwrap().add(&record(), None).unwrap();
     {
-        // As the first layout left it: no direction of the metric.
+        // As the first layout left it: no direction of the metric, no
+        // instruction counts.
         let connection = rusqlite::Connection::open(&path).unwrap();
         connection
             .execute_batch(
-                "ALTER TABLE case_params DROP COLUMN direction; PRAGMA user_version = 1;",
+                "ALTER TABLE case_params DROP COLUMN direction;
+                 ALTER TABLE figures DROP COLUMN instructions;
+                 PRAGMA user_version = 1;",
             )
             .unwrap();
     }
@@ -347,7 +350,7 @@ fn an_older_layout_is_brought_up_to_date() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
 }
 
 fn the_tool_adds_lists_and_shows() {

@@ -292,3 +292,65 @@ fn ignored_selects_nothing() {
     let runner = Runner::from_args(["--ignored", "once_only"]).unwrap();
     assert!(runner.list().is_empty());
 }
+
+#[nnbench::parametrize([(work = "sleep"), (work = "compute"), (work = "threads")])]
+fn clocks(work: &str) -> u64 {
+    let spin = || (0..300_000u64).fold(0, |x, i| std::hint::black_box(x ^ i.wrapping_mul(7)));
+    match work {
+        "sleep" => {
+            std::thread::sleep(Duration::from_millis(20));
+            0
+        }
+        "compute" => spin(),
+        _ => std::thread::scope(|s| {
+            let a = s.spawn(spin);
+            let b = s.spawn(spin);
+            a.join().unwrap_or(0) ^ b.join().unwrap_or(0)
+        }),
+    }
+}
+
+/// CPU time is checked against the wall time of the same calls: a sleep
+/// takes wall time and next to no CPU, and work on spawned threads counts
+/// for the process and not for the calling thread, whatever else the
+/// machine is doing.
+#[test]
+fn every_sample_is_also_timed_by_thread_and_process_cpu_time() {
+    let record = runner("clocks").timing(Timing::Sampled).run().unwrap();
+    let case = |work: &str| {
+        let case = record
+            .cases
+            .iter()
+            .find(|c| c.id.ends_with(&format!("work={work}")))
+            .unwrap_or_else(|| panic!("no {work} case in {:?}", record.cases));
+        assert!(case.error.is_none(), "{:?}", case.error);
+        let t = case.time.clone();
+        assert_eq!(t.cpu_samples_ns.len() as u64, t.samples, "{t:?}");
+        assert_eq!(t.process_cpu_samples_ns.len() as u64, t.samples, "{t:?}");
+        (
+            t.median_ns,
+            t.cpu_median_ns.expect("Linux tells a thread's CPU time"),
+            t.process_cpu_median_ns.expect("and the process's"),
+        )
+    };
+    let (wall, cpu, _) = case("sleep");
+    assert!(
+        cpu * 4.0 < wall,
+        "a 20 ms sleep: wall {wall} ns, CPU {cpu} ns"
+    );
+    let (_, cpu, process) = case("compute");
+    assert!(
+        cpu > 0.0 && process >= cpu * 0.9,
+        "thread {cpu} ns, process {process} ns"
+    );
+    let (_, cpu, process) = case("threads");
+    assert!(
+        process > cpu * 4.0,
+        "two spawned threads work while the caller waits: thread {cpu} ns, process {process} ns"
+    );
+    let once = runner("clocks").timing(Timing::Once).run().unwrap();
+    for case in &once.cases {
+        assert_eq!(case.time.cpu_samples_ns.len(), 1, "{:?}", case.time);
+        assert!(case.time.cpu_median_ns.is_some(), "{:?}", case.time);
+    }
+}

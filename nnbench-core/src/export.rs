@@ -4,15 +4,16 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::record::{CaseRecord, Direction, RunRecord};
+use crate::record::{CaseRecord, Direction, Figure, RunRecord};
 
 /// Bencher Metric Format: `{"<case id>": {"<measure>": {"value",
 /// "lower_value", "upper_value"}}}` with the measures `latency` (ns per
 /// call: the median, bounded by the fastest and slowest sample),
 /// `load-latency` (ns resolving memos), `peak-rss` (bytes the case grew
-/// resident memory by), `gpu-peak` (bytes), and the returned value under
-/// the family's name (a struct of numbers: each field under
-/// `family-field`). Failed cases are left out.
+/// resident memory by), `gpu-peak` (bytes), for a case counted under
+/// Callgrind `instructions` and `estimated-cycles` in place of `latency`,
+/// and the returned value under the family's name (a struct of numbers:
+/// each field under `family-field`). Failed cases are left out.
 ///
 /// # Example
 ///
@@ -30,10 +31,19 @@ pub fn bmf(record: &RunRecord) -> Json {
     for case in record.cases.iter().filter(|c| c.error.is_none()) {
         let mut measures = Map::new();
         let t = &case.time;
-        if t.samples > 0 {
+        if case.figure(Figure::Time).is_some() {
             measures.insert(
                 "latency".into(),
                 json!({ "value": t.median_ns, "lower_value": t.min_ns, "upper_value": t.max_ns }),
+            );
+        }
+        if let Some(count) = t.instructions {
+            measures.insert("instructions".into(), json!({ "value": count as f64 }));
+        }
+        if let Some(callgrind) = &t.callgrind {
+            measures.insert(
+                "estimated-cycles".into(),
+                json!({ "value": callgrind.estimated_cycles as f64 }),
             );
         }
         if case.uses_memos() {
@@ -82,11 +92,14 @@ pub fn github(record: &RunRecord, smaller: bool) -> Json {
         let entry = |what: &str, unit: &str, value: f64| json!({ "name": format!("{} ({what})", case.id), "unit": unit, "value": value });
         if smaller {
             let t = &case.time;
-            if t.samples > 0 {
+            if case.figure(Figure::Time).is_some() {
                 let mut time = entry("time", "ns", t.median_ns);
                 time["range"] = json!(format!("± {:.1}", t.std_ns));
                 time["extra"] = json!(format!("{} samples, {} calls", t.samples, t.iters));
                 out.push(time);
+            }
+            if let Some(count) = t.instructions {
+                out.push(entry("instructions", "instructions", count as f64));
             }
             if case.uses_memos() {
                 out.push(entry("memo load", "ns", case.load_ns as f64));

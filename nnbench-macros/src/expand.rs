@@ -36,6 +36,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
             TimingMode::Once => quote!(Once),
             TimingMode::Sampled => quote!(Sampled),
             TimingMode::Auto => quote!(Auto),
+            TimingMode::Instructions => quote!(Instructions),
         };
         quote!(#krate::Timing::#variant)
     }));

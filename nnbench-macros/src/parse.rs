@@ -61,6 +61,7 @@ pub(crate) enum TimingMode {
     Once,
     Sampled,
     Auto,
+    Instructions,
 }
 
 /// The options' names, for messages.
@@ -308,15 +309,16 @@ fn metric(value: &Expr) -> syn::Result<MetricDirection> {
     }
 }
 
-/// `once`, `sampled` or `auto`.
+/// `once`, `sampled`, `auto` or `instructions`.
 fn timing(value: &Expr) -> syn::Result<TimingMode> {
     match word(value).as_deref() {
         Some("once") => Ok(TimingMode::Once),
         Some("sampled") => Ok(TimingMode::Sampled),
         Some("auto") => Ok(TimingMode::Auto),
+        Some("instructions") => Ok(TimingMode::Instructions),
         _ => Err(syn::Error::new(
             value.span(),
-            "timing is `once`, `sampled` or `auto`",
+            "timing is `once`, `sampled`, `auto` or `instructions`",
         )),
     }
 }

@@ -18,6 +18,8 @@ pub enum Unit {
     Bytes,
     /// The figure's own unit: a plain number.
     Number,
+    /// A count of events: `1500000`, or with a suffix, `1.5M`, `20k`, `2G`.
+    Count,
 }
 
 /// A figure of a case that comparisons, limits and the history name.
@@ -48,17 +50,20 @@ pub enum Figure {
     Gpu,
     /// The function's returned value, judged by the family's `metric` direction.
     Value,
+    /// Instructions one call executed, counted by Callgrind.
+    Instructions,
 }
 
 impl Figure {
     /// Every figure, in the order reports list them.
-    pub const ALL: [Figure; 6] = [
+    pub const ALL: [Figure; 7] = [
         Figure::Time,
         Figure::Load,
         Figure::Rss,
         Figure::Heap,
         Figure::Gpu,
         Figure::Value,
+        Figure::Instructions,
     ];
 
     /// Its name in limits (`time=10%`), records and reports.
@@ -76,6 +81,7 @@ impl Figure {
             Figure::Heap => "heap",
             Figure::Gpu => "gpu",
             Figure::Value => "value",
+            Figure::Instructions => "instructions",
         }
     }
 
@@ -92,6 +98,7 @@ impl Figure {
             Figure::Time | Figure::Load => Unit::Time,
             Figure::Rss | Figure::Heap | Figure::Gpu => Unit::Bytes,
             Figure::Value => Unit::Number,
+            Figure::Instructions => Unit::Count,
         }
     }
 }
@@ -108,7 +115,7 @@ impl fmt::Display for Figure {
 ///
 /// ```
 /// let err = "speed".parse::<nnbench_units::Figure>().unwrap_err();
-/// assert!(err.to_string().contains("time, load, rss, heap, gpu and value"));
+/// assert!(err.to_string().contains("time, load, rss, heap, gpu, value and instructions"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFigure(pub String);
@@ -117,7 +124,7 @@ impl fmt::Display for UnknownFigure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown figure `{}`: the figures are time, load, rss, heap, gpu and value",
+            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, value and instructions",
             self.0
         )
     }
@@ -149,7 +156,7 @@ mod tests {
                 .to_string()
                 .matches(", ")
                 .count(),
-            4
+            5
         );
     }
 }

@@ -83,6 +83,25 @@ pub fn format_amount(unit: Unit, amount: f64) -> String {
             let text = format!("{amount:.6}");
             text.trim_end_matches('0').trim_end_matches('.').to_owned()
         }
+        Unit::Count => format_count(amount),
+    }
+}
+
+/// A count of events, to 3 significant digits with a k, M or G suffix.
+///
+/// # Example
+///
+/// ```
+/// use nnbench_units::format_count;
+/// assert_eq!(format_count(850.0), "850");
+/// assert_eq!(format_count(18_019.0), "18.0k");
+/// assert_eq!(format_count(1_234_567_890.0), "1.23G");
+/// ```
+pub fn format_count(count: f64) -> String {
+    const UNITS: [(f64, &str); 3] = [(1e9, "G"), (1e6, "M"), (1e3, "k")];
+    match UNITS.iter().find(|&&(scale, _)| count.abs() >= scale) {
+        Some(&(scale, suffix)) => format!("{}{suffix}", three_digits(count / scale)),
+        None => format!("{count:.0}"),
     }
 }
 

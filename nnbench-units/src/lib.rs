@@ -19,5 +19,5 @@ mod limits;
 
 pub use duration::parse_duration;
 pub use figure::{Figure, Unit, UnknownFigure};
-pub use format::{format_amount, format_bytes, format_figure, format_ns};
+pub use format::{format_amount, format_bytes, format_count, format_figure, format_ns};
 pub use limits::{FigureLimit, Limit, LimitError, parse_limits};

@@ -155,6 +155,19 @@ fn amount(unit: Unit, text: &str) -> Option<f64> {
                 .map(|d| d.as_nanos() as f64)
         }),
         Unit::Number => text.parse::<f64>().ok(),
+        Unit::Count => {
+            let (digits, scale) = match text.char_indices().last() {
+                Some((at, 'k' | 'K')) => (&text[..at], 1e3),
+                Some((at, 'M')) => (&text[..at], 1e6),
+                Some((at, 'G')) => (&text[..at], 1e9),
+                _ => (text, 1.0),
+            };
+            digits
+                .parse::<f64>()
+                .ok()
+                .filter(|n| *n >= 0.0)
+                .map(|n| n * scale)
+        }
     }
 }
 
@@ -175,6 +188,8 @@ mod tests {
         assert_eq!(one("gpu=16MiB"), within(0.0, 16.0 * 1048576.0));
         assert_eq!(one("value=+0.5"), within(0.0, 0.5));
         assert_eq!(one(" rss = off "), Limit::Off);
+        assert_eq!(one("instructions=0.5%+20k"), within(0.005, 20_000.0));
+        assert_eq!(one("instructions=1.5M"), within(0.0, 1_500_000.0));
         assert!(parse_limits("").unwrap().is_empty());
     }
 
@@ -190,6 +205,7 @@ mod tests {
             "value=1MiB",
             "time=NaN%",
             "time=5%%",
+            "instructions=5T",
         ] {
             let err = parse_limits(bad).unwrap_err();
             assert!(

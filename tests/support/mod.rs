@@ -75,6 +75,26 @@ pub fn tool() -> Command {
     Command::new(env!("CARGO_BIN_EXE_nnbench"))
 }
 
+/// How much more work a "build" does in case `id`: the number after the
+/// colon of `variable` (`kernel/n=2:10`) when it names that case, else 0.
+/// The tests that pair or count builds tell them apart by such variables.
+pub fn extra_work(variable: &str, id: &str) -> u64 {
+    std::env::var(variable)
+        .ok()
+        .and_then(|spec| {
+            let (case, amount) = spec.rsplit_once(':')?;
+            (case == id).then(|| amount.parse().ok()).flatten()
+        })
+        .unwrap_or(0)
+}
+
+/// Single-threaded work in proportion to `steps`, mixing in `table`.
+pub fn spin(steps: u64, table: &[u64]) -> u64 {
+    (0..steps).fold(0u64, |acc, i| {
+        std::hint::black_box(acc.wrapping_mul(31) ^ table[(i as usize) % table.len()])
+    })
+}
+
 /// A process's stdout and stderr together, for messages in assertions.
 pub fn said(output: &std::process::Output) -> String {
     format!(

@@ -6,7 +6,7 @@ use super::mann_whitney;
 use nnbench_units::format_ns;
 
 use super::{CaseComparison, FigureComparison, Presence, Threshold, Thresholds, Verdict};
-use crate::record::{CaseRecord, Figure, RunContext, RunRecord, TimeRecord};
+use crate::record::{CaseRecord, Figure, RunContext, RunRecord, TimeRecord, TimingMode};
 
 /// Compares one case present on both sides, under `t` with the head
 /// family's own `fail_on` limits over it.
@@ -105,7 +105,13 @@ fn compare_figure(
 ) -> Option<FigureComparison> {
     let threshold = t.get(figure);
     match figure {
-        Figure::Time => Some(time(&base.time, &head.time, threshold, t.significance)),
+        // A side counted under Callgrind was timed many times slower than
+        // natively: its instructions are compared instead.
+        Figure::Time if counted(base) || counted(head) => None,
+        Figure::Time => Some(match &head.paired {
+            Some(paired) => super::paired::time(paired, &head.time, threshold),
+            None => time(&base.time, &head.time, threshold, t.significance),
+        }),
         Figure::Load => amounts(figure, base.figure(figure), head.figure(figure), threshold),
         // The function's own growth, unless a side was recorded before it
         // was: then the whole case's on both sides, one quantity.
@@ -133,7 +139,15 @@ fn compare_figure(
             Some(out)
         }
         Figure::Value => value(base, head, threshold),
+        Figure::Instructions => {
+            amounts(figure, base.figure(figure), head.figure(figure), threshold)
+        }
     }
+}
+
+/// Whether the case's call was counted under Callgrind.
+fn counted(case: &CaseRecord) -> bool {
+    case.time.mode == TimingMode::Instructions
 }
 
 fn comparison(figure: Figure, base: Option<f64>, head: Option<f64>) -> FigureComparison {

@@ -13,38 +13,18 @@
 
 mod figures;
 mod mann_whitney;
+mod paired;
 mod render;
 mod thresholds;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::record::Verdict;
 use crate::record::{CaseRecord, Figure, RunRecord};
 
+pub use paired::{paired, rounds_table};
 pub use render::Format;
 pub use thresholds::{Threshold, ThresholdError, Thresholds};
-
-/// What a comparison concluded about one figure, or one case.
-///
-/// # Example
-///
-/// ```
-/// use nnbench_core::compare::Verdict;
-/// assert_eq!(serde_json::to_string(&Verdict::NotComparable).unwrap(), "\"not_comparable\"");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Better by more than the threshold (and, for time, significantly).
-    Improved,
-    /// Within the threshold, or not significant.
-    Unchanged,
-    /// A figure that cannot be judged: missing on a side, not a number,
-    /// or a failed case.
-    NotComparable,
-    /// Worse by more than the threshold (and, for time, significantly), or
-    /// a case that failed where it passed before.
-    Regressed,
-}
 
 /// One figure of one case on both sides.
 ///

@@ -59,6 +59,9 @@ impl Threshold {
 ///   GPU memory;
 /// - a value with a `metric` direction by more than a billionth of itself
 ///   (a float sum reordered differs in its last bits);
+/// - instructions counted by Callgrind by more than 0.5% and more than 100
+///   instructions: two runs of one build count the same, give or take the
+///   few instructions where collection starts and stops;
 /// - memo load time is reported, not gated.
 ///
 /// # Example
@@ -96,6 +99,7 @@ impl Default for Thresholds {
                 (Figure::Heap, t(0.05, MIB, true)),
                 (Figure::Gpu, t(0.05, 16.0 * MIB, true)),
                 (Figure::Value, t(1e-9, 0.0, true)),
+                (Figure::Instructions, t(0.005, 100.0, true)),
             ]),
             significance: 0.001,
         }

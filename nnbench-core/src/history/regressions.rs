@@ -104,7 +104,7 @@ struct Track {
     case: String,
     direction: Option<Direction>,
     /// Commits in the order of their first run; each commit's figures.
-    commits: Vec<(String, Vec<[Option<f64>; 6]>)>,
+    commits: Vec<(String, Vec<[Option<f64>; Figure::ALL.len()]>)>,
     /// Where each commit is in `commits`.
     places: HashMap<String, usize>,
 }
@@ -145,7 +145,8 @@ impl History {
         let mut statement = self.connection.prepare(
             "SELECT machines.key, runs.branch, runs.bench, figures.case_id,
                     coalesce(runs.commit_sha, 'run ' || runs.id), figures.failed,
-                    time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, case_params.direction
+                    time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions,
+                    case_params.direction
              FROM figures
              JOIN runs ON runs.id = figures.run_id
              JOIN machines ON machines.id = runs.machine_id
@@ -176,9 +177,10 @@ impl History {
                 row.get(9)?,
                 row.get(10)?,
                 row.get(11)?,
+                row.get(12)?,
             ];
             let direction =
-                super::runs::direction_from(row.get::<_, Option<String>>(12)?.as_deref());
+                super::runs::direction_from(row.get::<_, Option<String>>(13)?.as_deref());
             let same = tracks.last().is_some_and(|t| {
                 t.machine == machine && t.branch == branch && t.bench == bench && t.case == case
             });

@@ -118,6 +118,8 @@ pub struct CasePoint {
     pub gpu_bytes: Option<f64>,
     /// The returned value, when it is a number.
     pub value: Option<f64>,
+    /// Instructions per call, counted under Callgrind.
+    pub instructions: Option<f64>,
 }
 
 impl CasePoint {
@@ -139,6 +141,7 @@ impl CasePoint {
             Figure::Heap => self.heap_bytes,
             Figure::Gpu => self.gpu_bytes,
             Figure::Value => self.value,
+            Figure::Instructions => self.instructions,
         }
     }
 }
@@ -250,14 +253,14 @@ impl History {
                  SET family = excluded.family, params = excluded.params, direction = excluded.direction",
             )?;
             let mut figures_of = transaction.prepare(
-                "INSERT OR REPLACE INTO figures (run_id, case_id, failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT OR REPLACE INTO figures (run_id, case_id, failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?;
             for case in &record.cases {
                 let params = serde_json::Value::Object(case.params.clone()).to_string();
                 let direction = case.direction.map(direction_name);
                 params_of.execute(params![case.id, case.family, params, direction])?;
-                let [time, load, rss, heap, gpu, value] = figures(case);
+                let [time, load, rss, heap, gpu, value, instructions] = figures(case);
                 figures_of.execute(params![
                     run,
                     case.id,
@@ -267,7 +270,8 @@ impl History {
                     rss,
                     heap,
                     gpu,
-                    value
+                    value,
+                    instructions
                 ])?;
             }
         }
@@ -339,7 +343,7 @@ impl History {
         let query = || -> rusqlite::Result<Vec<CasePoint>> {
             let mut statement = self.connection.prepare(
                 "SELECT runs.id, machines.key, commit_sha, branch, started_at, figures.failed,
-                        time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value
+                        time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions
                  FROM figures
                  JOIN runs ON runs.id = figures.run_id
                  JOIN machines ON machines.id = runs.machine_id
@@ -432,7 +436,8 @@ impl History {
         let query = || -> rusqlite::Result<Vec<(String, CasePoint)>> {
             let mut statement = self.connection.prepare(
                 "SELECT figures.case_id, runs.id, machines.key, commit_sha, branch, started_at,
-                        figures.failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value
+                        figures.failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value,
+                        instructions
                  FROM figures
                  JOIN runs ON runs.id = figures.run_id
                  JOIN machines ON machines.id = runs.machine_id
@@ -447,7 +452,7 @@ impl History {
 }
 
 /// A [`CasePoint`] from the row's columns from `at` on: run, machine,
-/// commit, branch, start, failed, and the six figures.
+/// commit, branch, start, failed, and the seven figures.
 fn point(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<CasePoint> {
     Ok(CasePoint {
         run: r.get(at)?,
@@ -462,6 +467,7 @@ fn point(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<CasePoint> {
         heap_bytes: r.get(at + 9)?,
         gpu_bytes: r.get(at + 10)?,
         value: r.get(at + 11)?,
+        instructions: r.get(at + 12)?,
     })
 }
 
@@ -503,6 +509,7 @@ fn by_machine(record: &RunRecord) -> Vec<(Machine, RunRecord)> {
                         cases: Vec::new(),
                         memo: shard.map_or_else(|| record.memo.clone(), |s| s.memo.clone()),
                         warnings: Vec::new(),
+                        paired: None,
                         prefetch: record.prefetch,
                         isolate: record.isolate,
                         interrupted: record.interrupted.clone(),
@@ -533,9 +540,9 @@ fn digest(record: &RunRecord) -> String {
 }
 
 /// The case's figures, in [`Figure::ALL`] order; none for a failed case.
-fn figures(case: &CaseRecord) -> [Option<f64>; 6] {
+fn figures(case: &CaseRecord) -> [Option<f64>; Figure::ALL.len()] {
     if case.error.is_some() {
-        return [None; 6];
+        return [None; Figure::ALL.len()];
     }
     Figure::ALL.map(|figure| case.figure(figure))
 }

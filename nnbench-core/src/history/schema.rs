@@ -50,6 +50,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;",
     // 2: which way a case's value is better, to tell a regression of it.
     "ALTER TABLE case_params ADD COLUMN direction TEXT;",
+    // 3: the instructions of a call counted under Callgrind.
+    "ALTER TABLE figures ADD COLUMN instructions REAL;",
 ];
 
 /// What a database holds before it is brought up to date.

@@ -9,6 +9,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::cpu::Elapsed;
+
 /// When the sampler stops.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Precision {
@@ -56,13 +58,15 @@ impl Default for Precision {
 }
 
 /// Samples `routine` (which makes the calls it is given and returns their
-/// time) as `precision` says; returns the `(calls, elapsed)` samples taken
-/// after warm-up, all with the same number of calls.
+/// time) as `precision` says, by wall time; returns the `(calls, elapsed)`
+/// samples taken after warm-up, all with the same number of calls.
 pub(crate) fn sample<E>(
     precision: &Precision,
-    mut routine: impl FnMut(u64) -> Result<Duration, E>,
-) -> Result<Vec<(u64, Duration)>, E> {
-    let iters = warm_up(precision.warm_up, &mut routine)?;
+    mut routine: impl FnMut(u64) -> Result<Elapsed, E>,
+) -> Result<Vec<(u64, Elapsed)>, E> {
+    let iters = warm_up(precision.warm_up, &mut |iters| {
+        routine(iters).map(|e| e.wall)
+    })?;
     let started = Instant::now();
     let mut samples = Vec::new();
     // Per-call times, kept in order for the interval.
@@ -70,7 +74,7 @@ pub(crate) fn sample<E>(
     loop {
         let elapsed = routine(iters)?;
         samples.push((iters, elapsed));
-        let per_call = elapsed.as_nanos() as f64 / iters as f64;
+        let per_call = elapsed.wall.as_nanos() as f64 / iters as f64;
         let at = sorted.partition_point(|&t| t < per_call);
         sorted.insert(at, per_call);
         if samples.len() < precision.min_samples.max(2) {
@@ -135,11 +139,11 @@ pub(crate) fn is_precise(sorted: &[f64], relative: f64) -> bool {
 /// slowed down for part of the samples (another process, a frequency
 /// change) moves one half: the interval, which assumes every sample alike,
 /// cannot tell.
-fn halves_agree(samples: &[(u64, Duration)], relative: f64) -> bool {
-    let half_median = |half: &[(u64, Duration)]| {
+fn halves_agree(samples: &[(u64, Elapsed)], relative: f64) -> bool {
+    let half_median = |half: &[(u64, Elapsed)]| {
         let mut per_call: Vec<f64> = half
             .iter()
-            .map(|(iters, elapsed)| elapsed.as_nanos() as f64 / *iters as f64)
+            .map(|(iters, elapsed)| elapsed.wall.as_nanos() as f64 / *iters as f64)
             .collect();
         per_call.sort_by(f64::total_cmp);
         median(&per_call)
@@ -180,6 +184,14 @@ pub(crate) fn median_interval(sorted: &[f64]) -> Option<(f64, f64)> {
 mod tests {
     use super::*;
 
+    /// A sample that only the wall clock timed.
+    fn wall(wall: Duration) -> Elapsed {
+        Elapsed {
+            wall,
+            ..Elapsed::default()
+        }
+    }
+
     #[test]
     fn the_interval_of_ten_samples_is_the_second_to_the_ninth() {
         let values: Vec<f64> = (1..=10).map(f64::from).collect();
@@ -212,12 +224,12 @@ mod tests {
             // Each half alone is steady; the machine is 10% slower from
             // the seventh sample on.
             let per_call = if taken <= 10 { 1_000 } else { 1_100 };
-            Ok(Duration::from_nanos(per_call * iters))
+            Ok(wall(Duration::from_nanos(per_call * iters)))
         })
         .unwrap();
         assert!(samples.len() > MIN_SAMPLES, "{}", samples.len());
         let slow = Duration::from_nanos(1_100_000);
-        let slow_ones = samples.iter().filter(|s| s.1 == slow).count();
+        let slow_ones = samples.iter().filter(|s| s.1.wall == slow).count();
         assert!(
             slow_ones * 2 > samples.len() + 6,
             "sampling went on until both halves are mostly slow: {slow_ones} of {}",
@@ -231,8 +243,10 @@ mod tests {
             warm_up: Duration::from_millis(2),
             ..Precision::default()
         };
-        let samples =
-            sample::<()>(&precision, |iters| Ok(Duration::from_nanos(1_000 * iters))).unwrap();
+        let samples = sample::<()>(&precision, |iters| {
+            Ok(wall(Duration::from_nanos(1_000 * iters)))
+        })
+        .unwrap();
         assert_eq!(samples.len(), MIN_SAMPLES);
         let calls = samples[0].0;
         assert!(samples.iter().all(|&(i, _)| i == calls));
@@ -253,7 +267,7 @@ mod tests {
             // Half the samples twice as slow: the median is never pinned.
             let per_call = if flip.is_multiple_of(2) { 2_000 } else { 1_000 };
             std::thread::sleep(Duration::from_micros(200));
-            Ok(Duration::from_nanos(per_call * iters))
+            Ok(wall(Duration::from_nanos(per_call * iters)))
         })
         .unwrap();
         assert!(samples.len() > MIN_SAMPLES, "{}", samples.len());
@@ -268,7 +282,7 @@ mod tests {
             if calls == 3 {
                 Err("broken")
             } else {
-                Ok(Duration::from_micros(1))
+                Ok(wall(Duration::from_micros(1)))
             }
         });
         assert_eq!(outcome, Err("broken"));

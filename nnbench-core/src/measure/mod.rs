@@ -4,7 +4,10 @@
 //! GPU memory (through NVML). Time is taken around the call itself.
 
 pub(crate) mod adaptive;
+pub(crate) mod callgrind;
+pub(crate) mod cpu;
 pub mod gpu;
+pub(crate) mod round;
 pub mod rss;
 mod sampler;
 mod timer;
@@ -12,7 +15,7 @@ mod timer;
 pub(crate) mod torch_allocator;
 
 pub use timer::Timer;
-pub(crate) use timer::summarize;
+pub(crate) use timer::{combine, one_call, summarize};
 
 use crate::alloc;
 pub use crate::record::RssMethod;

@@ -1,16 +1,20 @@
 //! The time of a case's call: a timer around the user's function, and the
 //! per-call statistics of the samples it took.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::adaptive::{median, median_interval};
+use super::cpu::{Clocks, Elapsed};
 use crate::record::{Sampler, TimeRecord, TimingMode};
 
 /// Times the user's function alone (argument fetching and metric
-/// serialization stay outside), called `iters` times in a row.
+/// serialization stay outside), called `iters` times in a row, by the wall
+/// clock and by the CPU clocks of the thread and of the process.
 pub struct Timer {
     iters: u64,
-    elapsed: Option<Duration>,
+    /// Whether Callgrind collects around the calls (and only there).
+    counted: bool,
+    elapsed: Option<Elapsed>,
 }
 
 impl Default for Timer {
@@ -23,21 +27,39 @@ impl Timer {
     pub(crate) fn new(iters: u64) -> Self {
         Self {
             iters: iters.max(1),
+            counted: false,
             elapsed: None,
         }
+    }
+
+    /// One call, which Callgrind counts when this process runs under it.
+    pub(crate) fn counted() -> Self {
+        Self {
+            counted: true,
+            ..Self::new(1)
+        }
+    }
+
+    /// Callgrind collects until the guard is dropped, when this timer
+    /// counts: a call that panics stops the collection as it unwinds.
+    #[inline(always)]
+    fn collect(&self) -> Option<Collecting> {
+        self.counted.then(Collecting::start)
     }
 
     /// Calls `f` `iters` times; returns the last value. The others are
     /// dropped inside the timed region, as criterion's `iter` drops them.
     #[inline(never)]
     pub fn time<R>(&mut self, mut f: impl FnMut() -> R) -> R {
-        let start = Instant::now();
+        let clocks = Clocks::start();
+        let collecting = self.collect();
         for _ in 1..self.iters {
             std::hint::black_box(f());
         }
         let out = std::hint::black_box(f());
+        drop(collecting);
         wait_for_device();
-        self.elapsed = Some(start.elapsed());
+        self.elapsed = Some(clocks.stop());
         out
     }
 
@@ -45,22 +67,26 @@ impl Timer {
     /// the first value that `failed` picks, so no `Err` goes unseen.
     #[inline(never)]
     pub fn time_fallible<R>(&mut self, mut f: impl FnMut() -> R, failed: impl Fn(&R) -> bool) -> R {
-        let start = Instant::now();
+        let clocks = Clocks::start();
+        let collecting = self.collect();
         for _ in 1..self.iters {
             let out = f();
             if failed(&out) {
-                self.elapsed = Some(start.elapsed());
+                drop(collecting);
+                self.elapsed = Some(clocks.stop());
                 return out;
             }
             std::hint::black_box(out);
         }
         let out = std::hint::black_box(f());
+        drop(collecting);
         wait_for_device();
-        self.elapsed = Some(start.elapsed());
+        self.elapsed = Some(clocks.stop());
         out
     }
 
-    pub(crate) fn elapsed(&self) -> Option<Duration> {
+    /// What the calls took, once they were made.
+    pub(crate) fn elapsed(&self) -> Option<Elapsed> {
         self.elapsed
     }
 }
@@ -73,15 +99,37 @@ fn wait_for_device() {
     super::torch_allocator::synchronize();
 }
 
+/// Callgrind collecting, from its start until this is dropped.
+struct Collecting;
+
+impl Collecting {
+    #[inline(always)]
+    fn start() -> Self {
+        super::callgrind::toggle_collect();
+        Self
+    }
+}
+
+impl Drop for Collecting {
+    #[inline(always)]
+    fn drop(&mut self) {
+        super::callgrind::toggle_collect();
+    }
+}
+
 /// The record of samples of `(iterations, elapsed)` that `sampler` took:
 /// mean, median (and its interval), standard deviation, min and max of the
-/// time per iteration over the samples.
-pub(crate) fn summarize(sampler: Sampler, samples: &[(u64, Duration)]) -> TimeRecord {
-    let in_order: Vec<f64> = samples
-        .iter()
-        .filter(|(iters, _)| *iters > 0)
-        .map(|(iters, elapsed)| elapsed.as_nanos() as f64 / *iters as f64)
-        .collect();
+/// wall time per iteration over the samples, and the median CPU time per
+/// iteration of the thread and of the process where every sample has it.
+pub(crate) fn summarize(sampler: Sampler, samples: &[(u64, Elapsed)]) -> TimeRecord {
+    let samples: Vec<&(u64, Elapsed)> = samples.iter().filter(|(iters, _)| *iters > 0).collect();
+    let per_call = |clock: fn(&Elapsed) -> Option<Duration>| -> Option<Vec<f64>> {
+        samples
+            .iter()
+            .map(|(iters, e)| clock(e).map(|d| d.as_nanos() as f64 / *iters as f64))
+            .collect()
+    };
+    let in_order = per_call(|e| Some(e.wall)).unwrap_or_default();
     let mut per_iter = in_order.clone();
     per_iter.sort_by(f64::total_cmp);
     let n = per_iter.len();
@@ -93,33 +141,90 @@ pub(crate) fn summarize(sampler: Sampler, samples: &[(u64, Duration)]) -> TimeRe
         };
     }
     let mean = per_iter.iter().sum::<f64>() / n as f64;
-    let median = median(&per_iter);
+    let median_ns = median(&per_iter);
     let std = if n > 1 {
         (per_iter.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
     } else {
         0.0
     };
+    let cpu = per_call(|e| e.thread_cpu).unwrap_or_default();
+    let process_cpu = per_call(|e| e.process_cpu).unwrap_or_default();
     TimeRecord {
         mode: TimingMode::Sampled,
         sampler: Some(sampler),
         samples: n as u64,
         iters: samples.iter().map(|(iters, _)| iters).sum(),
         mean_ns: mean,
-        median_ns: median,
+        median_ns,
         std_ns: std,
         min_ns: per_iter[0],
         max_ns: per_iter[n - 1],
         samples_ns: in_order,
         median_ci_ns: median_interval(&per_iter).map(|(low, high)| [low, high]),
+        cpu_median_ns: median_of(&cpu),
+        cpu_samples_ns: cpu,
+        process_cpu_median_ns: median_of(&process_cpu),
+        process_cpu_samples_ns: process_cpu,
+        instructions: None,
+        callgrind: None,
     }
+}
+
+/// The record of one call: `elapsed` on every clock it was read on.
+pub(crate) fn one_call(elapsed: Elapsed) -> TimeRecord {
+    let ns = |d: std::time::Duration| d.as_nanos() as f64;
+    let cpu: Vec<f64> = elapsed.thread_cpu.map(ns).into_iter().collect();
+    let process_cpu: Vec<f64> = elapsed.process_cpu.map(ns).into_iter().collect();
+    TimeRecord {
+        cpu_median_ns: median_of(&cpu),
+        cpu_samples_ns: cpu,
+        process_cpu_median_ns: median_of(&process_cpu),
+        process_cpu_samples_ns: process_cpu,
+        ..TimeRecord::once(ns(elapsed.wall))
+    }
+}
+
+/// One record of the samples of several: the rounds of a paired run, each
+/// timed apart, summarized together.
+pub(crate) fn combine(sampler: Sampler, parts: &[&TimeRecord]) -> TimeRecord {
+    let mut samples = Vec::new();
+    for part in parts {
+        let calls = part.iters.checked_div(part.samples).unwrap_or(1).max(1);
+        let took = |per_call: f64| Duration::from_nanos((per_call * calls as f64).round() as u64);
+        for (at, &wall) in part.samples_ns.iter().enumerate() {
+            samples.push((
+                calls,
+                Elapsed {
+                    wall: took(wall),
+                    thread_cpu: part.cpu_samples_ns.get(at).map(|&ns| took(ns)),
+                    process_cpu: part.process_cpu_samples_ns.get(at).map(|&ns| took(ns)),
+                },
+            ));
+        }
+    }
+    summarize(sampler, &samples)
+}
+
+/// The median of `values` in any order, `None` when there are none.
+fn median_of(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    (!sorted.is_empty()).then(|| median(&sorted))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sample(iters: u64, ns: u64) -> (u64, Duration) {
-        (iters, Duration::from_nanos(ns))
+    fn sample(iters: u64, ns: u64) -> (u64, Elapsed) {
+        (
+            iters,
+            Elapsed {
+                wall: Duration::from_nanos(ns),
+                thread_cpu: Some(Duration::from_nanos(ns / 2)),
+                process_cpu: Some(Duration::from_nanos(ns)),
+            },
+        )
     }
 
     #[test]
@@ -138,6 +243,32 @@ mod tests {
         );
         assert!((t.std_ns - 12.909_944).abs() < 1e-5, "{}", t.std_ns);
         assert_eq!(t.samples_ns, [10.0, 20.0, 30.0, 40.0], "per call, in order");
+        assert_eq!(t.cpu_samples_ns, [5.0, 10.0, 15.0, 20.0]);
+        assert_eq!(t.cpu_median_ns, Some(12.5));
+        assert_eq!(t.process_cpu_median_ns, Some(25.0));
+    }
+
+    #[test]
+    fn combined_records_are_summarized_as_one() {
+        let a = summarize(Sampler::Paired, &[sample(10, 100), sample(10, 300)]);
+        let b = summarize(Sampler::Paired, &[sample(1, 20)]);
+        let t = combine(Sampler::Paired, &[&a, &b]);
+        assert_eq!((t.samples, t.iters), (3, 21));
+        assert_eq!(t.samples_ns, [10.0, 30.0, 20.0]);
+        assert_eq!(t.median_ns, 20.0);
+        assert_eq!(t.cpu_median_ns, Some(10.0));
+    }
+
+    #[test]
+    fn a_clock_some_sample_lacks_is_left_out_whole() {
+        let mut samples = vec![sample(1, 10), sample(1, 20)];
+        samples[1].1.thread_cpu = None;
+        let t = summarize(Sampler::Adaptive, &samples);
+        assert_eq!(t.cpu_median_ns, None);
+        assert!(t.cpu_samples_ns.is_empty());
+        assert_eq!(t.process_cpu_samples_ns, [10.0, 20.0]);
+        let one = one_call(samples[0].1);
+        assert_eq!((one.median_ns, one.cpu_median_ns), (10.0, Some(5.0)));
     }
 
     #[test]

@@ -57,6 +57,10 @@ pub struct CaseRecord {
     /// and in one merged from shards; `None` in a whole sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<usize>,
+    /// The case measured against the base build of a paired run
+    /// (`--paired BASE`); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<super::PairedRecord>,
 }
 
 impl CaseRecord {
@@ -168,13 +172,17 @@ impl CaseRecord {
     /// ```
     pub fn figure(&self, figure: Figure) -> Option<f64> {
         match figure {
-            Figure::Time => (self.time.samples > 0).then_some(self.time.median_ns),
+            // A call timed under Callgrind ran many times slower than
+            // natively: its time is no figure to follow.
+            Figure::Time => (self.time.samples > 0 && self.time.mode != TimingMode::Instructions)
+                .then_some(self.time.median_ns),
             Figure::Load => self.uses_memos().then_some(self.load_ns as f64),
             Figure::Rss | Figure::Heap => self
                 .call_growth(figure)
                 .or_else(|| self.whole_growth(figure)),
             Figure::Gpu => self.memory.gpu_peak_bytes.map(|b| b as f64),
             Figure::Value => self.value.as_f64(),
+            Figure::Instructions => self.time.instructions.map(|n| n as f64),
         }
     }
 
@@ -239,6 +247,61 @@ pub struct TimeRecord {
     /// six samples.
     #[serde(default)]
     pub median_ci_ns: Option<[f64; 2]>,
+    /// The CPU time of one call of the thread that made it, in each sample,
+    /// in the order of `samples_ns`: unlike wall time, it leaves out the
+    /// time the machine gave to other processes, and the time the call
+    /// waited (for a device, a lock, a file, another thread). Empty where
+    /// the system does not tell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_samples_ns: Vec<f64>,
+    /// The median of `cpu_samples_ns`.
+    #[serde(default)]
+    pub cpu_median_ns: Option<f64>,
+    /// The CPU time of one call of the whole process, every thread's, in
+    /// each sample: above `cpu_samples_ns` when the call used other threads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub process_cpu_samples_ns: Vec<f64>,
+    /// The median of `process_cpu_samples_ns`.
+    #[serde(default)]
+    pub process_cpu_median_ns: Option<f64>,
+    /// The instructions one call executed, counted by Callgrind
+    /// (`--instructions`, `timing = instructions`): the same in every run
+    /// of one build, whatever else the machine does. `None` when the case
+    /// was timed.
+    #[serde(default)]
+    pub instructions: Option<u64>,
+    /// What Callgrind's simulated caches made of that call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callgrind: Option<CallgrindRecord>,
+}
+
+/// The memory accesses of one call counted under Callgrind, as its
+/// simulated caches served them, and the cycles they would take.
+///
+/// The caches are fixed (32 KiB first-level instruction and data caches,
+/// an 8 MiB last-level one) rather than read off the machine, so that a
+/// count means the same on every machine.
+///
+/// # Example
+///
+/// ```
+/// # fn f(time: &nnbench::record::TimeRecord) {
+/// if let (Some(n), Some(c)) = (time.instructions, &time.callgrind) {
+///     println!("{n} instructions, about {} cycles ({} RAM accesses)", c.estimated_cycles, c.ram_hits);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallgrindRecord {
+    /// Instruction fetches and data accesses the first-level caches served.
+    pub l1_hits: u64,
+    /// Those the last-level cache served.
+    pub ll_hits: u64,
+    /// Those that went to memory.
+    pub ram_hits: u64,
+    /// `l1_hits + 5 * ll_hits + 35 * ram_hits`: the estimate of cycles
+    /// that iai-callgrind and CodSpeed report.
+    pub estimated_cycles: u64,
 }
 
 impl TimeRecord {
@@ -263,6 +326,12 @@ impl TimeRecord {
             samples_ns: vec![ns],
             sampler: None,
             median_ci_ns: None,
+            cpu_samples_ns: Vec::new(),
+            cpu_median_ns: None,
+            process_cpu_samples_ns: Vec::new(),
+            process_cpu_median_ns: None,
+            instructions: None,
+            callgrind: None,
         }
     }
 }
@@ -282,6 +351,10 @@ pub enum TimingMode {
     Once,
     /// The function was sampled; the figures are per call.
     Sampled,
+    /// One call counted under Callgrind: `instructions` is exact, and its
+    /// times are those of the call under Callgrind, many times slower
+    /// than native.
+    Instructions,
 }
 
 /// What sampled a case.
@@ -300,6 +373,9 @@ pub enum Sampler {
     Adaptive,
     /// criterion, with its settings, analysis and reports (`--sampled`).
     Criterion,
+    /// The rounds of a paired run: per round, a calibrated number of calls
+    /// warmed up once, then sampled three times.
+    Paired,
 }
 
 /// Memory of the process around one case.

@@ -11,7 +11,9 @@ mod case;
 mod context;
 mod memo;
 mod method;
+mod paired;
 mod shard;
+mod verdict;
 
 use std::fs;
 use std::io::Write as _;
@@ -22,13 +24,16 @@ use serde::{Deserialize, Serialize};
 use crate::atomic_file;
 
 pub use case::{
-    CaseError, CaseRecord, Direction, MemoryRecord, Sampler, Stage, TimeRecord, TimingMode,
+    CallgrindRecord, CaseError, CaseRecord, Direction, MemoryRecord, Sampler, Stage, TimeRecord,
+    TimingMode,
 };
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
 pub use memo::{LeakRecord, MemoCounters, MemoInput, MemoRecord, RunMemoRecord};
 pub use method::{GpuMethod, RssMethod};
 pub use nnbench_units::Figure;
+pub use paired::{PairedClock, PairedRecord, PairedRun};
 pub use shard::{ShardRecord, ShardRun};
+pub use verdict::Verdict;
 
 /// The version of the record's layout; it changes when a field changes meaning.
 pub const SCHEMA: u32 = 1;
@@ -91,6 +96,9 @@ pub struct RunRecord {
     /// own. Empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<ShardRun>,
+    /// The base build of a paired run (`--paired BASE`); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<PairedRun>,
 }
 
 impl RunRecord {
@@ -343,6 +351,7 @@ mod tests {
                 },
                 warnings: vec![],
                 shard: None,
+                paired: None,
             }],
             memo: RunMemoRecord::default(),
             warnings: vec![],
@@ -351,6 +360,7 @@ mod tests {
             interrupted: None,
             shard: None,
             shards: Vec::new(),
+            paired: None,
         }
     }
 

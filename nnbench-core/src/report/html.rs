@@ -20,8 +20,9 @@ use crate::history::{
 use crate::record::Figure;
 
 /// The figures charted, with their titles.
-const CHARTED: [(Figure, &str); 4] = [
+const CHARTED: [(Figure, &str); 5] = [
     (Figure::Time, "time per call"),
+    (Figure::Instructions, "instructions per call"),
     (Figure::Rss, "peak RSS growth"),
     (Figure::Gpu, "peak GPU memory"),
     (Figure::Value, "value"),
@@ -413,11 +414,18 @@ impl Section<'_> {
                     .figure(figure)
                     .map_or("-".to_owned(), |v| format_figure(figure, v))
             };
+            // A call counted under Callgrind has its instructions for a time.
+            let time = match point.instructions {
+                Some(count) if point.time_ns.is_none() => {
+                    format!("{} instr", format_figure(Figure::Instructions, count))
+                }
+                _ => cell(Figure::Time),
+            };
             let _ = write!(
                 body,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(case),
-                escape(&cell(Figure::Time)),
+                escape(&time),
                 escape(&cell(Figure::Load)),
                 escape(&cell(Figure::Rss)),
                 escape(&cell(Figure::Gpu)),

@@ -68,6 +68,13 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
             std::process::exit(2);
         }
     };
+    #[cfg(unix)]
+    if let Err(message) = super::paired::check_base(&settings, bench)
+        .and_then(|()| super::isolate::valgrind::check(&settings))
+    {
+        eprintln!("error: {message}");
+        std::process::exit(2);
+    }
     let mut outcome = runner.run();
     if let (Ok(record), Some(file)) = (&outcome, &settings.baselines.history) {
         super::history_add::add(record, file.as_deref(), &settings);
@@ -84,8 +91,23 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
             _ => 1,
         });
     }
+    let paired = match &outcome {
+        Ok(record) if record.paired.is_some() => Some(super::gate::judge_paired(&settings, record)),
+        _ => None,
+    };
     if let Some(message) = failure_message(&outcome) {
         eprintln!("error: {message}");
+        std::process::exit(1);
+    }
+    if let Some(comparison) = paired
+        && comparison.regressed()
+    {
+        eprintln!(
+            "error: {} of {} cases regressed against the base build {}",
+            comparison.count(Verdict::Regressed),
+            comparison.cases.len(),
+            comparison.base.source
+        );
         std::process::exit(1);
     }
     if let (Ok(record), Some((name, base))) = (&mut outcome, baseline) {

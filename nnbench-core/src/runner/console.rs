@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 
 use super::silence;
 use crate::record::{CaseRecord, RunRecord, TimingMode};
-use nnbench_units::{format_bytes, format_ns};
+use nnbench_units::{format_bytes, format_count, format_ns};
 
 /// Prints progress, warnings and the final table, unless quiet.
 pub(crate) struct Console {
@@ -149,11 +149,12 @@ impl Console {
         let _ = writeln!(out, "\n{table}");
         let _ = writeln!(
             out,
-            "{} cases: {} ok, {} failed; memos: {} computed, {} reused, {} evicted, {} left",
+            "{} cases: {} ok, {} failed; memos: {} computed, {} read from disk, {} reused, {} evicted, {} left",
             record.cases.len(),
             record.cases.len() - failed,
             failed,
-            record.memo.misses,
+            record.memo.computes,
+            record.memo.disk_hits,
             record.memo.hits,
             record.memo.evictions,
             record.memo.entries_at_end,
@@ -200,12 +201,16 @@ fn metric(value: &Json) -> String {
 }
 
 /// Once: the call's time. Sampled: the median per call, its spread and
-/// the number of samples.
+/// the number of samples. Counted: the call's instructions.
 fn time(case: &CaseRecord) -> String {
     let t = &case.time;
     match t.mode {
         _ if t.samples == 0 => "-".into(),
         TimingMode::Once => format_ns(t.median_ns),
+        TimingMode::Instructions => match t.instructions {
+            Some(count) => format!("{} instr", format_count(count as f64)),
+            None => "-".into(),
+        },
         TimingMode::Sampled => format!(
             "{} ± {} ({}×)",
             format_ns(t.median_ns),

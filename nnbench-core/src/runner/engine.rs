@@ -11,8 +11,11 @@ use serde_json::Value as Json;
 
 use super::console::Console;
 use crate::measure::adaptive::{self, Precision};
-use crate::measure::{CaseMeter, Timer, summarize};
-use crate::record::{Sampler, TimeRecord};
+use crate::measure::callgrind::{self, Dumps};
+use crate::measure::cpu::Elapsed;
+use crate::measure::round;
+use crate::measure::{CaseMeter, Timer, one_call, summarize};
+use crate::record::{CallgrindRecord, Sampler, TimeRecord, TimingMode};
 use crate::registry::{Args, Call};
 use crate::settings::{Baselines, Sampling, Timing, TimingSettings};
 use crate::{Error, Result};
@@ -29,12 +32,16 @@ pub(crate) struct Plan {
     pub sampling: Sampling,
     pub auto_threshold: Duration,
     pub sampler: Sampler,
+    /// In a round of a paired run, the calls per sample (0: calibrate).
+    pub round_calls: u64,
 }
 
-/// One criterion for the whole run, made when a case first samples.
+/// One criterion for the whole run, made when a case first samples, and
+/// the dumps of Callgrind in a worker under it.
 pub(crate) struct Engine {
     baselines: Baselines,
     criterion: Option<Criterion>,
+    dumps: Option<Dumps>,
 }
 
 /// Unwinds out of criterion when the function fails mid-sampling.
@@ -45,6 +52,7 @@ impl Engine {
         Self {
             baselines,
             criterion: None,
+            dumps: Dumps::from_env().filter(|_| callgrind::running()),
         }
     }
 
@@ -58,16 +66,19 @@ impl Engine {
         console: &Console,
         mut meter: Option<&mut CaseMeter>,
     ) -> Result<(Json, TimeRecord)> {
+        if plan.timing == Timing::Instructions {
+            return self.count(id, call, args);
+        }
         let mut first = Timer::new(1);
         let metric = call(args, &mut first)?;
         let once = first.elapsed().unwrap_or_default();
         let sample = match plan.timing {
-            Timing::Once => false,
+            Timing::Once | Timing::Instructions => false,
             Timing::Sampled => true,
-            Timing::Auto => once < plan.auto_threshold,
+            Timing::Auto => once.wall < plan.auto_threshold,
         };
         if !sample {
-            return Ok((metric, TimeRecord::once(once.as_nanos() as f64)));
+            return Ok((metric, one_call(once)));
         }
         // What criterion does around the calls (set-up, then analysis of
         // the samples) is not the case's memory: the peaks are noted after
@@ -93,11 +104,41 @@ impl Engine {
         let samples = match plan.sampler {
             Sampler::Adaptive => adaptive::sample(&precision(&plan.sampling), routine),
             Sampler::Criterion => self.sample(id, &plan.sampling, console, routine),
+            Sampler::Paired => round::sample(plan.round_calls, routine),
         };
         if let Some(meter) = meter {
             meter.forget_since_checkpoint();
         }
         Ok((metric, summarize(plan.sampler, &samples?)))
+    }
+
+    /// Calls once, with Callgrind collecting around the call alone, and
+    /// reads what it counted.
+    fn count(&mut self, id: &str, call: &Call, args: &Args) -> Result<(Json, TimeRecord)> {
+        let Some(dumps) = self.dumps.as_mut() else {
+            return Err(Error::msg(
+                "timing = instructions: only a bench binary (`nnbench::main!()`, run by cargo bench) counts instructions, in a worker it starts under valgrind's Callgrind",
+            ));
+        };
+        let mut timer = Timer::counted();
+        // What a failed or panicking call collected is dumped all the
+        // same, so that the next case counts its own call alone.
+        let outcome = catch_unwind(AssertUnwindSafe(|| call(args, &mut timer)));
+        let counts = dumps.take(id);
+        let metric = outcome.unwrap_or_else(|payload| resume_unwind(payload))?;
+        let counts = counts.map_err(Error::msg)?;
+        let time = TimeRecord {
+            mode: TimingMode::Instructions,
+            instructions: Some(counts.instructions),
+            callgrind: Some(CallgrindRecord {
+                l1_hits: counts.l1_hits(),
+                ll_hits: counts.ll_hits(),
+                ram_hits: counts.ram_hits(),
+                estimated_cycles: counts.estimated_cycles(),
+            }),
+            ..one_call(timer.elapsed().unwrap_or_default())
+        };
+        Ok((metric, time))
     }
 
     fn criterion(&mut self, sampling: &Sampling) -> Criterion {
@@ -125,11 +166,11 @@ impl Engine {
         id: &str,
         sampling: &Sampling,
         console: &Console,
-        mut routine: impl FnMut(u64) -> Result<Duration>,
-    ) -> Result<Vec<(u64, Duration)>> {
+        mut routine: impl FnMut(u64) -> Result<Elapsed>,
+    ) -> Result<Vec<(u64, Elapsed)>> {
         // Making one looks for gnuplot, and says so.
         let mut criterion = console.foreign_output(|| self.criterion(sampling));
-        let calls: RefCell<Vec<(u64, Duration)>> = RefCell::new(Vec::new());
+        let calls: RefCell<Vec<(u64, Elapsed)>> = RefCell::new(Vec::new());
         let failure: RefCell<Option<Error>> = RefCell::new(None);
         // criterion prints as it samples: around the progress bar, or not at
         // all when the run is quiet.
@@ -139,7 +180,7 @@ impl Engine {
                     bencher.iter_custom(|iters| match routine(iters) {
                         Ok(elapsed) => {
                             calls.borrow_mut().push((iters, elapsed));
-                            elapsed
+                            elapsed.wall
                         }
                         Err(error) => {
                             *failure.borrow_mut() = Some(error);
@@ -181,14 +222,20 @@ fn precision(sampling: &Sampling) -> Precision {
     }
 }
 
-/// The plan for a family: run settings override the family's, which
-/// override the defaults. criterion samples when the run asks for sampling
-/// (`--sampled`), nnbench's sampler otherwise.
+/// The plan for case `id` of a family: run settings override the
+/// family's, which override the defaults. criterion samples when the run
+/// asks for sampling (`--sampled`), the rounds of a paired run in a
+/// paired worker, nnbench's sampler otherwise.
 pub(crate) fn plan(
+    id: &str,
     run: &TimingSettings,
     family_timing: Option<Timing>,
     family_sampling: Sampling,
 ) -> Plan {
+    let round_calls = run
+        .round_calls
+        .as_ref()
+        .map(|calls| calls.get(id).copied().unwrap_or(0));
     Plan {
         timing: if run.test_mode {
             Timing::Once
@@ -197,7 +244,10 @@ pub(crate) fn plan(
         },
         sampling: family_sampling.overridden_by(run.sampling),
         auto_threshold: run.auto_threshold(),
-        sampler: if run.forced.0 == Some(Timing::Sampled) {
+        round_calls: round_calls.unwrap_or(0),
+        sampler: if round_calls.is_some() {
+            Sampler::Paired
+        } else if run.forced.0 == Some(Timing::Sampled) {
             Sampler::Criterion
         } else {
             Sampler::Adaptive

@@ -1,5 +1,6 @@
 //! `--baseline NAME` in a bench binary: the run judged against the record
-//! saved with `--save-baseline NAME`, as `asv continuous` judges.
+//! saved with `--save-baseline NAME`, as `asv continuous` judges; and a
+//! paired run judged against the base build it was paired with.
 
 use std::path::Path;
 
@@ -122,6 +123,21 @@ pub(super) fn judge(
         print!("\n{}", comparison.render(Format::Table));
     }
     Ok(comparison)
+}
+
+/// A paired run (`--paired BASE`) judged against the base build's figures
+/// it keeps; prints what changed unless quiet.
+pub(super) fn judge_paired(settings: &Settings, record: &RunRecord) -> Comparison {
+    let thresholds = settings.baselines.fail_on.clone().unwrap_or_default();
+    let comparison = crate::compare::paired(record, &thresholds);
+    if !settings.output.quiet {
+        print!(
+            "\n{}{}",
+            crate::compare::rounds_table(record),
+            comparison.render(Format::Table)
+        );
+    }
+    comparison
 }
 
 /// Cases whose time regressed.

@@ -77,6 +77,19 @@ impl Closing {
     /// The run's record from what `ledger` holds. `workers_memo` is what workers
     /// did with their caches under `--isolate`; otherwise this process's
     /// cache since the run started.
+    /// What this process's memo cache did during the run.
+    pub(crate) fn local_memo(&self) -> RunMemoRecord {
+        let after = memo::global_cache().stats();
+        // Other threads of the process (tests running side by side)
+        // count too; a bench binary runs alone.
+        RunMemoRecord {
+            counters: after.counters - self.stats_before.counters,
+            entries_at_end: after.entries,
+            resident_bytes_at_end: after.resident_bytes,
+            disk_bytes_at_end: after.disk_bytes,
+        }
+    }
+
     pub(crate) fn record(
         &self,
         ledger: &mut Ledger,
@@ -103,17 +116,7 @@ impl Closing {
             (None, Some(progress)) => progress.remove(),
             (None, None) => {}
         }
-        let memo = workers_memo.unwrap_or_else(|| {
-            let after = memo::global_cache().stats();
-            // Other threads of the process (tests running side by side)
-            // count too; a bench binary runs alone.
-            RunMemoRecord {
-                counters: after.counters - self.stats_before.counters,
-                entries_at_end: after.entries,
-                resident_bytes_at_end: after.resident_bytes,
-                disk_bytes_at_end: after.disk_bytes,
-            }
-        });
+        let memo = workers_memo.unwrap_or_else(|| self.local_memo());
         let mut cases = std::mem::take(&mut ledger.records);
         if let Some(shard) = &self.shard {
             for case in &mut cases {
@@ -133,6 +136,7 @@ impl Closing {
             interrupted: stop.map(|s| s.name().to_owned()),
             shard: self.shard.clone(),
             shards: Vec::new(),
+            paired: None,
         }
     }
 

@@ -106,7 +106,12 @@ pub(crate) fn run(
         ..TimeRecord::default()
     };
     if let (true, Body::Call(call)) = (failure.is_clear(), &case.body) {
-        let plan = engine::plan(&settings.timing, case.family.timing, case.family.sampling);
+        let plan = engine::plan(
+            &case.id,
+            &settings.timing,
+            case.family.timing,
+            case.family.sampling,
+        );
         around.entering(Stage::Call);
         let fixtures = load_start.is_some() || case.family.setup.is_some();
         match meter.as_mut() {
@@ -304,5 +309,6 @@ fn record(case: &Case, outcome: Outcome) -> CaseRecord {
         memo: outcome.memo,
         warnings: outcome.warnings,
         shard: None,
+        paired: None,
     }
 }

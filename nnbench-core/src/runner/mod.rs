@@ -20,6 +20,8 @@ mod interrupt;
 mod isolate;
 mod ledger;
 mod lifecycle;
+#[cfg(unix)]
+mod paired;
 mod prefetch;
 mod progress;
 mod provenance;

@@ -80,11 +80,13 @@ impl Runner {
 
     fn run_recorded(&self) -> Result<RunRecord> {
         let settings = &self.settings;
-        if (settings.isolation.isolate || settings.isolation.case_timeout.is_some())
+        if (settings.isolation.isolate
+            || settings.isolation.case_timeout.is_some()
+            || settings.pairing.base.is_some())
             && !settings.process.bench_binary
         {
             return Err(Error::msg(
-                "--isolate and --case-timeout work in a bench binary (`nnbench::main!()`), which starts itself again as a worker or ends on a timed-out case",
+                "--isolate, --paired and --case-timeout work in a bench binary (`nnbench::main!()`), which starts itself again as a worker or ends on a timed-out case",
             ));
         }
         if settings.memory.clears_disk_tier() {
@@ -188,8 +190,28 @@ impl Runner {
                 .then(interrupt::requested)
                 .flatten()
         };
-        let (stopped, workers_memo) = if settings.isolation.isolate {
-            let (stopped, memo) = run_isolated(&selected, settings, &stop, &ledger, &console)?;
+        let mut paired_run = None;
+        // A bench binary counts instructions in workers under Callgrind;
+        // elsewhere a counted case fails, saying so. A paired run pairs
+        // them in such workers itself.
+        let paired = settings.pairing.base.is_some();
+        let counted: Vec<&Case> = if settings.process.bench_binary && !paired {
+            let (counted, timed) = selected
+                .into_iter()
+                .partition(|case| super::isolate::valgrind::counted(case, settings));
+            selected = timed;
+            counted
+        } else {
+            Vec::new()
+        };
+        let (mut stopped, mut workers_memo) = if settings.isolation.isolate {
+            let (stopped, memo) =
+                run_in_workers(&selected, settings, false, &stop, &ledger, &console)?;
+            (stopped, Some(memo))
+        } else if let Some(base) = &settings.pairing.base {
+            let (stopped, memo, run) =
+                run_paired(&selected, settings, base, &stop, &ledger, &console)?;
+            paired_run = run;
             (stopped, Some(memo))
         } else {
             let watchdog = match settings.isolation.case_timeout {
@@ -211,7 +233,18 @@ impl Runner {
             lock(&ledger).warnings.extend(end.warnings);
             (end.interrupted.map(Stop::Signal), None)
         };
-        let record = closing.record(&mut lock(&ledger), stopped, workers_memo);
+        if stopped.is_none() && !counted.is_empty() {
+            let (stop_counted, mut memo) =
+                run_in_workers(&counted, settings, true, &stop, &ledger, &console)?;
+            let before = workers_memo.unwrap_or_else(|| closing.local_memo());
+            memo.counters += before.counters;
+            memo.entries_at_end = before.entries_at_end;
+            memo.resident_bytes_at_end = before.resident_bytes_at_end;
+            memo.disk_bytes_at_end = before.disk_bytes_at_end;
+            (stopped, workers_memo) = (stop_counted, Some(memo));
+        }
+        let mut record = closing.record(&mut lock(&ledger), stopped, workers_memo);
+        record.paired = paired_run;
         closing.finish(&record, &console)?;
         Ok(record)
     }
@@ -221,32 +254,96 @@ fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
     ledger.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Runs `selected` in worker processes (`--isolate`); says what stopped
-/// the run early, if anything, and what the workers' memo caches did.
+/// Runs `selected` in worker processes of this bench binary: plain ones
+/// (`--isolate`), or, when `counted`, ones under Callgrind, which counts
+/// their instructions. Says what stopped the run early, if anything, and
+/// what the workers' memo caches did.
 #[cfg(unix)]
-fn run_isolated(
+fn run_in_workers(
     selected: &[&Case],
     settings: &Settings,
+    counted: bool,
     stop: &dyn Fn() -> Option<interrupt::Signal>,
     ledger: &Mutex<Ledger>,
     console: &Console,
 ) -> Result<(Option<Stop>, RunMemoRecord)> {
-    let outcome = super::isolate::supervise(selected, settings, stop, &mut |record| {
-        lock(ledger).add(record, console)
-    })?;
+    let flag = if counted {
+        "counting instructions"
+    } else {
+        "--isolate"
+    };
+    let mut start = super::isolate::watch::Start::this_binary()
+        .map_err(|e| Error::msg(format!("{flag}: this bench binary's path: {e}")))?;
+    // Its folder of dumps lives as long as the workers.
+    let callgrind = counted
+        .then(super::isolate::valgrind::Callgrind::find)
+        .transpose()?;
+    if let Some(callgrind) = &callgrind {
+        start = callgrind.wrap(&start);
+    }
+    let outcome =
+        super::isolate::supervise(selected, settings, &start, flag, stop, &mut |record| {
+            lock(ledger).add(record, console)
+        })?;
     lock(ledger).warnings.extend(outcome.warnings);
     Ok((outcome.interrupted.map(Stop::Signal), outcome.memo))
 }
 
 #[cfg(not(unix))]
-fn run_isolated(
+fn run_in_workers(
     _: &[&Case],
     _: &Settings,
+    counted: bool,
     _: &dyn Fn() -> Option<interrupt::Signal>,
     _: &Mutex<Ledger>,
     _: &Console,
 ) -> Result<(Option<Stop>, RunMemoRecord)> {
-    Err(Error::msg("--isolate needs a Unix system"))
+    Err(Error::msg(if counted {
+        "counting instructions needs a Unix system"
+    } else {
+        "--isolate needs a Unix system"
+    }))
+}
+
+/// What a paired run comes to besides its cases: what stopped it early,
+/// what its workers' memo caches did, and its side of the pairing.
+type Paired = (
+    Option<Stop>,
+    RunMemoRecord,
+    Option<crate::record::PairedRun>,
+);
+
+/// Runs `selected` paired with the build at `base` (`--paired`).
+#[cfg(unix)]
+fn run_paired(
+    selected: &[&Case],
+    settings: &Settings,
+    base: &std::path::Path,
+    stop: &dyn Fn() -> Option<interrupt::Signal>,
+    ledger: &Mutex<Ledger>,
+    console: &Console,
+) -> Result<Paired> {
+    let outcome = super::paired::supervise(selected, settings, base, stop, &mut |record| {
+        lock(ledger).add(record, console)
+    })?;
+    lock(ledger).warnings.extend(outcome.warnings);
+    Ok((
+        outcome.interrupted.map(Stop::Signal),
+        outcome.memo,
+        outcome.run,
+    ))
+}
+
+#[cfg(not(unix))]
+fn run_paired(
+    _: &[&Case],
+    _: &Settings,
+    _: &std::path::Path,
+    _: &dyn Fn() -> Option<interrupt::Signal>,
+    _: &Mutex<Ledger>,
+    _: &Console,
+) -> Result<Paired> {
+    Err(Error::msg("--paired needs a Unix system"))
 }
 
 /// What the watchdog does with a case that ran past `limit`: records it,

@@ -24,9 +24,10 @@ pub(crate) struct Baselines {
         conflicts_with = "save"
     )]
     pub compare: Option<String>,
-    /// Thresholds for --baseline over the defaults, as `nnbench compare
-    /// --fail-on` takes them: time=5%,rss=2%+4MiB,gpu=off,value=0.01.
-    #[arg(long, value_name = "SPEC", value_parser = parse::thresholds, requires = "compare")]
+    /// Thresholds for --baseline and --paired over the defaults, as
+    /// `nnbench compare --fail-on` takes them:
+    /// time=5%,rss=2%+4MiB,gpu=off,value=0.01.
+    #[arg(long, value_name = "SPEC", value_parser = parse::thresholds)]
     pub fail_on: Option<Thresholds>,
     /// Add the run to the history when it ends: the file NNBENCH_HISTORY
     /// names, else target/nnbench/history.sqlite, or --history=FILE.

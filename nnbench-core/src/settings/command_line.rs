@@ -90,8 +90,14 @@ mod tests {
             settings(&["--sampled"]).timing.forced.0,
             Some(Timing::Sampled)
         );
+        assert_eq!(
+            settings(&["--instructions"]).timing.forced.0,
+            Some(Timing::Instructions)
+        );
         assert_eq!(settings(&[]).timing.forced.0, None);
         assert!(parse(&["--once", "--sampled"]).is_err());
+        assert!(parse(&["--instructions", "--once"]).is_err());
+        assert!(parse(&["--sampled", "--instructions"]).is_err());
         assert_eq!(settings(&[]).memory.disk_tier, DiskTier::Default);
         assert_eq!(
             settings(&["--no-memo-cache"]).memory.disk_tier,

@@ -1,6 +1,6 @@
 //! What a run is asked to do, as plain values in the groups a user thinks
 //! in: which cases, how they are timed, memory and memos, isolation,
-//! output, baselines, shards.
+//! output, baselines, shards, paired runs.
 //!
 //! A bench binary's command line is these groups (each field's doc comment
 //! is its `--help` line, [`CommandLine`] adds the flags that are actions
@@ -12,6 +12,7 @@ mod command_line;
 mod isolation;
 mod memory;
 mod output;
+mod pairing;
 mod parse;
 mod selection;
 mod sharding;
@@ -22,6 +23,7 @@ pub(crate) use command_line::CommandLine;
 pub(crate) use isolation::Isolation;
 pub(crate) use memory::{DiskTierAction, MemorySettings};
 pub(crate) use output::Output;
+pub(crate) use pairing::Pairing;
 pub(crate) use selection::Selection;
 pub(crate) use sharding::Sharding;
 pub(crate) use timing::{Forced, TimingSettings};
@@ -44,6 +46,8 @@ pub(crate) struct Settings {
     pub baselines: Baselines,
     #[command(flatten)]
     pub sharding: Sharding,
+    #[command(flatten)]
+    pub pairing: Pairing,
     /// What kind of process runs: set by the bench binary, not by flags.
     #[arg(skip)]
     pub process: Process,

@@ -1,6 +1,8 @@
 //! How cases are timed: each family's own timing, and what a run forces on
 //! all of them (`--once`, `--sampled`, the sampling flags).
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches, Command, FromArgMatches};
@@ -30,6 +32,12 @@ pub enum Timing {
     /// it is sampled.
     #[default]
     Auto,
+    /// One call, its instructions counted exactly under Callgrind
+    /// (valgrind's CPU simulator), with memo loading, hooks and the harness
+    /// left out: a figure that a busy machine does not move. A bench
+    /// binary starts such cases in a worker under valgrind, which must be
+    /// installed. As the run's timing: `--instructions`.
+    Instructions,
 }
 
 /// Sampling settings; `None` leaves the default: at least 10 samples after
@@ -98,6 +106,10 @@ pub(crate) struct TimingSettings {
     /// without `--bench`).
     #[arg(skip)]
     pub test_mode: bool,
+    /// In a worker of a paired run, each case's calls per sample in this
+    /// round (0, or a case not named: calibrate); `None` elsewhere.
+    #[arg(skip)]
+    pub round_calls: Option<Arc<BTreeMap<String, u64>>>,
 }
 
 impl TimingSettings {
@@ -107,14 +119,16 @@ impl TimingSettings {
     }
 }
 
-/// The timing a run forces on every family, from two flags: `--once`, or
-/// `--sampled` (criterion samples every case). Written by hand because one
-/// setting takes both flags.
+/// The timing a run forces on every family, from three flags: `--once`,
+/// `--sampled` (criterion samples every case) or `--instructions`
+/// (Callgrind counts every case). Written by hand because one setting
+/// takes all three flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Forced(pub Option<Timing>);
 
 const ONCE: &str = "once";
 const SAMPLED: &str = "sampled";
+const INSTRUCTIONS: &str = "instructions";
 
 impl FromArgMatches for Forced {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
@@ -122,6 +136,8 @@ impl FromArgMatches for Forced {
             Some(Timing::Once)
         } else if matches.get_flag(SAMPLED) {
             Some(Timing::Sampled)
+        } else if matches.get_flag(INSTRUCTIONS) {
+            Some(Timing::Instructions)
         } else {
             None
         }))
@@ -140,7 +156,7 @@ impl clap::Args for Forced {
                 Arg::new(ONCE)
                     .long(ONCE)
                     .action(ArgAction::SetTrue)
-                    .conflicts_with(SAMPLED)
+                    .conflicts_with_all([SAMPLED, INSTRUCTIONS])
                     .help("Time every case with one call"),
             )
             .arg(
@@ -151,6 +167,17 @@ impl clap::Args for Forced {
                         "Let criterion sample every case, with its settings, analysis and reports \
                          (otherwise nnbench's sampler samples, and stops once the median is known \
                          within 1%)",
+                    ),
+            )
+            .arg(
+                Arg::new(INSTRUCTIONS)
+                    .long(INSTRUCTIONS)
+                    .action(ArgAction::SetTrue)
+                    .conflicts_with(SAMPLED)
+                    .help(
+                        "Count every case's instructions exactly under Callgrind, one call each, in \
+                         a worker under valgrind (which must be installed): a figure a busy machine \
+                         does not move",
                     ),
             )
     }

@@ -298,5 +298,6 @@ fn combine(
         interrupted: None,
         shard: None,
         shards: runs,
+        paired: None,
     }
 }

@@ -288,6 +288,7 @@ fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
         "heap growth",
         "GPU",
         "value",
+        "instructions",
     ]);
     for point in &points {
         let mut row = vec![

@@ -6,13 +6,16 @@
 //! its memos again (from the disk tier where they persist). The records are
 //! the worker's own, as a run in one process makes them.
 
+pub(crate) mod affinity;
 mod death;
-mod protocol;
+pub(crate) mod protocol;
 mod tail;
-mod watch;
+pub(crate) mod valgrind;
+pub(crate) mod watch;
 pub(crate) mod worker;
 
 use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
 
 pub(crate) use protocol::WORKER_ENV;
 
@@ -23,6 +26,33 @@ use crate::record::{CaseRecord, MemoryRecord, RunMemoRecord, Stage};
 use crate::registry::Case;
 use crate::settings::Settings;
 use crate::{Error, Result};
+
+/// Where workers reach their supervisor: a socket in a folder of its own,
+/// removed with it.
+pub(crate) struct Socket {
+    _dir: tempfile::TempDir,
+    pub listener: UnixListener,
+    pub path: PathBuf,
+}
+
+impl Socket {
+    /// A new socket, listening; `flag` names what wanted it in an error.
+    pub(crate) fn open(flag: &str) -> Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix("nnbench-workers-")
+            .tempdir()
+            .map_err(|e| Error::msg(format!("{flag}: no folder for the workers' socket: {e}")))?;
+        let path = dir.path().join("worker.sock");
+        let listener = UnixListener::bind(&path)
+            .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
+            .map_err(|e| Error::msg(format!("{flag}: {}: {e}", path.display())))?;
+        Ok(Self {
+            _dir: dir,
+            listener,
+            path,
+        })
+    }
+}
 
 /// How the isolated run went, apart from its cases' records.
 #[derive(Default)]
@@ -35,25 +65,19 @@ pub(crate) struct Outcome {
     pub memo: RunMemoRecord,
 }
 
-/// Runs `selected` in workers, a new one after each that dies; every
-/// case's record goes to `done`, in the order the cases end.
+/// Runs `selected` in workers started as `start` says, a new one after
+/// each that dies; every case's record goes to `done`, in the order the
+/// cases end. `flag` names what asked for workers in an error.
 pub(crate) fn supervise(
     selected: &[&Case],
     settings: &Settings,
+    start: &watch::Start,
+    flag: &str,
     stop: &dyn Fn() -> Option<Signal>,
     done: &mut dyn FnMut(CaseRecord),
 ) -> Result<Outcome> {
-    let dir = tempfile::Builder::new()
-        .prefix("nnbench-isolate-")
-        .tempdir()
-        .map_err(|e| Error::msg(format!("--isolate: no folder for the worker's socket: {e}")))?;
-    let socket = dir.path().join("worker.sock");
-    let listener = UnixListener::bind(&socket)
-        .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
-        .map_err(|e| Error::msg(format!("--isolate: {}: {e}", socket.display())))?;
-    let limits = watch::Limits {
-        memory: death::memory_limit(),
-    };
+    let socket = Socket::open(flag)?;
+    let limits = watch::Limits::of_machine();
     let mut left: Vec<&Case> = Schedule::static_order(selected)
         .into_iter()
         .map(|at| selected[at])
@@ -64,7 +88,7 @@ pub(crate) fn supervise(
             outcome.interrupted = Some(signal);
             break;
         }
-        let report = watch::run(&listener, &socket, &left, settings, &limits, stop, done);
+        let report = watch::run(&socket, start, &left, settings, &limits, stop, done);
         left.retain(|c| !report.settled.contains(&c.id));
         if report.ended.is_none() {
             outcome.memo.counters += report.cases_memo;

@@ -1,6 +1,7 @@
 //! What the supervisor and its worker say to each other over their
 //! socket: one JSON object a line.
 
+use std::collections::BTreeMap;
 use std::io::{self, BufRead, Write};
 
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
@@ -15,17 +16,33 @@ pub(crate) const WORKER_ENV: &str = "NNBENCH_WORKER";
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum ToWorker {
-    /// The cases to run, by id: the first message.
-    Run { ids: Vec<String> },
+    /// The cases to run, by id: the first message. In a round of a paired
+    /// run, each case's calls per sample too (a case not named calibrates).
+    Run {
+        ids: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        round_calls: Option<BTreeMap<String, u64>>,
+    },
     /// Stop after the running case: the supervisor was asked to stop by
     /// this signal.
     Stop { signal: i32 },
 }
 
+/// The version of these messages: a worker that speaks another cannot be
+/// the base build of a paired run.
+pub(crate) const PROTOCOL: u32 = 2;
+
 /// From the worker.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum FromWorker {
+    /// The first message: which bench this is, the version of the messages
+    /// it speaks and the cases its command line selects.
+    Hello {
+        bench: String,
+        protocol: u32,
+        cases: Vec<String>,
+    },
     /// A case starts: its memos resolve next.
     Started { id: String },
     /// The running case enters a step.

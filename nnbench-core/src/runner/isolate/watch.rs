@@ -2,11 +2,12 @@
 //! message while its memory is sampled, killed when a case runs past
 //! `--case-timeout`; if it dies in a case, the case's record says how.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::BufReader;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,9 +28,46 @@ const POLL: Duration = Duration::from_millis(5);
 /// How long a worker may take to reach its supervisor.
 const CONNECT: Duration = Duration::from_secs(60);
 
+/// How a worker is started: which executable, with which flags, and what
+/// it is told besides its cases.
+pub(crate) struct Start {
+    pub exe: PathBuf,
+    pub args: Vec<OsString>,
+    /// Each case's calls per sample, in a round of a paired run.
+    pub round_calls: Option<BTreeMap<String, u64>>,
+    /// The one CPU the worker runs on; `None`: any this process may use.
+    pub cpu: Option<usize>,
+    /// Variables set in the worker's environment besides the socket's.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl Start {
+    /// This bench binary again, with the same flags.
+    pub(crate) fn this_binary() -> std::io::Result<Self> {
+        Ok(Self {
+            exe: std::env::current_exe()?,
+            args: std::env::args_os().skip(1).collect(),
+            round_calls: None,
+            cpu: None,
+            env: Vec::new(),
+        })
+    }
+}
+
+/// What a worker said of itself before its cases.
+#[derive(Clone, Debug)]
+pub(crate) struct Hello {
+    pub bench: String,
+    pub protocol: u32,
+    pub cases: Vec<String>,
+}
+
 /// What one worker did.
 #[derive(Default)]
 pub(crate) struct Report {
+    /// What it said of itself first; `None` from a worker of a build that
+    /// does not say it.
+    pub hello: Option<Hello>,
     /// The cases that have a record: finished, or the one it died in.
     pub settled: HashSet<String>,
     /// What it said when it ended normally.
@@ -54,10 +92,19 @@ pub(crate) struct Limits {
     pub memory: Option<u64>,
 }
 
+impl Limits {
+    /// This machine's.
+    pub(crate) fn of_machine() -> Self {
+        Self {
+            memory: death::memory_limit(),
+        }
+    }
+}
+
 /// Runs `cases` in a new worker; each record goes to `done`.
 pub(crate) fn run(
-    listener: &UnixListener,
-    socket: &Path,
+    socket: &super::Socket,
+    start: &Start,
     cases: &[&Case],
     settings: &Settings,
     limits: &Limits,
@@ -65,7 +112,8 @@ pub(crate) fn run(
     done: &mut dyn FnMut(CaseRecord),
 ) -> Report {
     let mut report = Report::default();
-    let (child, tail) = match spawn(socket) {
+    let (listener, socket) = (&socket.listener, socket.path.as_path());
+    let (child, tail) = match spawn(socket, start) {
         Ok(spawned) => spawned,
         Err(e) => {
             report.lost = Some(format!("could not be started ({e})"));
@@ -88,7 +136,7 @@ pub(crate) fn run(
             return report;
         }
     };
-    let outcome = watched.follow(stream, cases, settings, stop, &mut report, done);
+    let outcome = watched.follow(stream, start, cases, settings, stop, &mut report, done);
     let status = match outcome {
         Followed::TimedOut(_) | Followed::Garbled => {
             let _ = watched.child.kill();
@@ -151,15 +199,20 @@ pub(crate) fn run(
     report
 }
 
-/// Starts the bench binary again, as a worker of the supervisor at
-/// `socket`, with the same flags.
-fn spawn(socket: &Path) -> std::io::Result<(Child, Tail)> {
-    let mut child = Command::new(std::env::current_exe()?)
-        .args(std::env::args_os().skip(1))
+/// Starts a bench binary as `start` says, as a worker of the supervisor
+/// at `socket`.
+fn spawn(socket: &Path, start: &Start) -> std::io::Result<(Child, Tail)> {
+    let mut command = Command::new(&start.exe);
+    command
+        .args(&start.args)
+        .envs(start.env.iter().map(|(k, v)| (k, v)))
         .env(WORKER_ENV, socket)
         .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()?;
+        .stderr(Stdio::piped());
+    if let Some(cpu) = start.cpu {
+        super::affinity::pin(&mut command, cpu);
+    }
+    let mut child = command.spawn()?;
     let tail = match child.stderr.take() {
         Some(stderr) => Tail::forward(stderr),
         None => Tail::forward(std::io::empty()),
@@ -234,9 +287,11 @@ impl<'a> Watched<'a> {
         self.tail.written()
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn follow(
         &mut self,
         mut stream: UnixStream,
+        start: &Start,
         cases: &[&'a Case],
         settings: &Settings,
         stop: &dyn Fn() -> Option<Signal>,
@@ -244,7 +299,11 @@ impl<'a> Watched<'a> {
         done: &mut dyn FnMut(CaseRecord),
     ) -> Followed {
         let ids = cases.iter().map(|c| c.id.clone()).collect();
-        if send(&mut stream, &ToWorker::Run { ids }).is_err() {
+        let run = ToWorker::Run {
+            ids,
+            round_calls: start.round_calls.clone(),
+        };
+        if send(&mut stream, &run).is_err() {
             return Followed::Closed;
         }
         if stream.set_nonblocking(true).is_err() {
@@ -261,6 +320,17 @@ impl<'a> Watched<'a> {
             let read = lines.read::<FromWorker>();
             let had_message = matches!(read, Ok(Read::Message(_)));
             match read {
+                Ok(Read::Message(FromWorker::Hello {
+                    bench,
+                    protocol,
+                    cases,
+                })) => {
+                    report.hello = Some(Hello {
+                        bench,
+                        protocol,
+                        cases,
+                    });
+                }
                 Ok(Read::Message(FromWorker::Started { id })) => {
                     let Some(case) = cases.iter().find(|c| c.id == id) else {
                         return Followed::Garbled;

@@ -10,17 +10,18 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use super::protocol::{FromWorker, Lines, Read, ToWorker, send};
+use super::protocol::{FromWorker, Lines, PROTOCOL, Read, ToWorker, send};
 use crate::memo::{self, journal};
 use crate::record::{CaseRecord, RunMemoRecord, Stage};
 use crate::registry::{self, Case};
 use crate::runner::case_loop::{self, Sink};
 use crate::runner::console::Console;
 use crate::runner::interrupt::{self, Signal};
+use crate::runner::select;
 use crate::settings::Settings;
 
 /// Runs as the worker of the supervisor at `socket`, and exits.
-pub(crate) fn main(settings: Settings, socket: &Path) -> ! {
+pub(crate) fn main(mut settings: Settings, socket: &Path) -> ! {
     die_with_parent();
     if let Some(limit) = settings.isolation.worker_memory_limit {
         limit_address_space(limit);
@@ -36,25 +37,36 @@ pub(crate) fn main(settings: Settings, socket: &Path) -> ! {
         Ok(reading) => Lines::new(BufReader::new(reading)),
         Err(e) => lost(&e),
     };
+    let all = registry::cases();
+    let mut sink = ToSupervisor {
+        stream,
+        stop: Arc::new(AtomicI32::new(0)),
+        interruptible: settings.process.interruptible,
+    };
+    sink.send(&FromWorker::Hello {
+        bench: settings.output.name.clone().unwrap_or_default(),
+        protocol: PROTOCOL,
+        cases: select::select(&settings, &all)
+            .0
+            .iter()
+            .map(|c| c.id.clone())
+            .collect(),
+    });
     let ids: HashSet<String> = match lines.read::<ToWorker>() {
-        Ok(Read::Message(ToWorker::Run { ids })) => ids.into_iter().collect(),
+        Ok(Read::Message(ToWorker::Run { ids, round_calls })) => {
+            settings.timing.round_calls = round_calls.map(Arc::new);
+            ids.into_iter().collect()
+        }
         Ok(_) => std::process::exit(2),
         Err(e) => lost(&e),
     };
-    let stop = Arc::new(AtomicI32::new(0));
-    listen(lines, Arc::clone(&stop));
+    listen(lines, Arc::clone(&sink.stop));
 
-    let all = registry::cases();
     let selected: Vec<&Case> = all.iter().filter(|c| ids.contains(&c.id)).collect();
     // Its cases' lines and the table are the supervisor's to print; what
     // criterion prints goes out as it would in one process.
     let console = Console::new(settings.output.quiet, 0);
     let cache = memo::global_cache();
-    let mut sink = ToSupervisor {
-        stream,
-        stop,
-        interruptible: settings.process.interruptible,
-    };
     let (end, memo) = memo::with_disk_tier(settings.memory.disk_tier.clone(), || {
         let _recording = journal::record();
         let before = cache.stats();

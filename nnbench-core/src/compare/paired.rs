@@ -1,0 +1,155 @@
+//! The comparison a paired run (`--paired BASE`) makes of itself: each
+//! case's head figures against the base build's, time by the rounds'
+//! verdict, memory and the value as [`compare`](super::compare) judges them.
+
+use super::{CaseComparison, Comparison, FigureComparison, Presence, Side, Threshold, Thresholds};
+use crate::record::{Figure, PairedClock, PairedRecord, RunRecord, TimeRecord, Verdict};
+
+/// The time figure of a paired case: the medians on the clock the rounds
+/// were judged on, the estimated ratio and the rounds' verdict.
+pub(super) fn time(p: &PairedRecord, head: &TimeRecord, threshold: Threshold) -> FigureComparison {
+    let on_clock = |t: &TimeRecord| match p.clock {
+        PairedClock::Cpu => t.cpu_median_ns.unwrap_or(t.median_ns),
+        PairedClock::Wall => t.median_ns,
+    };
+    let clock = match p.clock {
+        PairedClock::Cpu => "CPU",
+        PairedClock::Wall => "wall",
+    };
+    FigureComparison {
+        figure: Figure::Time,
+        base: Some(on_clock(&p.base.time)),
+        head: Some(on_clock(head)),
+        ratio: p.estimate.is_finite().then_some(p.estimate),
+        p: None,
+        verdict: p.verdict,
+        gated: threshold.gated,
+        note: Some(format!(
+            "paired: {} rounds by {clock} time, 99% interval {:.3}–{:.3}, limit {:.1}%",
+            p.rounds,
+            p.interval[0],
+            p.interval[1],
+            p.limit * 100.0
+        )),
+    }
+}
+
+/// A paired run's record judged: its cases against the base build's
+/// figures it keeps, under `thresholds` (time by the rounds' verdicts).
+///
+/// # Example
+///
+/// ```
+/// # fn f(record: &nnbench::RunRecord) {
+/// let comparison = nnbench_core::compare::paired(record, &Default::default());
+/// print!("{}", comparison.render(nnbench_core::compare::Format::Markdown));
+/// # }
+/// ```
+pub fn paired(record: &RunRecord, thresholds: &Thresholds) -> Comparison {
+    let mut cases = Vec::new();
+    let mut new = Vec::new();
+    for case in &record.cases {
+        match (&case.paired, &case.error) {
+            (Some(p), _) => cases.push(super::figures::case(&p.base, case, thresholds)),
+            (None, Some(error)) => cases.push(CaseComparison {
+                id: case.id.clone(),
+                presence: Presence::Both,
+                base_error: None,
+                head_error: Some(error.summary()),
+                figures: Vec::new(),
+                verdict: Verdict::Regressed,
+                notes: Vec::new(),
+            }),
+            (None, None) => new.push(super::one_sided(case, Presence::New)),
+        }
+    }
+    cases.extend(new);
+    let base = record.paired.as_ref();
+    cases.extend(
+        base.into_iter()
+            .flat_map(|p| &p.gone)
+            .map(|id| CaseComparison {
+                id: id.clone(),
+                presence: Presence::Gone,
+                base_error: None,
+                head_error: None,
+                figures: Vec::new(),
+                verdict: Verdict::NotComparable,
+                notes: Vec::new(),
+            }),
+    );
+    let head = super::side(record);
+    Comparison {
+        base: Side {
+            source: base.map_or_else(String::new, |p| p.base.clone()),
+            run: record.run.clone(),
+            started_at: record.started_at.clone(),
+            commit: None,
+        },
+        head: Side {
+            source: "this build".into(),
+            ..head
+        },
+        thresholds: thresholds.clone(),
+        cases,
+        differences: Vec::new(),
+    }
+}
+
+/// Every paired case of `record` in a table: both builds' medians on the
+/// clock judged, head over base with its interval, the rounds and the
+/// verdict; a paired run prints it above its comparison.
+///
+/// # Example
+///
+/// ```
+/// # fn f(record: &nnbench::RunRecord) {
+/// print!("{}", nnbench_core::compare::rounds_table(record));
+/// # }
+/// ```
+pub fn rounds_table(record: &RunRecord) -> String {
+    let mut table = comfy_table::Table::new();
+    table
+        .load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+        .set_header([
+            "case",
+            "base",
+            "head",
+            "head/base (99%)",
+            "rounds",
+            "clock",
+            "verdict",
+        ]);
+    for case in &record.cases {
+        let Some(p) = &case.paired else { continue };
+        let time = time(
+            p,
+            &case.time,
+            Threshold {
+                relative: p.limit,
+                absolute: 0.0,
+                gated: true,
+            },
+        );
+        let ns = |v: Option<f64>| v.map_or_else(|| "-".into(), nnbench_units::format_ns);
+        let change = if p.estimate.is_finite() {
+            format!(
+                "{:.3} [{:.3}, {:.3}]",
+                p.estimate, p.interval[0], p.interval[1]
+            )
+        } else {
+            "-".into()
+        };
+        table.add_row([
+            case.id.clone(),
+            ns(time.base),
+            ns(time.head),
+            change,
+            p.rounds.to_string(),
+            format!("{:?}", p.clock).to_lowercase(),
+            format!("{:?}", p.verdict).to_lowercase(),
+        ]);
+    }
+    format!("{table}\n")
+}

@@ -1,0 +1,107 @@
+//! The samples of one round of a paired run: the same number of calls on
+//! the base build and on the head build, so that the two are timed alike.
+//! The head's first round calibrates that number; the rounds after it are
+//! given it.
+
+use std::time::Duration;
+
+use super::cpu::Elapsed;
+
+/// How long one sample of a round should take: long enough that the
+/// clocks' resolution and the loop around the calls do not count, short
+/// enough that a round of many cases stays quick.
+pub(crate) const TARGET: Duration = Duration::from_millis(5);
+
+/// Samples per round and side: their median is the round's time, which
+/// one slow sample (a neighbour's burst) does not move.
+pub(crate) const SAMPLES: usize = 3;
+
+/// Samples `routine` (which makes the calls it is given and returns their
+/// time) for one round: `calls` per sample, or, when `calls` is 0, as many
+/// as take [`TARGET`], found by growing the count. One sample is taken
+/// first and dropped (the calibration's last, when calibrating): a fresh
+/// process's first calls fault in pages and fill caches.
+pub(crate) fn sample<E>(
+    calls: u64,
+    mut routine: impl FnMut(u64) -> Result<Elapsed, E>,
+) -> Result<Vec<(u64, Elapsed)>, E> {
+    let calls = if calls == 0 {
+        calibrate(&mut routine)?
+    } else {
+        routine(calls)?;
+        calls
+    };
+    (0..SAMPLES)
+        .map(|_| routine(calls).map(|elapsed| (calls, elapsed)))
+        .collect()
+}
+
+/// The number of calls that take [`TARGET`] or more.
+fn calibrate<E>(routine: &mut impl FnMut(u64) -> Result<Elapsed, E>) -> Result<u64, E> {
+    let mut calls = 1u64;
+    loop {
+        let took = routine(calls)?.wall;
+        if took >= TARGET || calls >= 1 << 40 {
+            return Ok(calls);
+        }
+        // Grow towards the target, by 2 to 100 times at once: a first
+        // sample of a few nanoseconds says little about the next.
+        let scale = TARGET.as_secs_f64() / took.as_secs_f64().max(1e-9);
+        calls = (calls as f64 * scale.clamp(2.0, 100.0)).ceil() as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn taking(per_call: Duration) -> impl FnMut(u64) -> Result<Elapsed, ()> {
+        move |calls| {
+            Ok(Elapsed {
+                wall: per_call * calls as u32,
+                ..Elapsed::default()
+            })
+        }
+    }
+
+    #[test]
+    fn a_calibrated_round_takes_the_target_per_sample() {
+        let samples = sample(0, taking(Duration::from_micros(3))).unwrap();
+        assert_eq!(samples.len(), SAMPLES);
+        let calls = samples[0].0;
+        assert!(samples.iter().all(|s| s.0 == calls));
+        let took = samples[0].1.wall;
+        assert!(
+            took >= TARGET && took < TARGET * 3,
+            "{calls} calls, {took:?}"
+        );
+    }
+
+    #[test]
+    fn a_given_count_is_kept_and_a_slow_call_is_sampled_alone() {
+        let mut made = Vec::new();
+        let samples = sample(7, |calls| {
+            made.push(calls);
+            taking(Duration::from_nanos(10))(calls)
+        })
+        .unwrap();
+        assert_eq!(made, [7, 7, 7, 7], "one dropped, then the samples");
+        assert!(samples.iter().all(|s| s.0 == 7));
+        let slow = sample(0, taking(Duration::from_millis(20))).unwrap();
+        assert!(slow.iter().all(|s| s.0 == 1));
+    }
+
+    #[test]
+    fn a_failure_ends_the_round() {
+        let mut made = 0;
+        let outcome = sample(0, |_| {
+            made += 1;
+            if made == 2 {
+                Err("broken")
+            } else {
+                Ok(Elapsed::default())
+            }
+        });
+        assert_eq!(outcome, Err("broken"));
+    }
+}

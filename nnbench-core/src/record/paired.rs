@@ -1,0 +1,100 @@
+//! What a paired run (`--paired BASE`) keeps: per case, the base build's
+//! figures beside the head's, the per-round ratios and the verdict drawn
+//! from them; on the run, which build was the base.
+
+use serde::{Deserialize, Serialize};
+
+use super::CaseRecord;
+use super::verdict::Verdict;
+
+/// The clock a paired verdict is drawn from.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::record::PairedClock;
+/// assert_eq!(serde_json::to_string(&PairedClock::Cpu).unwrap(), "\"cpu\"");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairedClock {
+    /// Wall time: for calls that use other threads, wait for a device or
+    /// for files.
+    Wall,
+    /// The calling thread's CPU time: for single-threaded calls that
+    /// compute, where it leaves out the time the machine gave to other
+    /// processes.
+    Cpu,
+}
+
+/// One case measured on the base build and on the head build in
+/// alternation, and judged from the ratios of their rounds.
+///
+/// Each round runs the case on a fresh base worker and a fresh head
+/// worker, in random order and on one CPU, with the same number of calls
+/// per sample; the round's ratio is the head's median time per call over
+/// the base's. The estimate is the Hodges–Lehmann estimate of the ratios
+/// (on their logarithms), and its interval the 99% Wilcoxon signed-rank
+/// interval.
+///
+/// # Example
+///
+/// ```
+/// # fn f(case: &nnbench::CaseRecord) {
+/// if let Some(p) = &case.paired {
+///     println!("{}: {:.3}x [{:.3}, {:.3}] by {:?} time over {} rounds: {:?}",
+///         case.id, p.estimate, p.interval[0], p.interval[1], p.clock, p.rounds, p.verdict);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairedRecord {
+    /// The case on the base build: its last round's record, with the time
+    /// of all its rounds.
+    pub base: Box<CaseRecord>,
+    /// The clock the ratios below were judged on.
+    pub clock: PairedClock,
+    /// How many rounds measured both builds.
+    pub rounds: u32,
+    /// Head over base per round, by wall time.
+    pub wall_ratios: Vec<f64>,
+    /// Head over base per round, by the calling thread's CPU time; empty
+    /// where the system does not tell it.
+    pub cpu_ratios: Vec<f64>,
+    /// Head over base: the Hodges–Lehmann estimate from the ratios on
+    /// `clock` (the median of the pairwise geometric means).
+    pub estimate: f64,
+    /// The 99% interval of `estimate`; `[0, inf]` under 8 rounds, too few
+    /// to bound it.
+    pub interval: [f64; 2],
+    /// How the interval was drawn.
+    pub test: String,
+    /// The slowdown allowed, as a fraction (0.01 is 1%).
+    pub limit: f64,
+    /// Regressed when the interval lies above 1 and the estimate beyond
+    /// the limit; improved the other way round; not comparable when a side
+    /// failed.
+    pub verdict: Verdict,
+}
+
+/// The run's side of `--paired BASE`.
+///
+/// # Example
+///
+/// ```
+/// # fn f(run: &nnbench::RunRecord) {
+/// if let Some(p) = &run.paired {
+///     println!("paired with {} ({} rounds at most)", p.base, p.max_rounds);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairedRun {
+    /// The base build's executable.
+    pub base: String,
+    /// The most rounds a case was given.
+    pub max_rounds: u32,
+    /// Cases of the base build that this one does not have.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gone: Vec<String>,
+}

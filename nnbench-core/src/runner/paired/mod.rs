@@ -1,0 +1,245 @@
+//! `--paired BASE`: every selected case measured on the base build and on
+//! this one in alternating rounds, and judged from the rounds' ratios.
+//!
+//! A round runs the cases still undecided on a fresh worker of each build
+//! (the `--isolate` workers), in random order, with the same calls per
+//! sample on both sides. Fresh processes each round spread over both
+//! builds what a process draws once and keeps (where its memory landed,
+//! which core it runs on): on a shared machine a process can run one case
+//! nearly twice as fast as the next process does, which two workers kept
+//! for the run would turn into a false verdict. Both builds share the head's
+//! disk tier, so that a persisted fixture is computed once and read from
+//! there each round; a memo whose version or inputs differ between the
+//! builds has another key there and is computed by each.
+
+mod estimate;
+mod pair;
+mod sides;
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::path::Path;
+
+pub(crate) use sides::check_base;
+
+use super::interrupt::Signal;
+use super::isolate::Socket;
+use super::isolate::affinity;
+use super::isolate::watch::{self, Limits, Start};
+use super::lifecycle;
+use crate::record::{CaseRecord, MemoryRecord, PairedRun, RunMemoRecord, Stage};
+use crate::registry::Case;
+use crate::settings::Settings;
+use crate::{Error, Result};
+use pair::Pair;
+
+/// How the paired run went, apart from its cases' records.
+#[derive(Default)]
+pub(crate) struct Outcome {
+    /// The signal that stopped it before every case was decided.
+    pub interrupted: Option<Signal>,
+    /// What was said outside any case.
+    pub warnings: Vec<String>,
+    /// What the workers' memo caches did, summed.
+    pub memo: RunMemoRecord,
+    /// The run's side of the pairing.
+    pub run: Option<PairedRun>,
+}
+
+/// Which build a worker is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Head,
+    Base,
+}
+
+/// Runs `selected` paired with the build at `base`; every case's record
+/// goes to `done` once it is decided.
+pub(crate) fn supervise(
+    selected: &[&Case],
+    settings: &Settings,
+    base: &Path,
+    stop: &dyn Fn() -> Option<Signal>,
+    done: &mut dyn FnMut(CaseRecord),
+) -> Result<Outcome> {
+    let socket = Socket::open("--paired")?;
+    let limits = Limits::of_machine();
+    let args = worker_args(settings);
+    let mut head = Start::this_binary()
+        .map_err(|e| Error::msg(format!("--paired: this bench binary's path: {e}")))?;
+    head.args = args.clone();
+    let mut base_start = Start {
+        exe: base.to_path_buf(),
+        args,
+        round_calls: None,
+        cpu: None,
+        env: Vec::new(),
+    };
+    let cpus = affinity::allowed_cpus();
+    let bench = settings.output.name.clone().unwrap_or_default();
+    let base_cases = sides::hello(&socket, &base_start, &bench)
+        .map_err(|message| Error::msg(format!("--paired {}: {message}", base.display())))?;
+    let limit = pair::time_limit(settings);
+    let mut pairs: Vec<Pair> = selected
+        .iter()
+        .map(|case| Pair::new(case, base_cases.contains(&case.id)))
+        .collect();
+    let gone: Vec<String> = {
+        let head_ids: std::collections::HashSet<&str> =
+            selected.iter().map(|c| c.id.as_str()).collect();
+        base_cases
+            .iter()
+            .filter(|id| !head_ids.contains(id.as_str()))
+            .cloned()
+            .collect()
+    };
+    let mut outcome = Outcome {
+        run: Some(PairedRun {
+            base: base.display().to_string(),
+            max_rounds: settings.pairing.max_rounds,
+            gone,
+        }),
+        ..Outcome::default()
+    };
+    for round in 1..=settings.pairing.max_rounds {
+        if let Some(signal) = stop() {
+            outcome.interrupted = Some(signal);
+            break;
+        }
+        let active: Vec<usize> = (0..pairs.len()).filter(|&at| !pairs[at].decided).collect();
+        if active.is_empty() {
+            break;
+        }
+        // The head's first round calibrates the calls per sample that
+        // both sides are then given.
+        let order = if round == 1 || fastrand::bool() {
+            [Side::Head, Side::Base]
+        } else {
+            [Side::Base, Side::Head]
+        };
+        let cpu = round_cpu(&pairs, &active, &cpus);
+        for side in order {
+            let cases: Vec<&Case> = active
+                .iter()
+                .map(|&at| &pairs[at])
+                .filter(|p| side == Side::Head || p.in_base)
+                .map(|p| p.case)
+                .collect();
+            let calls: BTreeMap<String, u64> = active
+                .iter()
+                .filter_map(|&at| Some((pairs[at].case.id.clone(), pairs[at].calls?)))
+                .collect();
+            let start = match side {
+                Side::Head => &mut head,
+                Side::Base => &mut base_start,
+            };
+            start.round_calls = Some(calls);
+            start.cpu = cpu;
+            let records = run_side(&socket, start, &cases, settings, &limits, &mut outcome);
+            for &at in &active {
+                let pair = &mut pairs[at];
+                let record = records.get(&pair.case.id).cloned();
+                match side {
+                    Side::Head => pair.head_round(record),
+                    Side::Base if pair.in_base => pair.base_round(record),
+                    Side::Base => {}
+                }
+            }
+        }
+        for &at in &active {
+            let pair = &mut pairs[at];
+            pair.end_round(limit);
+            if pair.decided {
+                done(pair.record(limit));
+            }
+        }
+    }
+    for pair in pairs.iter_mut().filter(|p| !p.decided) {
+        pair.decided = true;
+        if pair.rounds() > 0 || pair.failed() {
+            done(pair.record(limit));
+        }
+    }
+    Ok(outcome)
+}
+
+/// The CPU both workers of a round run on: one of `cpus` at random, once
+/// every case of the round is known to run on one thread (its first round
+/// said so, unpinned, on both builds); `None` otherwise, since a case's
+/// threads pinned to one CPU would queue behind each other.
+fn round_cpu(pairs: &[Pair], active: &[usize], cpus: &[usize]) -> Option<usize> {
+    let single_threaded = active
+        .iter()
+        .all(|&at| !pairs[at].in_base || pairs[at].single_threaded());
+    if cpus.len() < 2 || !single_threaded {
+        return None;
+    }
+    Some(cpus[fastrand::usize(..cpus.len())])
+}
+
+/// Runs `cases` on one build, in as many workers as it takes: a worker
+/// that dies in a case settles that case as failed, and the next one runs
+/// the cases left.
+fn run_side(
+    socket: &Socket,
+    start: &Start,
+    cases: &[&Case],
+    settings: &Settings,
+    limits: &Limits,
+    outcome: &mut Outcome,
+) -> HashMap<String, CaseRecord> {
+    let mut records = HashMap::new();
+    let mut left: Vec<&Case> = cases.to_vec();
+    let never = || None;
+    while !left.is_empty() {
+        let report = watch::run(socket, start, &left, settings, limits, &never, &mut |r| {
+            records.insert(r.id.clone(), r);
+        });
+        outcome.memo.counters += report.cases_memo;
+        if let Some(ended) = &report.ended {
+            outcome.warnings.extend(ended.warnings.iter().cloned());
+        }
+        left.retain(|c| !report.settled.contains(&c.id));
+        if !left.is_empty() && report.settled.is_empty() {
+            let why = report
+                .lost
+                .unwrap_or_else(|| "ended without running them".into());
+            for case in left.drain(..) {
+                records.insert(
+                    case.id.clone(),
+                    lifecycle::unfinished(
+                        case,
+                        Stage::Memo,
+                        format!("did not run: the worker of {} {why}", start.exe.display()),
+                        Vec::new(),
+                        MemoryRecord::default(),
+                    ),
+                );
+            }
+        }
+    }
+    records
+}
+
+/// The flags both builds' workers are given: this run's, without those
+/// of the pairing itself (a base build need not know them), and with the
+/// head's disk tier named, so that both builds share it.
+fn worker_args(settings: &Settings) -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::new();
+    let mut given = std::env::args_os().skip(1);
+    while let Some(arg) = given.next() {
+        let text = arg.to_string_lossy();
+        if text == "--paired" || text == "--max-rounds" {
+            given.next();
+        } else if !(text.starts_with("--paired=") || text.starts_with("--max-rounds=")) {
+            args.push(arg);
+        }
+    }
+    if settings.memory.disk_tier == crate::memo::DiskTier::Default
+        && let Some(dir) = settings.memory.disk_tier.dir()
+    {
+        args.push("--memo-cache-dir".into());
+        args.push(dir.into_os_string());
+    }
+    args
+}

@@ -1,0 +1,45 @@
+//! Paired runs: every case measured on this build and on a base build in
+//! alternation, and judged from the ratios of the rounds.
+
+use std::path::PathBuf;
+
+/// The rounds a paired case is given at most, unless `--max-rounds` says.
+pub(crate) const DEFAULT_MAX_ROUNDS: u32 = 30;
+
+/// The paired-run group of a run's settings.
+#[derive(Clone, Debug, clap::Args)]
+#[command(next_help_heading = "Paired runs")]
+pub(crate) struct Pairing {
+    /// Measure every case on this build and on BASE (the executable of
+    /// another build of this bench, such as `cargo bench --no-run` prints
+    /// on the base revision)
+    /// in alternating rounds of fresh processes; judge time from the
+    /// rounds' ratios, memory and the value as --baseline does; exit 1 on
+    /// a regression. The way to gate time on a shared machine.
+    #[arg(
+        long = "paired",
+        value_name = "BASE",
+        conflicts_with_all = ["compare", "isolate"]
+    )]
+    pub base: Option<PathBuf>,
+    /// The most rounds a paired case is given (default 30, at least 8,
+    /// the fewest that bound a verdict); a case stops sooner once its
+    /// interval is clear of the limit.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = DEFAULT_MAX_ROUNDS,
+        value_parser = clap::value_parser!(u32).range(8..),
+        requires = "base"
+    )]
+    pub max_rounds: u32,
+}
+
+impl Default for Pairing {
+    fn default() -> Self {
+        Self {
+            base: None,
+            max_rounds: DEFAULT_MAX_ROUNDS,
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! `--paired BASE`, as a CI job meets it on a shared machine: this test
+//! binary (`harness = false`) is the bench, and the base build is this
+//! binary again behind a script that sets what the "other build" does
+//! differently. Nothing here asserts on a time: only on verdicts drawn
+//! from base and head measured in alternation.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use nnbench::record::{PairedClock, Verdict};
+use nnbench::store::{Format, Json};
+use nnbench::{CaseRecord, Memo, RunRecord};
+
+/// How much more work this build does in the case it names, in percent:
+/// `kernel/n=2:10`. A "build" is this binary with these variables.
+const EXTRA: &str = "PAIRED_TEST_EXTRA";
+/// The case this build fails by aborting.
+const ABORT: &str = "PAIRED_TEST_ABORT";
+/// The bench this build says it is.
+const BENCH: &str = "PAIRED_TEST_BENCH";
+
+/// A table of numbers, costly enough to keep in the disk tier; each
+/// compute says so, so that a test can count them.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Table;
+
+impl Memo for Table {
+    type Value = Vec<u64>;
+    fn compute(&self) -> nnbench::Result<Vec<u64>> {
+        eprintln!("computing the table");
+        Ok((0..4096).collect())
+    }
+    fn store(&self) -> Option<Box<dyn Format<Vec<u64>>>> {
+        Some(Box::new(Json))
+    }
+}
+
+#[nnbench::product(table = [Table], n = [1, 2, 3])]
+fn kernel(table: &[u64], n: u64) -> u64 {
+    let id = format!("kernel/table=Table,n={n}");
+    if std::env::var(ABORT).is_ok_and(|a| a == id) {
+        std::process::abort();
+    }
+    let steps = 20_000 * n;
+    support::spin(steps + steps * support::extra_work(EXTRA, &id) / 100, table)
+}
+
+fn main() {
+    let bench = std::env::var(BENCH).unwrap_or_else(|_| "paired".into());
+    support::main(
+        &bench,
+        support::checks!(
+            identical_builds_pass_and_keep_both_sides,
+            ten_percent_more_work_in_one_case_fails_that_case_alone,
+            a_base_that_crashes_in_a_case_fails_that_case_alone,
+            a_base_that_is_not_a_build_of_this_bench_is_refused,
+        ),
+    );
+}
+
+/// A "build" of this bench: a script that sets `env` and runs this binary.
+fn build(dir: &Path, name: &str, env: &[(&str, &str)]) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    // The supervisor's environment is the head build's: the base's own
+    // differences are set afresh.
+    let mut script = format!("#!/bin/sh\nunset {EXTRA} {ABORT} {BENCH}\n");
+    for (key, value) in env {
+        script.push_str(&format!("export {key}='{value}'\n"));
+    }
+    script.push_str(&format!("exec '{}' \"$@\"\n", exe.display()));
+    let path = dir.join(name);
+    std::fs::write(&path, script).expect("the build's script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+/// This build, paired with `base`, on the `kernel` cases.
+fn paired(target: &Path, base: &Path, head_env: &[(&str, &str)]) -> Output {
+    paired_with(target, base, head_env, &[])
+}
+
+/// [`paired`], with more flags.
+fn paired_with(target: &Path, base: &Path, head_env: &[(&str, &str)], flags: &[&str]) -> Output {
+    let mut command: Command = support::bench_binary();
+    command
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove(EXTRA)
+        .env_remove(ABORT)
+        .env_remove(BENCH)
+        .envs(head_env.iter().copied())
+        .args(["--bench", "--paired"])
+        .arg(base)
+        .args(flags)
+        .arg("kernel/");
+    command.output().expect("the bench runs")
+}
+
+fn latest(target: &Path) -> RunRecord {
+    RunRecord::read(target.join("nnbench/paired/latest.json")).expect("latest.json")
+}
+
+fn case(record: &RunRecord, n: u32) -> &CaseRecord {
+    let id = format!("kernel/table=Table,n={n}");
+    record
+        .cases
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("{id} is in {:?}", record.cases))
+}
+
+fn identical_builds_pass_and_keep_both_sides() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = build(dir.path(), "base", &[]);
+    let output = paired(dir.path(), &base, &[]);
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    let record = latest(dir.path());
+    let run = record.paired.as_ref().expect("the run says it was paired");
+    assert_eq!(run.base, base.display().to_string());
+    assert_eq!(record.cases.len(), 3);
+    for case in &record.cases {
+        let p = case.paired.as_ref().expect("every case is paired");
+        // A run of this machine's noise can still settle early on a
+        // percent or two either way: only a regression fails the job.
+        assert_ne!(p.verdict, Verdict::Regressed, "{}: {p:?}", case.id);
+        assert!(0.9 < p.estimate && p.estimate < 1.1, "{}: {p:?}", case.id);
+        assert!(p.rounds >= 8 && p.rounds <= 30, "{p:?}");
+        assert_eq!(p.wall_ratios.len(), p.rounds as usize);
+        assert!(
+            p.interval[0] <= p.estimate && p.estimate <= p.interval[1],
+            "{p:?}"
+        );
+        assert_eq!(p.clock, PairedClock::Cpu, "single-threaded work: {p:?}");
+        assert_eq!(p.base.value, case.value, "both builds compute the same");
+        assert_eq!(
+            case.time.samples,
+            3 * p.rounds as u64,
+            "three samples a round"
+        );
+        assert_eq!(
+            case.time.iters / case.time.samples,
+            p.base.time.iters / p.base.time.samples,
+            "both builds make the same calls per sample"
+        );
+    }
+    assert!(
+        said.contains("head/base (99%)") && said.matches("┆ cpu   ┆ ").count() == 3,
+        "the table lists every case with its verdict: {said}"
+    );
+    assert_eq!(
+        said.matches("computing the table").count(),
+        1,
+        "the fixture is computed once, then read from the shared disk tier"
+    );
+}
+
+fn ten_percent_more_work_in_one_case_fails_that_case_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = build(dir.path(), "base", &[]);
+    let slower = "kernel/table=Table,n=2";
+    // In a noisy spell 30 rounds may not bound a 10% change; 60 do.
+    let output = paired_with(
+        dir.path(),
+        &base,
+        &[(EXTRA, &format!("{slower}:10"))],
+        &["--max-rounds", "60"],
+    );
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("1 of 3 cases regressed against the base build"),
+        "{said}"
+    );
+    let record = latest(dir.path());
+    for n in [1, 2, 3] {
+        let case = case(&record, n);
+        let p = case.paired.as_ref().expect("paired");
+        if n != 2 {
+            assert_ne!(p.verdict, Verdict::Regressed, "{}: {p:?}", case.id);
+        } else {
+            assert_eq!(p.verdict, Verdict::Regressed, "{}: {p:?}", case.id);
+            assert!(
+                p.interval[0] > 1.0 && p.estimate > 1.05 && p.estimate < 1.2,
+                "{p:?}"
+            );
+        }
+    }
+}
+
+fn a_base_that_crashes_in_a_case_fails_that_case_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let crashed = "kernel/table=Table,n=3";
+    let base = build(dir.path(), "base", &[(ABORT, crashed)]);
+    let output = paired(dir.path(), &base, &[]);
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    let record = latest(dir.path());
+    let failed = case(&record, 3);
+    let error = failed
+        .error
+        .as_ref()
+        .expect("the base's crash fails the case");
+    assert!(
+        error.message.starts_with("the base build failed it: ")
+            && error.message.contains("SIGABRT"),
+        "{error:?}"
+    );
+    for n in [1, 2] {
+        let p = case(&record, n).paired.as_ref().expect("paired");
+        assert_eq!(p.verdict, Verdict::Unchanged, "{p:?}");
+    }
+}
+
+fn a_base_that_is_not_a_build_of_this_bench_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = build(dir.path(), "other-bench", &[(BENCH, "sweep")]);
+    let output = paired(dir.path(), &other, &[]);
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains(&format!(
+            "--paired {}: a build of bench `sweep`, not of `paired`",
+            other.display()
+        )),
+        "{said}"
+    );
+    let missing = dir.path().join("no-such-build");
+    let output = paired(dir.path(), &missing, &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        support::said(&output).contains(&format!("--paired {}: ", missing.display())),
+        "{}",
+        support::said(&output)
+    );
+    let output = paired(dir.path(), Path::new("/bin/true"), &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        support::said(&output).contains("--paired /bin/true: not a bench binary"),
+        "{}",
+        support::said(&output)
+    );
+    assert!(
+        !dir.path().join("nnbench/paired/latest.json").exists(),
+        "nothing ran"
+    );
+}
