@@ -77,24 +77,6 @@ fn panics() -> u64 {
     panic!("a counted case that panics")
 }
 
-/// Whether valgrind is here to count; where it is not, the counting checks
-/// skip, unless `NNBENCH_REQUIRE_VALGRIND` says it must be (as in CI).
-fn valgrind() -> bool {
-    let valgrind = std::env::var_os("NNBENCH_VALGRIND").unwrap_or_else(|| "valgrind".into());
-    let here = Command::new(valgrind)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        here || std::env::var_os("NNBENCH_REQUIRE_VALGRIND").is_none(),
-        "NNBENCH_REQUIRE_VALGRIND is set and no valgrind was found (scripts/valgrind.sh installs one)"
-    );
-    if !here {
-        eprintln!("skipped: no valgrind (scripts/valgrind.sh installs Debian's)");
-    }
-    here
-}
-
 fn main() {
     support::main(
         "instructions",
@@ -143,7 +125,7 @@ fn instructions(record: &RunRecord, id: &str) -> u64 {
 }
 
 fn counts_repeat_exactly_and_move_with_the_work() {
-    if !valgrind() {
+    if !support::valgrind_here() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -178,7 +160,7 @@ fn counts_repeat_exactly_and_move_with_the_work() {
 }
 
 fn memos_and_hooks_stay_out_of_the_count() {
-    if !valgrind() {
+    if !support::valgrind_here() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -197,7 +179,7 @@ fn memos_and_hooks_stay_out_of_the_count() {
 }
 
 fn a_one_percent_change_fails_the_baseline_naming_that_case() {
-    if !valgrind() {
+    if !support::valgrind_here() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -234,7 +216,7 @@ fn a_one_percent_change_fails_the_baseline_naming_that_case() {
 }
 
 fn a_family_counted_by_its_attribute_runs_beside_timed_ones() {
-    if !valgrind() {
+    if !support::valgrind_here() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -21,6 +21,8 @@ const EXTRA: &str = "PAIRED_TEST_EXTRA";
 const ABORT: &str = "PAIRED_TEST_ABORT";
 /// The bench this build says it is.
 const BENCH: &str = "PAIRED_TEST_BENCH";
+/// How long this build's call waits in the case it names, in µs.
+const WAIT: &str = "PAIRED_TEST_WAIT";
 
 /// A table of numbers, costly enough to keep in the disk tier; each
 /// compute says so, so that a test can count them.
@@ -48,6 +50,17 @@ fn kernel(table: &[u64], n: u64) -> u64 {
     support::spin(steps + steps * support::extra_work(EXTRA, &id) / 100, table)
 }
 
+/// A call of a millisecond or two that computes, and in a build that sets
+/// [`WAIT`] also sleeps: its wall time grows, its CPU time barely does.
+#[nnbench::benchmark]
+fn waits() -> u64 {
+    let wait = support::extra_work(WAIT, "waits");
+    if wait > 0 {
+        std::thread::sleep(std::time::Duration::from_micros(wait));
+    }
+    support::spin(300_000, &[3; 64])
+}
+
 fn main() {
     let bench = std::env::var(BENCH).unwrap_or_else(|_| "paired".into());
     support::main(
@@ -57,6 +70,8 @@ fn main() {
             ten_percent_more_work_in_one_case_fails_that_case_alone,
             a_base_that_crashes_in_a_case_fails_that_case_alone,
             a_base_that_is_not_a_build_of_this_bench_is_refused,
+            a_call_that_waits_longer_fails_though_its_cpu_time_did_not,
+            counted_builds_are_paired_once_by_their_instructions,
         ),
     );
 }
@@ -66,7 +81,7 @@ fn build(dir: &Path, name: &str, env: &[(&str, &str)]) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     // The supervisor's environment is the head build's: the base's own
     // differences are set afresh.
-    let mut script = format!("#!/bin/sh\nunset {EXTRA} {ABORT} {BENCH}\n");
+    let mut script = format!("#!/bin/sh\nunset {EXTRA} {ABORT} {BENCH} {WAIT}\n");
     for (key, value) in env {
         script.push_str(&format!("export {key}='{value}'\n"));
     }
@@ -90,6 +105,7 @@ fn paired_with(target: &Path, base: &Path, head_env: &[(&str, &str)], flags: &[&
         .env_remove(EXTRA)
         .env_remove(ABORT)
         .env_remove(BENCH)
+        .env_remove(WAIT)
         .envs(head_env.iter().copied())
         .args(["--bench", "--paired"])
         .arg(base)
@@ -246,4 +262,91 @@ fn a_base_that_is_not_a_build_of_this_bench_is_refused() {
         !dir.path().join("nnbench/paired/latest.json").exists(),
         "nothing ran"
     );
+}
+
+fn a_call_that_waits_longer_fails_though_its_cpu_time_did_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = build(dir.path(), "base", &[]);
+    // This build sleeps a millisecond more in `waits`: about half its
+    // time again, and next to no CPU time.
+    let waits = |flags: &[&str]| {
+        let mut command: Command = support::bench_binary();
+        command
+            .env("CARGO_TARGET_DIR", dir.path())
+            .env(WAIT, "waits:1000")
+            .args(["--bench", "--paired"])
+            .arg(&base)
+            .args(flags)
+            .arg("waits");
+        let output = command.output().expect("the bench runs");
+        let record = latest(dir.path());
+        (output, record)
+    };
+    let (output, record) = waits(&[]);
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    let case = &record.cases[0];
+    let p = case.paired.as_ref().expect("paired");
+    assert_eq!(p.clock, PairedClock::Cpu, "{p:?}");
+    assert_eq!(p.verdict, Verdict::Regressed, "{p:?}");
+    assert!(
+        case.warnings.iter().any(|w| w.contains("waits longer")),
+        "{:?}",
+        case.warnings
+    );
+    let (cpu_only, _) = waits(&["--paired-clock", "cpu"]);
+    assert_eq!(
+        cpu_only.status.code(),
+        Some(0),
+        "{}",
+        support::said(&cpu_only)
+    );
+    let (wall, record) = waits(&["--paired-clock", "wall"]);
+    assert_eq!(wall.status.code(), Some(1), "{}", support::said(&wall));
+    let p = record.cases[0].paired.as_ref().expect("paired");
+    assert_eq!(
+        (p.clock, p.verdict),
+        (PairedClock::Wall, Verdict::Regressed)
+    );
+}
+
+fn case_paired(record: &RunRecord, n: u32) -> nnbench::record::PairedRecord {
+    case(record, n).paired.clone().expect("paired")
+}
+
+fn counted_builds_are_paired_once_by_their_instructions() {
+    if !support::valgrind_here() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = build(dir.path(), "base", &[]);
+    // 1% more work: the instructions' default limit is 0.5%.
+    let head = [(EXTRA, "kernel/table=Table,n=2:1")];
+    let output = paired_with(dir.path(), &base, &head, &["--instructions"]);
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("1 of 3 cases regressed against the base build"),
+        "{said}"
+    );
+    let record = latest(dir.path());
+    for n in [1, 2, 3] {
+        let p = case_paired(&record, n);
+        assert_eq!((p.clock, p.rounds), (PairedClock::Instructions, 1), "{p:?}");
+        let counts = (
+            p.base.time.instructions.expect("the base counted"),
+            case(&record, n)
+                .time
+                .instructions
+                .expect("the head counted"),
+        );
+        if n == 2 {
+            assert_eq!(p.verdict, Verdict::Regressed, "{p:?}");
+            assert!((1.009..1.011).contains(&p.estimate), "{counts:?}");
+        } else {
+            assert_eq!(p.verdict, Verdict::Unchanged, "{p:?}");
+            // Only the head reads a variable it was given, in the call.
+            assert!(counts.0.abs_diff(counts.1) * 1000 < counts.0, "{counts:?}");
+        }
+    }
 }

@@ -95,6 +95,25 @@ pub fn spin(steps: u64, table: &[u64]) -> u64 {
     })
 }
 
+/// Whether valgrind is here to count instructions; where it is not, the
+/// checks that count skip, unless `NNBENCH_REQUIRE_VALGRIND` says it must
+/// be (as in CI).
+pub fn valgrind_here() -> bool {
+    let valgrind = std::env::var_os("NNBENCH_VALGRIND").unwrap_or_else(|| "valgrind".into());
+    let here = Command::new(valgrind)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        here || std::env::var_os("NNBENCH_REQUIRE_VALGRIND").is_none(),
+        "NNBENCH_REQUIRE_VALGRIND is set and no valgrind was found (scripts/valgrind.sh installs one)"
+    );
+    if !here {
+        eprintln!("skipped: no valgrind (scripts/valgrind.sh installs Debian's)");
+    }
+    here
+}
+
 /// A process's stdout and stderr together, for messages in assertions.
 pub fn said(output: &std::process::Output) -> String {
     format!(

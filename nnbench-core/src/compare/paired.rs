@@ -10,11 +10,11 @@ use crate::record::{Figure, PairedClock, PairedRecord, RunRecord, TimeRecord, Ve
 pub(super) fn time(p: &PairedRecord, head: &TimeRecord, threshold: Threshold) -> FigureComparison {
     let on_clock = |t: &TimeRecord| match p.clock {
         PairedClock::Cpu => t.cpu_median_ns.unwrap_or(t.median_ns),
-        PairedClock::Wall => t.median_ns,
+        PairedClock::Wall | PairedClock::Instructions => t.median_ns,
     };
     let clock = match p.clock {
         PairedClock::Cpu => "CPU",
-        PairedClock::Wall => "wall",
+        PairedClock::Wall | PairedClock::Instructions => "wall",
     };
     FigureComparison {
         figure: Figure::Time,
@@ -123,16 +123,27 @@ pub fn rounds_table(record: &RunRecord) -> String {
         ]);
     for case in &record.cases {
         let Some(p) = &case.paired else { continue };
-        let time = time(
-            p,
-            &case.time,
-            Threshold {
-                relative: p.limit,
-                absolute: 0.0,
-                gated: true,
-            },
-        );
         let ns = |v: Option<f64>| v.map_or_else(|| "-".into(), nnbench_units::format_ns);
+        let (base, head) = if p.clock == PairedClock::Instructions {
+            let count = |t: &TimeRecord| {
+                t.instructions.map_or_else(
+                    || "-".into(),
+                    |n| format!("{} instr", nnbench_units::format_count(n as f64)),
+                )
+            };
+            (count(&p.base.time), count(&case.time))
+        } else {
+            let time = time(
+                p,
+                &case.time,
+                Threshold {
+                    relative: p.limit,
+                    absolute: 0.0,
+                    gated: true,
+                },
+            );
+            (ns(time.base), ns(time.head))
+        };
         let change = if p.estimate.is_finite() {
             format!(
                 "{:.3} [{:.3}, {:.3}]",
@@ -143,8 +154,8 @@ pub fn rounds_table(record: &RunRecord) -> String {
         };
         table.add_row([
             case.id.clone(),
-            ns(time.base),
-            ns(time.head),
+            base,
+            head,
             change,
             p.rounds.to_string(),
             format!("{:?}", p.clock).to_lowercase(),

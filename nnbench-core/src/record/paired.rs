@@ -25,6 +25,9 @@ pub enum PairedClock {
     /// compute, where it leaves out the time the machine gave to other
     /// processes.
     Cpu,
+    /// Instructions counted by Callgrind on each build (`timing =
+    /// instructions`, `--instructions`): one round, exact.
+    Instructions,
 }
 
 /// One case measured on the base build and on the head build in

@@ -23,7 +23,7 @@ pub(crate) use command_line::CommandLine;
 pub(crate) use isolation::Isolation;
 pub(crate) use memory::{DiskTierAction, MemorySettings};
 pub(crate) use output::Output;
-pub(crate) use pairing::Pairing;
+pub(crate) use pairing::{ClockChoice, Pairing};
 pub(crate) use selection::Selection;
 pub(crate) use sharding::Sharding;
 pub(crate) use timing::{Forced, TimingSettings};

@@ -33,6 +33,31 @@ pub(crate) struct Pairing {
         requires = "base"
     )]
     pub max_rounds: u32,
+    /// The clock that judges a paired case's time: `auto` (the calling
+    /// thread's CPU time where both builds' calls are single-threaded and
+    /// compute, wall time otherwise), `wall` or `cpu`.
+    #[arg(
+        long = "paired-clock",
+        value_name = "CLOCK",
+        value_enum,
+        default_value_t = ClockChoice::Auto,
+        requires = "base"
+    )]
+    pub clock: ClockChoice,
+}
+
+/// Which clock judges a paired case's time (`--paired-clock`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ClockChoice {
+    /// CPU time for single-threaded calls that compute, wall time for the
+    /// rest; a call whose wall time regressed beyond the limit fails
+    /// either way.
+    #[default]
+    Auto,
+    /// Wall time: what the call costs end to end, waits included.
+    Wall,
+    /// The calling thread's CPU time, where the system tells it.
+    Cpu,
 }
 
 impl Default for Pairing {
@@ -40,6 +65,7 @@ impl Default for Pairing {
         Self {
             base: None,
             max_rounds: DEFAULT_MAX_ROUNDS,
+            clock: ClockChoice::Auto,
         }
     }
 }

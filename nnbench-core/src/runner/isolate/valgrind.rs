@@ -60,6 +60,9 @@ impl Callgrind {
             "--cache-sim=yes",
             "--dump-instr=no",
             "--dump-line=no",
+            // A build may be a script that sets its environment and execs
+            // the bench binary: valgrind follows the exec.
+            "--trace-children=yes",
         ]
         .iter()
         .chain(&CACHES)

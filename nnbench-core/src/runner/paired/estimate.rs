@@ -88,7 +88,13 @@ impl Estimate {
     /// Whether more rounds could no longer change whether the case fails:
     /// the interval lies wholly beyond the limit, or wholly within it.
     pub(crate) fn settled(&self, limit: f64) -> bool {
-        self.interval[0] > 1.0 + limit || self.interval[1] < 1.0 + limit
+        self.beyond(limit) || self.interval[1] < 1.0 + limit
+    }
+
+    /// Whether the interval lies wholly beyond the limit: slower by more
+    /// than `limit` beyond doubt.
+    pub(crate) fn beyond(&self, limit: f64) -> bool {
+        self.interval[0] > 1.0 + limit
     }
 }
 

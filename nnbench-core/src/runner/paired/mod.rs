@@ -25,6 +25,7 @@ pub(crate) use sides::check_base;
 use super::interrupt::Signal;
 use super::isolate::Socket;
 use super::isolate::affinity;
+use super::isolate::valgrind::Callgrind;
 use super::isolate::watch::{self, Limits, Start};
 use super::lifecycle;
 use crate::record::{CaseRecord, MemoryRecord, PairedRun, RunMemoRecord, Stage};
@@ -79,11 +80,21 @@ pub(crate) fn supervise(
     let bench = settings.output.name.clone().unwrap_or_default();
     let base_cases = sides::hello(&socket, &base_start, &bench)
         .map_err(|message| Error::msg(format!("--paired {}: {message}", base.display())))?;
-    let limit = pair::time_limit(settings);
+    let judging = pair::Judging::of(settings);
     let mut pairs: Vec<Pair> = selected
         .iter()
-        .map(|case| Pair::new(case, base_cases.contains(&case.id)))
+        .map(|case| {
+            let counted = super::isolate::valgrind::counted(case, settings);
+            Pair::new(case, base_cases.contains(&case.id), counted)
+        })
         .collect();
+    // Counted cases run on each build in workers under Callgrind; its
+    // folder of dumps lives as long as they do.
+    let callgrind = pairs
+        .iter()
+        .any(|p| p.counted)
+        .then(Callgrind::find)
+        .transpose()?;
     let gone: Vec<String> = {
         let head_ids: std::collections::HashSet<&str> =
             selected.iter().map(|c| c.id.as_str()).collect();
@@ -119,12 +130,15 @@ pub(crate) fn supervise(
         };
         let cpu = round_cpu(&pairs, &active, &cpus);
         for side in order {
-            let cases: Vec<&Case> = active
-                .iter()
-                .map(|&at| &pairs[at])
-                .filter(|p| side == Side::Head || p.in_base)
-                .map(|p| p.case)
-                .collect();
+            let runs = |counted: bool| -> Vec<&Case> {
+                active
+                    .iter()
+                    .map(|&at| &pairs[at])
+                    .filter(|p| (side == Side::Head || p.in_base) && p.counted == counted)
+                    .map(|p| p.case)
+                    .collect()
+            };
+            let (timed, counted) = (runs(false), runs(true));
             let calls: BTreeMap<String, u64> = active
                 .iter()
                 .filter_map(|&at| Some((pairs[at].case.id.clone(), pairs[at].calls?)))
@@ -135,7 +149,18 @@ pub(crate) fn supervise(
             };
             start.round_calls = Some(calls);
             start.cpu = cpu;
-            let records = run_side(&socket, start, &cases, settings, &limits, &mut outcome);
+            let mut records = run_side(&socket, start, &timed, settings, &limits, &mut outcome);
+            if let Some(callgrind) = callgrind.as_ref().filter(|_| !counted.is_empty()) {
+                let under = callgrind.wrap(start);
+                records.extend(run_side(
+                    &socket,
+                    &under,
+                    &counted,
+                    settings,
+                    &limits,
+                    &mut outcome,
+                ));
+            }
             for &at in &active {
                 let pair = &mut pairs[at];
                 let record = records.get(&pair.case.id).cloned();
@@ -148,16 +173,16 @@ pub(crate) fn supervise(
         }
         for &at in &active {
             let pair = &mut pairs[at];
-            pair.end_round(limit);
+            pair.end_round(&judging);
             if pair.decided {
-                done(pair.record(limit));
+                done(pair.record(&judging));
             }
         }
     }
     for pair in pairs.iter_mut().filter(|p| !p.decided) {
         pair.decided = true;
         if pair.rounds() > 0 || pair.failed() {
-            done(pair.record(limit));
+            done(pair.record(&judging));
         }
     }
     Ok(outcome)
@@ -221,6 +246,9 @@ fn run_side(
     records
 }
 
+/// The flags of the pairing itself, each with a value.
+const PAIRING_FLAGS: [&str; 3] = ["--paired", "--max-rounds", "--paired-clock"];
+
 /// The flags both builds' workers are given: this run's, without those
 /// of the pairing itself (a base build need not know them), and with the
 /// head's disk tier named, so that both builds share it.
@@ -229,9 +257,12 @@ fn worker_args(settings: &Settings) -> Vec<OsString> {
     let mut given = std::env::args_os().skip(1);
     while let Some(arg) = given.next() {
         let text = arg.to_string_lossy();
-        if text == "--paired" || text == "--max-rounds" {
+        if PAIRING_FLAGS.contains(&text.as_ref()) {
             given.next();
-        } else if !(text.starts_with("--paired=") || text.starts_with("--max-rounds=")) {
+        } else if !PAIRING_FLAGS
+            .iter()
+            .any(|flag| text.starts_with(&format!("{flag}=")))
+        {
             args.push(arg);
         }
     }

@@ -2,12 +2,17 @@
 //! ratios, when it is decided, and its record.
 
 use super::estimate::{Estimate, MIN_ROUNDS, TEST};
+use crate::compare::Threshold;
 use crate::measure::combine;
 use crate::record::{
-    CaseError, CaseRecord, Figure, PairedClock, PairedRecord, Sampler, Stage, TimeRecord, Verdict,
+    CaseError, CaseRecord, Figure, PairedClock, PairedRecord, Sampler, Stage, TimeRecord,
+    TimingMode, Verdict,
 };
 use crate::registry::Case;
-use crate::settings::Settings;
+use crate::settings::{ClockChoice, Settings};
+
+/// How a counted pair is judged, as the record says.
+const COUNTED_TEST: &str = "instructions counted by Callgrind on each build, once: exact";
 
 /// The slowdown a paired case may show before it fails, where `--fail-on`
 /// does not say. On a shared 2-core machine, a run of identical builds
@@ -15,17 +20,33 @@ use crate::settings::Settings;
 /// so 3% keeps false alarms rare and still catches a 5% slowdown.
 pub(crate) const DEFAULT_LIMIT: f64 = 0.03;
 
-/// The slowdown allowed: `--fail-on time=P%` where given, else
-/// [`DEFAULT_LIMIT`].
-pub(super) fn time_limit(settings: &Settings) -> f64 {
-    let defaults = crate::compare::Thresholds::default().get(Figure::Time);
-    settings
-        .baselines
-        .fail_on
-        .as_ref()
-        .map(|t| t.get(Figure::Time))
-        .filter(|given| *given != defaults)
-        .map_or(DEFAULT_LIMIT, |given| given.relative)
+/// What a paired case may show before it fails, and which clock judges
+/// its time.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Judging {
+    /// The slowdown allowed, as a fraction.
+    pub time: f64,
+    /// The change of instructions allowed, for counted cases.
+    pub instructions: Threshold,
+    /// `--paired-clock`.
+    pub clock: ClockChoice,
+}
+
+impl Judging {
+    /// The time limit is `--fail-on time=P%` where given, else
+    /// [`DEFAULT_LIMIT`]; the instructions' is the comparisons'.
+    pub(super) fn of(settings: &Settings) -> Self {
+        let defaults = crate::compare::Thresholds::default();
+        let given = settings.baselines.fail_on.as_ref();
+        Self {
+            time: given
+                .map(|t| t.get(Figure::Time))
+                .filter(|time| *time != defaults.get(Figure::Time))
+                .map_or(DEFAULT_LIMIT, |time| time.relative),
+            instructions: given.unwrap_or(&defaults).get(Figure::Instructions),
+            clock: settings.pairing.clock,
+        }
+    }
 }
 
 /// A case and what its rounds measured so far.
@@ -34,12 +55,17 @@ pub(super) struct Pair<'a> {
     /// Whether the base build has the case: a new one runs on the head
     /// build alone, once.
     pub in_base: bool,
+    /// Whether its instructions are counted under Callgrind: one round
+    /// decides it, the counts being exact.
+    pub counted: bool,
     /// The calls per sample both builds are given: the head's first
     /// round's calibration.
     pub calls: Option<u64>,
     /// Whether the case needs no more rounds.
     pub decided: bool,
-    clock: Option<PairedClock>,
+    /// Whether each build's calls were seen single-threaded and
+    /// computing: base, head. Once seen, for good.
+    computes: [bool; 2],
     head: Vec<CaseRecord>,
     base: Vec<CaseRecord>,
     /// This round's records, until both builds have run it.
@@ -49,16 +75,19 @@ pub(super) struct Pair<'a> {
     cpu: Vec<f64>,
     /// The record of a round in which a build failed the case.
     failure: Option<CaseRecord>,
+    /// A counted case's instructions: base, head.
+    counts: Option<(u64, u64)>,
 }
 
 impl<'a> Pair<'a> {
-    pub(super) fn new(case: &'a Case, in_base: bool) -> Self {
+    pub(super) fn new(case: &'a Case, in_base: bool, counted: bool) -> Self {
         Self {
             case,
             in_base,
+            counted,
             calls: None,
             decided: false,
-            clock: None,
+            computes: [false; 2],
             head: Vec::new(),
             base: Vec::new(),
             head_now: None,
@@ -66,18 +95,22 @@ impl<'a> Pair<'a> {
             wall: Vec::new(),
             cpu: Vec::new(),
             failure: None,
+            counts: None,
         }
     }
 
     /// Rounds that measured both builds.
     pub(super) fn rounds(&self) -> usize {
-        self.wall.len()
+        match self.counts {
+            Some(_) => 1,
+            None => self.wall.len(),
+        }
     }
 
-    /// Whether both builds ran the case on one thread, computing, in the
-    /// first round that measured both.
+    /// Whether both builds were seen running the case on one thread,
+    /// computing.
     pub(super) fn single_threaded(&self) -> bool {
-        self.clock == Some(PairedClock::Cpu)
+        self.computes == [true; 2]
     }
 
     pub(super) fn failed(&self) -> bool {
@@ -106,9 +139,9 @@ impl<'a> Pair<'a> {
         self.base_now = record;
     }
 
-    /// Takes this round's records in: a ratio per clock, or the failure
-    /// that decides the case; then whether it is decided.
-    pub(super) fn end_round(&mut self, limit: f64) {
+    /// Takes this round's records in: a ratio per clock (or the counts),
+    /// or the failure that decides the case; then whether it is decided.
+    pub(super) fn end_round(&mut self, judging: &Judging) {
         let head = self.head_now.take();
         let base = self.base_now.take();
         let Some(head) = head else {
@@ -131,8 +164,22 @@ impl<'a> Pair<'a> {
             let message = format!("the base build failed it: {}", error.summary());
             return self.fail(Some(head), message);
         }
-        self.clock
-            .get_or_insert_with(|| clock_of(&head.time, &base.time));
+        if self.counted {
+            return match (base.time.instructions, head.time.instructions) {
+                (Some(b), Some(h)) => {
+                    self.counts = Some((b, h));
+                    self.head.push(head);
+                    self.base.push(base);
+                    self.decided = true;
+                }
+                _ => self.fail(
+                    Some(head),
+                    "a build did not count its instructions (built with an nnbench that has no timing = instructions?)".into(),
+                ),
+            };
+        }
+        self.computes[0] |= computes(&base.time);
+        self.computes[1] |= computes(&head.time);
         self.wall.push(head.time.median_ns / base.time.median_ns);
         if let (Some(h), Some(b)) = (head.time.cpu_median_ns, base.time.cpu_median_ns) {
             self.cpu.push(h / b);
@@ -140,10 +187,25 @@ impl<'a> Pair<'a> {
         self.head.push(head);
         self.base.push(base);
         if self.rounds() >= MIN_ROUNDS
-            && let Some(estimate) = Estimate::of(self.ratios())
+            && let Some(estimate) = Estimate::of(self.ratios(judging.clock))
         {
-            self.decided = estimate.settled(limit);
+            // A slower wall time that CPU time does not judge gets the
+            // rounds it takes to be told.
+            let wall_pending = self
+                .wall_guarded(judging)
+                .is_some_and(|wall| wall.ratio > 1.0 + judging.time && !wall.beyond(judging.time));
+            self.decided = estimate.settled(judging.time) && !wall_pending;
         }
+    }
+
+    /// The wall time's estimate, where CPU time judges the case and the
+    /// wall time is to be watched beside it (`--paired-clock auto`): CPU
+    /// time does not see a call that waits longer, for a lock, a file or
+    /// a device.
+    fn wall_guarded(&self, judging: &Judging) -> Option<Estimate> {
+        let guarded = judging.clock == ClockChoice::Auto
+            && self.judged_clock(judging.clock) == PairedClock::Cpu;
+        guarded.then(|| Estimate::of(&self.wall)).flatten()
     }
 
     /// The case fails with `message`, on the head's record of the round
@@ -171,26 +233,30 @@ impl<'a> Pair<'a> {
         self.decided = true;
     }
 
-    /// The clock the case is judged on: CPU time only where every round
-    /// had it on both builds.
-    fn judged_clock(&self) -> PairedClock {
-        match self.clock {
-            Some(PairedClock::Cpu) if self.cpu.len() == self.wall.len() => PairedClock::Cpu,
+    /// The clock the case is judged on: CPU time where `choice` asks for
+    /// it, or leaves it to the calls (both builds' seen single-threaded
+    /// and computing), and every round had it on both builds; wall time
+    /// otherwise.
+    fn judged_clock(&self, choice: ClockChoice) -> PairedClock {
+        let cpu_complete = self.cpu.len() == self.wall.len();
+        match choice {
+            ClockChoice::Cpu if cpu_complete => PairedClock::Cpu,
+            ClockChoice::Auto if cpu_complete && self.single_threaded() => PairedClock::Cpu,
             _ => PairedClock::Wall,
         }
     }
 
     /// The rounds' ratios on the judged clock.
-    fn ratios(&self) -> &[f64] {
-        match self.judged_clock() {
+    fn ratios(&self, choice: ClockChoice) -> &[f64] {
+        match self.judged_clock(choice) {
             PairedClock::Cpu => &self.cpu,
-            PairedClock::Wall => &self.wall,
+            _ => &self.wall,
         }
     }
 
     /// The case's record: the head build's last round, with the time of
     /// all its rounds, and the pairing.
-    pub(super) fn record(&self, limit: f64) -> CaseRecord {
+    pub(super) fn record(&self, judging: &Judging) -> CaseRecord {
         if let Some(failure) = &self.failure {
             return failure.clone();
         }
@@ -206,8 +272,45 @@ impl<'a> Pair<'a> {
         let Some(base) = joined(&self.base) else {
             return head;
         };
-        let clock = self.judged_clock();
-        let estimate = Estimate::of(self.ratios());
+        if let Some((b, h)) = self.counts {
+            let ratio = h as f64 / b as f64;
+            let t = judging.instructions;
+            head.paired = Some(PairedRecord {
+                base: Box::new(base),
+                clock: PairedClock::Instructions,
+                rounds: 1,
+                wall_ratios: Vec::new(),
+                cpu_ratios: Vec::new(),
+                estimate: ratio,
+                interval: [ratio, ratio],
+                test: COUNTED_TEST.into(),
+                limit: t.relative,
+                verdict: match (t.exceeded(b as f64, h as f64), h > b) {
+                    (false, _) => Verdict::Unchanged,
+                    (true, true) => Verdict::Regressed,
+                    (true, false) => Verdict::Improved,
+                },
+            });
+            return head;
+        }
+        let clock = self.judged_clock(judging.clock);
+        let estimate = Estimate::of(self.ratios(judging.clock));
+        let mut verdict = estimate.map_or(Verdict::NotComparable, |e| e.verdict(judging.time));
+        // Wall time is noisier than CPU time on a busy machine: it fails a
+        // case CPU time judges only when its whole interval lies beyond
+        // the limit.
+        if verdict != Verdict::Regressed
+            && let Some(wall) = self.wall_guarded(judging)
+            && wall.beyond(judging.time)
+        {
+            verdict = Verdict::Regressed;
+            head.warnings.push(format!(
+                "wall time regressed by {:.1}% (99% interval {:.3}-{:.3}) while CPU time did not: the call waits longer",
+                (wall.ratio - 1.0) * 100.0,
+                wall.interval[0],
+                wall.interval[1]
+            ));
+        }
         head.paired = Some(PairedRecord {
             base: Box::new(base),
             clock,
@@ -217,8 +320,8 @@ impl<'a> Pair<'a> {
             estimate: estimate.map_or(f64::NAN, |e| e.ratio),
             interval: estimate.map_or([f64::NAN; 2], |e| e.interval),
             test: TEST.into(),
-            limit,
-            verdict: estimate.map_or(Verdict::NotComparable, |e| e.verdict(limit)),
+            limit: judging.time,
+            verdict,
         });
         if estimate.is_none() {
             head.warnings.push(format!(
@@ -236,27 +339,28 @@ fn joined(rounds: &[CaseRecord]) -> Option<CaseRecord> {
     let mut record = rounds.last()?.clone();
     let times: Vec<&TimeRecord> = rounds.iter().map(|r| &r.time).collect();
     // A case timed by one call per round keeps its rounds' calls as
-    // samples too.
-    if times
-        .iter()
-        .all(|t| t.sampler == Some(Sampler::Paired) || t.samples == 1)
-    {
+    // samples too; a counted one keeps its count.
+    if times.iter().all(|t| {
+        t.mode != TimingMode::Instructions && (t.sampler == Some(Sampler::Paired) || t.samples == 1)
+    }) {
         record.time = combine(Sampler::Paired, &times);
     }
     Some(record)
 }
 
-/// CPU time where both builds' calls are single-threaded and compute (the
-/// thread's CPU time covers the process's, and most of the wall time);
-/// wall time otherwise.
-fn clock_of(head: &TimeRecord, base: &TimeRecord) -> PairedClock {
-    let computes = |t: &TimeRecord| match (t.cpu_median_ns, t.process_cpu_median_ns) {
-        (Some(thread), Some(process)) => process <= thread * 1.1 && thread >= t.median_ns * 0.5,
+/// Whether a round's calls ran on one thread (the thread's CPU time
+/// covers the process's) and computed: in some sample the thread's CPU
+/// time was most of the wall time. One sample is enough, since other
+/// processes can only stretch a sample's wall time, never its CPU time: a
+/// busy machine must not make a computing call look like a waiting one.
+fn computes(t: &TimeRecord) -> bool {
+    let single = match (t.cpu_median_ns, t.process_cpu_median_ns) {
+        (Some(thread), Some(process)) => process <= thread * 1.1,
         _ => false,
     };
-    if computes(head) && computes(base) {
-        PairedClock::Cpu
-    } else {
-        PairedClock::Wall
-    }
+    single
+        && t.samples_ns
+            .iter()
+            .zip(&t.cpu_samples_ns)
+            .any(|(wall, cpu)| *cpu >= 0.5 * wall)
 }
