@@ -71,6 +71,7 @@ fn main() {
             a_base_that_crashes_in_a_case_fails_that_case_alone,
             a_base_that_is_not_a_build_of_this_bench_is_refused,
             a_call_that_waits_longer_fails_though_its_cpu_time_did_not,
+            a_base_executable_runs_from_a_copy_beside_the_heads,
             counted_builds_are_paired_once_by_their_instructions,
         ),
     );
@@ -349,4 +350,30 @@ fn counted_builds_are_paired_once_by_their_instructions() {
             assert!(counts.0.abs_diff(counts.1) * 1000 < counts.0, "{counts:?}");
         }
     }
+}
+
+fn a_base_executable_runs_from_a_copy_beside_the_heads() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base-build");
+    std::fs::copy(std::env::current_exe().unwrap(), &base).unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut command: Command = support::bench_binary();
+    command
+        .env("CARGO_TARGET_DIR", dir.path())
+        .env("TMPDIR", &tmp)
+        .args(["--bench", "--paired"])
+        .arg(&base)
+        .arg("kernel/table=Table,n=1");
+    let output = command.output().expect("the bench runs");
+    assert_eq!(output.status.code(), Some(0), "{}", support::said(&output));
+    let record = latest(dir.path());
+    assert_eq!(
+        record.paired.as_ref().unwrap().base,
+        base.display().to_string()
+    );
+    let p = case_paired(&record, 1);
+    assert!(0.9 < p.estimate && p.estimate < 1.1, "{p:?}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert!(left.is_empty(), "the copies are removed: {left:?}");
 }

@@ -10,7 +10,7 @@ use super::cpu::Elapsed;
 /// How long one sample of a round should take: long enough that the
 /// clocks' resolution and the loop around the calls do not count, short
 /// enough that a round of many cases stays quick.
-pub(crate) const TARGET: Duration = Duration::from_millis(5);
+pub(crate) const TARGET: Duration = Duration::from_millis(1);
 
 /// Samples per round and side: their median is the round's time, which
 /// one slow sample (a neighbour's burst) does not move.

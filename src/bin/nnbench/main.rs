@@ -1,10 +1,11 @@
-//! `nnbench`: what happens after a run. Compares runs to gate a pull
-//! request, exports records for Bencher and github-action-benchmark, and
-//! keeps the history of runs.
+//! `nnbench`: what happens around a run. Builds the base revision's bench
+//! for a paired run, compares runs to gate a pull request, exports records
+//! for Bencher and github-action-benchmark, and keeps the history of runs.
 //!
 //! Exit status: 0 fine, 1 a regression (or a failed case) found, 2 bad
 //! input, with a message naming the file.
 
+mod build_base;
 mod history_command;
 mod inputs;
 mod merge;
@@ -29,6 +30,32 @@ struct Tool {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Build bench BENCH of revision REV, for `cargo bench --bench BENCH --
+    /// --paired BASE`; print the executable's path.
+    ///
+    /// REV is checked out in a git worktree under the target folder
+    /// (target/nnbench/base/worktree, one for every revision) and built
+    /// into target/nnbench/base/target, kept between builds, so that the
+    /// next base builds only what changed. The executable is copied to
+    /// target/nnbench/base/BENCH-COMMIT.
+    #[command(after_help = "Examples:
+  BASE=$(nnbench build-base main --bench sweep)
+  cargo bench --bench sweep -- --paired \"$BASE\"
+  nnbench build-base origin/main --bench mnist --features tch")]
+    BuildBase {
+        /// The revision: a branch, tag or commit.
+        #[arg(value_name = "REV")]
+        revision: String,
+        /// The bench target to build.
+        #[arg(long, value_name = "BENCH")]
+        bench: String,
+        /// The package of the bench, where it is not the current folder's.
+        #[arg(short, long, value_name = "SPEC")]
+        package: Option<String>,
+        /// Features to build it with, as cargo takes them.
+        #[arg(short = 'F', long, value_name = "FEATURES")]
+        features: Option<String>,
+    },
     /// Compare HEAD against BASE, case by case; exit 1 if any case regressed.
     ///
     /// Each side is a record file (target/nnbench/<bench>/latest.json, or
@@ -37,16 +64,24 @@ enum Command {
     ///
     /// Time is judged on the raw samples (Mann-Whitney U, p < 0.001) and
     /// must also move by more than its threshold; memory and the metric by
-    /// thresholds alone.
+    /// thresholds alone. With --paired RECORD, the record of a paired run
+    /// (`cargo bench -- --paired BASE`) is judged against the base build's
+    /// figures it keeps, time by its rounds' verdicts.
     #[command(after_help = "Examples:
   nnbench compare main target/nnbench/sweep/latest.json
   nnbench compare base.json head.json --format markdown >> \"$GITHUB_STEP_SUMMARY\"
-  nnbench compare main head/ --fail-on time=5%,rss=2%+4MiB,gpu=off,value=0.01")]
+  nnbench compare main head/ --fail-on time=5%,rss=2%+4MiB,gpu=off,value=0.01
+  nnbench compare --paired target/nnbench/sweep/latest.json --format markdown")]
     Compare {
         /// The run compared against.
-        base: String,
+        #[arg(required_unless_present = "paired", conflicts_with = "paired")]
+        base: Option<String>,
         /// The run judged.
-        head: String,
+        #[arg(required_unless_present = "paired")]
+        head: Option<String>,
+        /// A paired run's record, judged on its own.
+        #[arg(long, value_name = "RECORD")]
+        paired: Option<String>,
         /// Thresholds over the defaults: figure=P%, figure=amount,
         /// figure=P%+amount or figure=off, comma-separated, for the figures
         /// time, load, rss, heap, gpu and value (defaults: time=10%,
@@ -186,21 +221,53 @@ fn main() -> ExitCode {
 
 fn run(tool: Tool) -> Result<ExitCode, String> {
     match tool.command {
+        Command::BuildBase {
+            revision,
+            bench,
+            package,
+            features,
+        } => {
+            let request = build_base::Request {
+                revision,
+                bench,
+                package,
+                features,
+            };
+            let executable = build_base::run(&request).map_err(|e| e.to_string())?;
+            println!("{}", executable.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Compare {
             base,
             head,
+            paired,
             fail_on,
             significance,
             format,
             out,
         } => {
-            let (base_record, base_name) = inputs::load(&base).map_err(|e| e.to_string())?;
-            let (head_record, head_name) = inputs::load(&head).map_err(|e| e.to_string())?;
             let mut thresholds = fail_on.unwrap_or_default();
             thresholds.significance = significance;
-            let comparison =
-                nnbench_core::compare::compare(&base_record, &head_record, &thresholds)
-                    .with_sources(base_name, head_name);
+            let comparison = match (paired, base, head) {
+                (Some(paired), _, _) => {
+                    let (record, _) = inputs::load(&paired).map_err(|e| e.to_string())?;
+                    if record.paired.is_none() {
+                        return Err(format!(
+                            "{paired}: not the record of a paired run (cargo bench -- --paired BASE)"
+                        ));
+                    }
+                    nnbench_core::compare::paired(&record, &thresholds)
+                }
+                (None, Some(base), Some(head)) => {
+                    let (base_record, base_name) =
+                        inputs::load(&base).map_err(|e| e.to_string())?;
+                    let (head_record, head_name) =
+                        inputs::load(&head).map_err(|e| e.to_string())?;
+                    nnbench_core::compare::compare(&base_record, &head_record, &thresholds)
+                        .with_sources(base_name, head_name)
+                }
+                _ => return Err("compare takes BASE and HEAD, or --paired RECORD".into()),
+            };
             let format = match format {
                 CompareFormat::Table if out.is_none() && std::io::stdout().is_terminal() => {
                     Format::ColorTable

@@ -80,6 +80,17 @@ pub(crate) fn supervise(
     let bench = settings.output.name.clone().unwrap_or_default();
     let base_cases = sides::hello(&socket, &base_start, &bench)
         .map_err(|message| Error::msg(format!("--paired {}: {message}", base.display())))?;
+    let mut outcome = Outcome::default();
+    // Kept for the run: the workers start from the copies in it.
+    let _copies = match sides::same_footing(&mut head, &mut base_start) {
+        Ok(copies) => copies,
+        Err(why) => {
+            outcome.warnings.push(format!(
+                "--paired: the builds run where they are, not from copies side by side ({why}): a difference of their files' places can bias the verdicts"
+            ));
+            None
+        }
+    };
     let judging = pair::Judging::of(settings);
     let mut pairs: Vec<Pair> = selected
         .iter()
@@ -104,14 +115,11 @@ pub(crate) fn supervise(
             .cloned()
             .collect()
     };
-    let mut outcome = Outcome {
-        run: Some(PairedRun {
-            base: base.display().to_string(),
-            max_rounds: settings.pairing.max_rounds,
-            gone,
-        }),
-        ..Outcome::default()
-    };
+    outcome.run = Some(PairedRun {
+        base: base.display().to_string(),
+        max_rounds: settings.pairing.max_rounds,
+        gone,
+    });
     for round in 1..=settings.pairing.max_rounds {
         if let Some(signal) = stop() {
             outcome.interrupted = Some(signal);
@@ -141,7 +149,9 @@ pub(crate) fn supervise(
             let (timed, counted) = (runs(false), runs(true));
             let calls: BTreeMap<String, u64> = active
                 .iter()
-                .filter_map(|&at| Some((pairs[at].case.id.clone(), pairs[at].calls?)))
+                .filter_map(|&at| {
+                    Some((pairs[at].case.id.clone(), pairs[at].round_calls(&judging)?))
+                })
                 .collect();
             let start = match side {
                 Side::Head => &mut head,
@@ -149,8 +159,11 @@ pub(crate) fn supervise(
             };
             start.round_calls = Some(calls);
             start.cpu = cpu;
+            start.env = vec![(LAYOUT_PAD.into(), layout_padding())];
             let mut records = run_side(&socket, start, &timed, settings, &limits, &mut outcome);
             if let Some(callgrind) = callgrind.as_ref().filter(|_| !counted.is_empty()) {
+                // A count is exact only in an environment that stays put.
+                start.env.clear();
                 let under = callgrind.wrap(start);
                 records.extend(run_side(
                     &socket,
@@ -244,6 +257,23 @@ fn run_side(
         }
     }
     records
+}
+
+/// The variable whose length moves where a worker's stack starts.
+const LAYOUT_PAD: &str = "NNBENCH_LAYOUT_PAD";
+
+/// A worker's environment pads its stack by 0 to 4095 bytes, drawn anew
+/// for every worker. Where a process's stack starts (after its arguments
+/// and environment) sets the alignment of what it keeps there, and that
+/// alone moves some calls by a few percent: a build whose path is longer
+/// would be slower or faster in every round, a bias alternation cannot
+/// spread. Drawn per worker, the alignment is noise that the rounds
+/// average out, as Mytkowicz et al. ("Producing wrong data without doing
+/// anything obviously wrong!", ASPLOS 2009) advise. Measured here: a
+/// bench binary and its copy under a shorter path, paired, called each
+/// other 2 to 9% slower in every run, always the same way, before.
+fn layout_padding() -> OsString {
+    "x".repeat(fastrand::usize(..4096)).into()
 }
 
 /// The flags of the pairing itself, each with a value.

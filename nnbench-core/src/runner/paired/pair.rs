@@ -11,6 +11,10 @@ use crate::record::{
 use crate::registry::Case;
 use crate::settings::{ClockChoice, Settings};
 
+/// How many times longer the samples of a case judged by wall time are
+/// than those of one judged by CPU time.
+const WALL_SAMPLES: u64 = 5;
+
 /// How a counted pair is judged, as the record says.
 const COUNTED_TEST: &str = "instructions counted by Callgrind on each build, once: exact";
 
@@ -58,9 +62,10 @@ pub(super) struct Pair<'a> {
     /// Whether its instructions are counted under Callgrind: one round
     /// decides it, the counts being exact.
     pub counted: bool,
-    /// The calls per sample both builds are given: the head's first
+    /// The calls of a sample of about a millisecond
+    /// ([`TARGET`](crate::measure::round::TARGET)): the head's first
     /// round's calibration.
-    pub calls: Option<u64>,
+    calls: Option<u64>,
     /// Whether the case needs no more rounds.
     pub decided: bool,
     /// Whether each build's calls were seen single-threaded and
@@ -97,6 +102,20 @@ impl<'a> Pair<'a> {
             failure: None,
             counts: None,
         }
+    }
+
+    /// The calls per sample both builds are given this round, once the
+    /// head's first round calibrated them. A call judged by wall time
+    /// (other threads, or waits) gets samples [`WALL_SAMPLES`] times as
+    /// long: a thread woken late or a scheduler's whim weighs less in a
+    /// longer sample, where CPU time does not see them at all.
+    pub(super) fn round_calls(&self, judging: &Judging) -> Option<u64> {
+        let calls = self.calls?;
+        let wall = self.judged_clock(judging.clock) == PairedClock::Wall;
+        Some(match self.rounds() > 0 && wall {
+            true => calls.saturating_mul(WALL_SAMPLES),
+            false => calls,
+        })
     }
 
     /// Rounds that measured both builds.

@@ -1,0 +1,281 @@
+//! `nnbench build-base REV --bench B`: the executable of bench `B` built
+//! from revision `REV`, for `cargo bench --bench B -- --paired BASE`.
+//!
+//! The revision is checked out in a git worktree of the repository, kept
+//! under the target folder at one path for every revision, and built into
+//! a target folder of its own beside it, kept too: the next base builds
+//! only what changed since the last one. Not into the workspace's own
+//! target folder: cargo names a workspace's crates by their path within
+//! the workspace, so the two checkouts' crates would overwrite each
+//! other's builds there. The executable is copied out under a name of its
+//! own, so that the next base built does not replace it.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value as Json;
+
+/// What to build, as the command line says.
+pub struct Request {
+    pub revision: String,
+    pub bench: String,
+    pub package: Option<String>,
+    pub features: Option<String>,
+}
+
+/// Why no base was built: said with the revision, the bench or the
+/// command at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("{what}: {why}")]
+    Command { what: String, why: String },
+    #[error(
+        "not in a git repository (build-base checks the revision out of the repository around the current folder): {0}"
+    )]
+    NotARepository(String),
+    #[error("`{0}` is not a revision of this repository")]
+    UnknownRevision(String),
+    #[error("revision {revision} did not build bench `{bench}` (cargo's messages are above)")]
+    BuildFailed { revision: String, bench: String },
+    #[error("revision {revision} has no bench `{bench}`: cargo built no executable of that name")]
+    NoSuchBench { revision: String, bench: String },
+    #[error("{}: {source}", path.display())]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Builds the base as `request` says; returns the executable's path.
+pub fn run(request: &Request) -> Result<PathBuf, BuildError> {
+    let top = PathBuf::from(git(None, &["rev-parse", "--show-toplevel"]).map_err(|e| {
+        BuildError::NotARepository(match e {
+            BuildError::Command { why, .. } => why,
+            other => other.to_string(),
+        })
+    })?);
+    // Where the current folder sits in the repository: the base is built
+    // from the same place in its checkout.
+    let prefix = git(None, &["rev-parse", "--show-prefix"])?;
+    let commit = git(
+        Some(&top),
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{}^{{commit}}", request.revision),
+        ],
+    )
+    .map_err(|_| BuildError::UnknownRevision(request.revision.clone()))?;
+    let base_dir = target_dir()?.join("nnbench").join("base");
+    let worktree = base_dir.join("worktree");
+    check_out(&top, &worktree, &commit)?;
+    eprintln!(
+        "build-base: building bench `{}` of {} ({}) in {}",
+        request.bench,
+        request.revision,
+        short(&commit),
+        worktree.display()
+    );
+    let built = build(
+        &worktree.join(&prefix),
+        &base_dir.join("target"),
+        request,
+        &commit,
+    )?;
+    let out = base_dir.join(format!("{}-{}", request.bench, short(&commit)));
+    std::fs::copy(&built, &out).map_err(|source| BuildError::File {
+        path: out.clone(),
+        source,
+    })?;
+    Ok(out)
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+/// The target folder cargo builds this workspace into.
+fn target_dir() -> Result<PathBuf, BuildError> {
+    let output = Command::new(cargo())
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| command_error("cargo metadata", e.to_string()))?;
+    if !output.status.success() {
+        return Err(command_error(
+            "cargo metadata",
+            format!("exited with {}", output.status),
+        ));
+    }
+    let metadata: Json = serde_json::from_slice(&output.stdout)
+        .map_err(|e| command_error("cargo metadata", e.to_string()))?;
+    metadata["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| command_error("cargo metadata", "no target_directory".into()))
+}
+
+/// Has `worktree` hold `commit`, detached: a new worktree the first time,
+/// the same one checked out anew after.
+fn check_out(top: &Path, worktree: &Path, commit: &str) -> Result<(), BuildError> {
+    let is_worktree = worktree.join(".git").exists()
+        && git(Some(worktree), &["rev-parse", "--is-inside-work-tree"]).is_ok();
+    if is_worktree {
+        git(
+            Some(worktree),
+            &["checkout", "--quiet", "--force", "--detach", commit],
+        )?;
+        git(Some(worktree), &["clean", "--quiet", "-d", "--force", "-x"])?;
+        return Ok(());
+    }
+    // A folder left by a removed repository or a broken checkout.
+    if worktree.exists() {
+        std::fs::remove_dir_all(worktree).map_err(|source| BuildError::File {
+            path: worktree.to_owned(),
+            source,
+        })?;
+    }
+    git(Some(top), &["worktree", "prune"])?;
+    let path = worktree.to_string_lossy();
+    git(
+        Some(top),
+        &[
+            "worktree", "add", "--quiet", "--force", "--detach", &path, commit,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Runs `cargo bench --no-run` for the bench in `dir` into `target`, and
+/// returns the executable cargo says it built.
+fn build(
+    dir: &Path,
+    target: &Path,
+    request: &Request,
+    commit: &str,
+) -> Result<PathBuf, BuildError> {
+    let mut args: Vec<OsString> = [
+        "bench",
+        "--no-run",
+        "--message-format",
+        "json-render-diagnostics",
+        "--bench",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    args.push(request.bench.clone().into());
+    if let Some(package) = &request.package {
+        args.extend(["--package".into(), package.into()]);
+    }
+    if let Some(features) = &request.features {
+        args.extend(["--features".into(), features.into()]);
+    }
+    let mut child = Command::new(cargo())
+        .args(&args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| command_error("cargo bench --no-run", e.to_string()))?;
+    let mut executable = None;
+    if let Some(stdout) = child.stdout.take() {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let Ok(message) = serde_json::from_str::<Json>(&line) else {
+                continue;
+            };
+            if let Some(path) = bench_executable(&message, &request.bench) {
+                executable = Some(path);
+            }
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| command_error("cargo bench --no-run", e.to_string()))?;
+    let revision = || format!("{} ({})", request.revision, short(commit));
+    if !status.success() {
+        return Err(BuildError::BuildFailed {
+            revision: revision(),
+            bench: request.bench.clone(),
+        });
+    }
+    executable.ok_or_else(|| BuildError::NoSuchBench {
+        revision: revision(),
+        bench: request.bench.clone(),
+    })
+}
+
+/// The executable of bench `bench` that a cargo message reports built.
+fn bench_executable(message: &Json, bench: &str) -> Option<PathBuf> {
+    let target = &message["target"];
+    let is_bench = message["reason"] == "compiler-artifact"
+        && target["name"] == bench
+        && target["kind"]
+            .as_array()
+            .is_some_and(|kinds| kinds.iter().any(|k| k == "bench"));
+    is_bench
+        .then(|| message["executable"].as_str().map(PathBuf::from))
+        .flatten()
+}
+
+/// The cargo that runs this tool (`cargo run`), else the one on `PATH`.
+fn cargo() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// Runs git in `dir` (the current folder when `None`); its trimmed output.
+fn git(dir: Option<&Path>, args: &[&str]) -> Result<String, BuildError> {
+    let mut command = Command::new("git");
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let what = format!("git {}", args.join(" "));
+    let output = command
+        .args(args)
+        .output()
+        .map_err(|e| command_error(&what, e.to_string()))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    } else {
+        Err(command_error(
+            &what,
+            String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        ))
+    }
+}
+
+fn command_error(what: &str, why: String) -> BuildError {
+    BuildError::Command {
+        what: what.to_owned(),
+        why,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bench_executable_is_read_off_cargos_messages() {
+        let built = serde_json::json!({
+            "reason": "compiler-artifact",
+            "target": {"name": "sweep", "kind": ["bench"]},
+            "executable": "/t/release/deps/sweep-0123"
+        });
+        assert_eq!(
+            bench_executable(&built, "sweep"),
+            Some(PathBuf::from("/t/release/deps/sweep-0123"))
+        );
+        assert_eq!(bench_executable(&built, "mnist"), None);
+        let library = serde_json::json!({
+            "reason": "compiler-artifact",
+            "target": {"name": "sweep", "kind": ["lib"]},
+            "executable": null
+        });
+        assert_eq!(bench_executable(&library, "sweep"), None);
+    }
+}

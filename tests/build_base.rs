@@ -1,0 +1,130 @@
+//! `nnbench build-base REV --bench B`, on a repository of its own: a
+//! crate whose bench prints which revision it was built from, so that the
+//! executable the tool prints can be told apart by running it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn git(repo: &Path, args: &[&str]) {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=nnbench",
+            "-c",
+            "user.email=nnbench@example.com",
+        ])
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .expect("git runs");
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+}
+
+/// A repository with one crate, its bench printing `says`, committed.
+fn repository(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(repo.join("benches")).unwrap();
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+         [[bench]]\nname = \"speed\"\nharness = false\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(repo.join("src/lib.rs"), "").unwrap();
+    std::fs::write(repo.join(".gitignore"), "/target\n").unwrap();
+    git(&repo, &["init", "--quiet"]);
+    commit(&repo, "first");
+    repo
+}
+
+fn commit(repo: &Path, says: &str) {
+    std::fs::write(
+        repo.join("benches/speed.rs"),
+        format!("fn main() {{ println!(\"{says}\"); }}\n"),
+    )
+    .unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "--quiet", "-m", says]);
+}
+
+fn build_base(repo: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nnbench"))
+        .arg("build-base")
+        .args(args)
+        .current_dir(repo)
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .expect("nnbench runs")
+}
+
+fn said(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Runs what build-base printed; what it says.
+fn run_built(output: &Output) -> String {
+    assert_eq!(output.status.code(), Some(0), "{}", said(output));
+    let path = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let ran = Command::new(&path).output().expect("the base runs");
+    String::from_utf8_lossy(&ran.stdout).trim().to_owned()
+}
+
+#[test]
+fn a_revisions_bench_is_built_beside_the_workspace_and_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(dir.path());
+    commit(&repo, "second");
+    let first = build_base(&repo, &["HEAD~1", "--bench", "speed"]);
+    assert_eq!(run_built(&first), "first");
+    let path = String::from_utf8_lossy(&first.stdout).trim().to_owned();
+    assert!(
+        Path::new(&path).starts_with(repo.join("target/nnbench/base")),
+        "{path}"
+    );
+    // The same worktree, checked out anew: the second base is its own file.
+    let second = build_base(&repo, &["HEAD", "--bench", "speed"]);
+    assert_eq!(run_built(&second), "second");
+    assert_eq!(Command::new(&path).output().unwrap().stdout, b"first\n");
+    // The repository's own checkout and target folder are left alone.
+    assert!(!repo.join("target/release").exists());
+    let status = Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(status.stdout.is_empty(), "{status:?}");
+}
+
+#[test]
+fn what_cannot_be_built_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(dir.path());
+    let unknown = build_base(&repo, &["no-such-branch", "--bench", "speed"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        said(&unknown).contains("`no-such-branch` is not a revision of this repository"),
+        "{}",
+        said(&unknown)
+    );
+    let no_bench = build_base(&repo, &["HEAD", "--bench", "sweep"]);
+    assert_eq!(no_bench.status.code(), Some(2));
+    assert!(
+        said(&no_bench).contains("did not build bench `sweep`"),
+        "{}",
+        said(&no_bench)
+    );
+    let outside = dir.path().join("elsewhere");
+    std::fs::create_dir(&outside).unwrap();
+    let not_repo = build_base(&outside, &["HEAD", "--bench", "speed"]);
+    assert_eq!(not_repo.status.code(), Some(2));
+    assert!(
+        said(&not_repo).contains("not in a git repository"),
+        "{}",
+        said(&not_repo)
+    );
+}
