@@ -12,6 +12,7 @@ pub(crate) struct Clocks {
     wall: Instant,
     thread: Option<Duration>,
     process: Option<Duration>,
+    instructions: Option<u64>,
 }
 
 /// What a timed region took on each clock.
@@ -23,19 +24,24 @@ pub(crate) struct Elapsed {
     pub thread_cpu: Option<Duration>,
     /// CPU time of the whole process, every thread's.
     pub process_cpu: Option<Duration>,
+    /// Instructions the thread retired in user space, counted by the
+    /// processor, where it has a counter Linux lets this process use.
+    pub instructions: Option<u64>,
 }
 
 impl Clocks {
-    /// Reads the clocks: the CPU clocks first, so that the wall clock's
-    /// span lies inside theirs.
+    /// Reads the clocks: the CPU clocks and the instruction counter
+    /// first, so that the wall clock's span lies inside theirs.
     #[inline]
     pub(crate) fn start() -> Self {
         let thread = thread_cpu();
         let process = process_cpu();
+        let instructions = super::perf::instructions();
         Self {
             wall: Instant::now(),
             thread,
             process,
+            instructions,
         }
     }
 
@@ -43,12 +49,16 @@ impl Clocks {
     #[inline]
     pub(crate) fn stop(&self) -> Elapsed {
         let wall = self.wall.elapsed();
+        let instructions = super::perf::instructions();
         let since =
             |start: Option<Duration>, now: Option<Duration>| Some(now?.saturating_sub(start?));
         Elapsed {
             wall,
             thread_cpu: since(self.thread, thread_cpu()),
             process_cpu: since(self.process, process_cpu()),
+            instructions: instructions
+                .zip(self.instructions)
+                .map(|(now, start)| now.saturating_sub(start)),
         }
     }
 }

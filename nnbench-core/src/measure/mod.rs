@@ -7,6 +7,8 @@ pub(crate) mod adaptive;
 pub(crate) mod callgrind;
 pub(crate) mod cpu;
 pub mod gpu;
+#[cfg_attr(not(target_os = "linux"), path = "perf_elsewhere.rs")]
+pub(crate) mod perf;
 pub(crate) mod round;
 pub mod rss;
 mod sampler;

@@ -149,6 +149,10 @@ pub(crate) fn summarize(sampler: Sampler, samples: &[(u64, Elapsed)]) -> TimeRec
     };
     let cpu = per_call(|e| e.thread_cpu).unwrap_or_default();
     let process_cpu = per_call(|e| e.process_cpu).unwrap_or_default();
+    let instructions: Option<Vec<f64>> = samples
+        .iter()
+        .map(|(iters, e)| e.instructions.map(|n| n as f64 / *iters as f64))
+        .collect();
     TimeRecord {
         mode: TimingMode::Sampled,
         sampler: Some(sampler),
@@ -165,6 +169,7 @@ pub(crate) fn summarize(sampler: Sampler, samples: &[(u64, Elapsed)]) -> TimeRec
         cpu_samples_ns: cpu,
         process_cpu_median_ns: median_of(&process_cpu),
         process_cpu_samples_ns: process_cpu,
+        hw_instructions: instructions.and_then(|per_call| median_of(&per_call)),
         instructions: None,
         callgrind: None,
     }
@@ -180,6 +185,7 @@ pub(crate) fn one_call(elapsed: Elapsed) -> TimeRecord {
         cpu_samples_ns: cpu,
         process_cpu_median_ns: median_of(&process_cpu),
         process_cpu_samples_ns: process_cpu,
+        hw_instructions: elapsed.instructions.map(|n| n as f64),
         ..TimeRecord::once(ns(elapsed.wall))
     }
 }
@@ -198,6 +204,9 @@ pub(crate) fn combine(sampler: Sampler, parts: &[&TimeRecord]) -> TimeRecord {
                     wall: took(wall),
                     thread_cpu: part.cpu_samples_ns.get(at).map(|&ns| took(ns)),
                     process_cpu: part.process_cpu_samples_ns.get(at).map(|&ns| took(ns)),
+                    instructions: part
+                        .hw_instructions
+                        .map(|per_call| (per_call * calls as f64).round() as u64),
                 },
             ));
         }
@@ -223,6 +232,7 @@ mod tests {
                 wall: Duration::from_nanos(ns),
                 thread_cpu: Some(Duration::from_nanos(ns / 2)),
                 process_cpu: Some(Duration::from_nanos(ns)),
+                instructions: Some(ns * 3),
             },
         )
     }
@@ -246,6 +256,7 @@ mod tests {
         assert_eq!(t.cpu_samples_ns, [5.0, 10.0, 15.0, 20.0]);
         assert_eq!(t.cpu_median_ns, Some(12.5));
         assert_eq!(t.process_cpu_median_ns, Some(25.0));
+        assert_eq!(t.hw_instructions, Some(75.0), "per call, the median");
     }
 
     #[test]

@@ -264,6 +264,13 @@ pub struct TimeRecord {
     /// The median of `process_cpu_samples_ns`.
     #[serde(default)]
     pub process_cpu_median_ns: Option<f64>,
+    /// The instructions one call retired in user space on the calling
+    /// thread, counted by the processor (`instructions:u`), the median
+    /// over the samples: where the processor has a counter that Linux lets
+    /// the process use, `None` elsewhere (most virtual machines) and for a
+    /// call counted under Callgrind.
+    #[serde(default)]
+    pub hw_instructions: Option<f64>,
     /// The instructions one call executed, counted by Callgrind
     /// (`--instructions`, `timing = instructions`): the same in every run
     /// of one build, whatever else the machine does. `None` when the case
@@ -330,6 +337,7 @@ impl TimeRecord {
             cpu_median_ns: None,
             process_cpu_samples_ns: Vec::new(),
             process_cpu_median_ns: None,
+            hw_instructions: None,
             instructions: None,
             callgrind: None,
         }

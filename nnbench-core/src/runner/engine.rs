@@ -129,6 +129,8 @@ impl Engine {
         let counts = counts.map_err(Error::msg)?;
         let time = TimeRecord {
             mode: TimingMode::Instructions,
+            // The processor counted valgrind's work, not the call's.
+            hw_instructions: None,
             instructions: Some(counts.instructions),
             callgrind: Some(CallgrindRecord {
                 l1_hits: counts.l1_hits(),

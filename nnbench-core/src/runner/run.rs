@@ -149,6 +149,14 @@ impl Runner {
             Err(_) => provenance::collect(&repo_dir, command),
         };
         let mut warnings = run_warnings(settings);
+        let counts = selected
+            .iter()
+            .any(|case| super::isolate::valgrind::counted(case, settings));
+        if counts && let Some(why) = crate::measure::perf::unavailable() {
+            warnings.push(format!(
+                "no hardware instruction counts here, beside Callgrind's ({why}): time.hw_instructions is null"
+            ));
+        }
         warnings.extend(previous.warnings);
         let progress = match &progress_path {
             Some(path) => {

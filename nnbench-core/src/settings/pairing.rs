@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 /// The rounds a paired case is given at most, unless `--max-rounds` says.
-pub(crate) const DEFAULT_MAX_ROUNDS: u32 = 30;
+pub(crate) const DEFAULT_MAX_ROUNDS: u32 = 50;
 
 /// The paired-run group of a run's settings.
 #[derive(Clone, Debug, clap::Args)]
@@ -22,7 +22,7 @@ pub(crate) struct Pairing {
         conflicts_with_all = ["compare", "isolate"]
     )]
     pub base: Option<PathBuf>,
-    /// The most rounds a paired case is given (default 30, at least 8,
+    /// The most rounds a paired case is given (default 50, at least 8,
     /// the fewest that bound a verdict); a case stops sooner once its
     /// interval is clear of the limit.
     #[arg(
