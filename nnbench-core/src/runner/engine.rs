@@ -224,6 +224,20 @@ fn precision(sampling: &Sampling) -> Precision {
     }
 }
 
+/// Whether `case` is counted under Callgrind in this run (`timing =
+/// instructions` or `--instructions`, outside test mode): a bench binary
+/// runs it in a worker under valgrind.
+pub(crate) fn counted(case: &crate::registry::Case, settings: &crate::settings::Settings) -> bool {
+    plan(
+        &case.id,
+        &settings.timing,
+        case.family.timing,
+        case.family.sampling,
+    )
+    .timing
+        == Timing::Instructions
+}
+
 /// The plan for case `id` of a family: run settings override the
 /// family's, which override the defaults. criterion samples when the run
 /// asks for sampling (`--sampled`), the rounds of a paired run in a

@@ -151,7 +151,7 @@ impl Runner {
         let mut warnings = run_warnings(settings);
         let counts = selected
             .iter()
-            .any(|case| super::isolate::valgrind::counted(case, settings));
+            .any(|case| super::engine::counted(case, settings));
         if counts && let Some(why) = crate::measure::perf::unavailable() {
             warnings.push(format!(
                 "no hardware instruction counts here, beside Callgrind's ({why}): time.hw_instructions is null"
@@ -206,7 +206,7 @@ impl Runner {
         let counted: Vec<&Case> = if settings.process.bench_binary && !paired {
             let (counted, timed) = selected
                 .into_iter()
-                .partition(|case| super::isolate::valgrind::counted(case, settings));
+                .partition(|case| super::engine::counted(case, settings));
             selected = timed;
             counted
         } else {

@@ -14,8 +14,8 @@ use std::process::Command;
 
 use super::watch::Start;
 use crate::measure::callgrind::{OUT_DIR_ENV, OUT_FILE};
-use crate::registry::Case;
-use crate::settings::{Settings, Timing};
+use crate::runner::engine::counted;
+use crate::settings::Settings;
 use crate::{Error, Result};
 
 /// Names the valgrind to run, where the one on `PATH` is not it.
@@ -88,12 +88,6 @@ impl Callgrind {
             env,
         }
     }
-}
-
-/// Whether `case` is counted under Callgrind in this run.
-pub(crate) fn counted(case: &Case, settings: &Settings) -> bool {
-    !settings.timing.test_mode
-        && settings.timing.forced.0.or(case.family.timing) == Some(Timing::Instructions)
 }
 
 /// Checks, before a run, that valgrind is there when a selected case is

@@ -95,7 +95,7 @@ pub(crate) fn supervise(
     let mut pairs: Vec<Pair> = selected
         .iter()
         .map(|case| {
-            let counted = super::isolate::valgrind::counted(case, settings);
+            let counted = super::engine::counted(case, settings);
             Pair::new(case, base_cases.contains(&case.id), counted)
         })
         .collect();
