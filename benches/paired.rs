@@ -255,7 +255,7 @@ fn judge(trials: usize, valgrind: bool) -> Result<(), String> {
             "{name}: {} false alarms in {trials} identical pairs (target at most 1 in 20) {}; smallest change caught 19 times in 20: {}",
             false_alarms.unwrap_or(0),
             harness::verdict(ok),
-            caught.map_or("none tried".into(), |c| format!("{}%", c as f64 / 10.0)),
+            caught.map_or("none of those tried".into(), |c| format!("{}%", c as f64 / 10.0)),
         ));
     }
     cost(dir.path())
