@@ -241,7 +241,9 @@ fn judge(trials: usize, valgrind: bool) -> Result<(), String> {
             cell(20),
             cell(50),
             cell(100),
-            caught_well.map_or("none tried".into(), |c| format!("{}%", c as f64 / 10.0)),
+            caught_well.map_or("none of those tried".into(), |c| {
+                format!("{}%", c as f64 / 10.0)
+            }),
             format_ns(median(&tally.seconds) * 1e9),
         ]);
     }
@@ -255,7 +257,10 @@ fn judge(trials: usize, valgrind: bool) -> Result<(), String> {
             "{name}: {} false alarms in {trials} identical pairs (target at most 1 in 20) {}; smallest change caught 19 times in 20: {}",
             false_alarms.unwrap_or(0),
             harness::verdict(ok),
-            caught.map_or("none of those tried".into(), |c| format!("{}%", c as f64 / 10.0)),
+            caught.map_or("none of those tried".into(), |c| format!(
+                "{}%",
+                c as f64 / 10.0
+            )),
         ));
     }
     cost(dir.path())
