@@ -1,37 +1,57 @@
 //! The samples of one round of a paired run: the same number of calls on
 //! the base build and on the head build, so that the two are timed alike.
 //! The head's first round calibrates that number; the rounds after it are
-//! given it.
+//! given it, and how many samples to take.
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use super::cpu::Elapsed;
+
+/// What a worker is asked to take of a case in one round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Round {
+    /// Calls per sample; 0: calibrate.
+    pub calls: u64,
+    /// Samples kept, after one dropped.
+    pub samples: u32,
+}
+
+impl Round {
+    /// The head's first round: calibrate, then the usual samples.
+    pub(crate) const CALIBRATE: Round = Round {
+        calls: 0,
+        samples: SAMPLES,
+    };
+}
 
 /// How long one sample of a round should take: long enough that the
 /// clocks' resolution and the loop around the calls do not count, short
 /// enough that a round of many cases stays quick.
 pub(crate) const TARGET: Duration = Duration::from_millis(1);
 
-/// Samples per round and side: their median is the round's time, which
-/// one slow sample (a neighbour's burst) does not move.
-pub(crate) const SAMPLES: usize = 3;
+/// Samples per round and side, unless the round asks for more: their
+/// median is the round's time, which one slow sample (a neighbour's
+/// burst) does not move.
+pub(crate) const SAMPLES: u32 = 3;
 
 /// Samples `routine` (which makes the calls it is given and returns their
-/// time) for one round: `calls` per sample, or, when `calls` is 0, as many
-/// as take [`TARGET`], found by growing the count. One sample is taken
-/// first and dropped (the calibration's last, when calibrating): a fresh
-/// process's first calls fault in pages and fill caches.
+/// time) for one round: `round.calls` per sample, or, when that is 0, as
+/// many as take [`TARGET`], found by growing the count. One sample is
+/// taken first and dropped (the calibration's last, when calibrating): a
+/// fresh process's first calls fault in pages and fill caches.
 pub(crate) fn sample<E>(
-    calls: u64,
+    round: Round,
     mut routine: impl FnMut(u64) -> Result<Elapsed, E>,
 ) -> Result<Vec<(u64, Elapsed)>, E> {
-    let calls = if calls == 0 {
+    let calls = if round.calls == 0 {
         calibrate(&mut routine)?
     } else {
-        routine(calls)?;
-        calls
+        routine(round.calls)?;
+        round.calls
     };
-    (0..SAMPLES)
+    (0..round.samples.max(1))
         .map(|_| routine(calls).map(|elapsed| (calls, elapsed)))
         .collect()
 }
@@ -66,8 +86,8 @@ mod tests {
 
     #[test]
     fn a_calibrated_round_takes_the_target_per_sample() {
-        let samples = sample(0, taking(Duration::from_micros(3))).unwrap();
-        assert_eq!(samples.len(), SAMPLES);
+        let samples = sample(Round::CALIBRATE, taking(Duration::from_micros(3))).unwrap();
+        assert_eq!(samples.len(), SAMPLES as usize);
         let calls = samples[0].0;
         assert!(samples.iter().all(|s| s.0 == calls));
         let took = samples[0].1.wall;
@@ -80,21 +100,25 @@ mod tests {
     #[test]
     fn a_given_count_is_kept_and_a_slow_call_is_sampled_alone() {
         let mut made = Vec::new();
-        let samples = sample(7, |calls| {
+        let round = Round {
+            calls: 7,
+            samples: 3,
+        };
+        let samples = sample(round, |calls| {
             made.push(calls);
             taking(Duration::from_nanos(10))(calls)
         })
         .unwrap();
         assert_eq!(made, [7, 7, 7, 7], "one dropped, then the samples");
         assert!(samples.iter().all(|s| s.0 == 7));
-        let slow = sample(0, taking(Duration::from_millis(20))).unwrap();
+        let slow = sample(Round::CALIBRATE, taking(Duration::from_millis(20))).unwrap();
         assert!(slow.iter().all(|s| s.0 == 1));
     }
 
     #[test]
     fn a_failure_ends_the_round() {
         let mut made = 0;
-        let outcome = sample(0, |_| {
+        let outcome = sample(Round::CALIBRATE, |_| {
             made += 1;
             if made == 2 {
                 Err("broken")

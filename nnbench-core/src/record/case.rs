@@ -382,7 +382,8 @@ pub enum Sampler {
     /// criterion, with its settings, analysis and reports (`--sampled`).
     Criterion,
     /// The rounds of a paired run: per round, a calibrated number of calls
-    /// warmed up once, then sampled three times.
+    /// warmed up once, then sampled three times (nine for a case judged by
+    /// wall time).
     Paired,
 }
 

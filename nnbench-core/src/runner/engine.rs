@@ -13,7 +13,7 @@ use super::console::Console;
 use crate::measure::adaptive::{self, Precision};
 use crate::measure::callgrind::{self, Dumps};
 use crate::measure::cpu::Elapsed;
-use crate::measure::round;
+use crate::measure::round::{self, Round};
 use crate::measure::{CaseMeter, Timer, one_call, summarize};
 use crate::record::{CallgrindRecord, Sampler, TimeRecord, TimingMode};
 use crate::registry::{Args, Call};
@@ -32,8 +32,8 @@ pub(crate) struct Plan {
     pub sampling: Sampling,
     pub auto_threshold: Duration,
     pub sampler: Sampler,
-    /// In a round of a paired run, the calls per sample (0: calibrate).
-    pub round_calls: u64,
+    /// In a round of a paired run, what to take of the case.
+    pub round: Round,
 }
 
 /// One criterion for the whole run, made when a case first samples, and
@@ -104,7 +104,7 @@ impl Engine {
         let samples = match plan.sampler {
             Sampler::Adaptive => adaptive::sample(&precision(&plan.sampling), routine),
             Sampler::Criterion => self.sample(id, &plan.sampling, console, routine),
-            Sampler::Paired => round::sample(plan.round_calls, routine),
+            Sampler::Paired => round::sample(plan.round, routine),
         };
         if let Some(meter) = meter {
             meter.forget_since_checkpoint();
@@ -248,10 +248,10 @@ pub(crate) fn plan(
     family_timing: Option<Timing>,
     family_sampling: Sampling,
 ) -> Plan {
-    let round_calls = run
-        .round_calls
+    let round = run
+        .rounds
         .as_ref()
-        .map(|calls| calls.get(id).copied().unwrap_or(0));
+        .map(|rounds| rounds.get(id).copied().unwrap_or(Round::CALIBRATE));
     Plan {
         timing: if run.test_mode {
             Timing::Once
@@ -260,8 +260,8 @@ pub(crate) fn plan(
         },
         sampling: family_sampling.overridden_by(run.sampling),
         auto_threshold: run.auto_threshold(),
-        round_calls: round_calls.unwrap_or(0),
-        sampler: if round_calls.is_some() {
+        round: round.unwrap_or(Round::CALIBRATE),
+        sampler: if round.is_some() {
             Sampler::Paired
         } else if run.forced.0 == Some(Timing::Sampled) {
             Sampler::Criterion

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::{Arg, ArgAction, ArgMatches, Command, FromArgMatches};
 
 use super::parse;
+use crate::measure::round::Round;
 
 /// How a family's cases are timed.
 ///
@@ -106,10 +107,10 @@ pub(crate) struct TimingSettings {
     /// without `--bench`).
     #[arg(skip)]
     pub test_mode: bool,
-    /// In a worker of a paired run, each case's calls per sample in this
-    /// round (0, or a case not named: calibrate); `None` elsewhere.
+    /// In a worker of a paired run, what to take of each case in this
+    /// round (a case not named: calibrate); `None` elsewhere.
     #[arg(skip)]
-    pub round_calls: Option<Arc<BTreeMap<String, u64>>>,
+    pub rounds: Option<Arc<BTreeMap<String, Round>>>,
 }
 
 impl TimingSettings {

@@ -6,6 +6,8 @@ use std::io::{self, BufRead, Write};
 
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
+use crate::measure::round::Round;
+
 use crate::record::{CaseRecord, RunMemoRecord, Stage};
 
 /// The environment variable that makes a bench binary a worker: the path
@@ -17,11 +19,11 @@ pub(crate) const WORKER_ENV: &str = "NNBENCH_WORKER";
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum ToWorker {
     /// The cases to run, by id: the first message. In a round of a paired
-    /// run, each case's calls per sample too (a case not named calibrates).
+    /// run, what to take of each case too (a case not named calibrates).
     Run {
         ids: Vec<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        round_calls: Option<BTreeMap<String, u64>>,
+        rounds: Option<BTreeMap<String, Round>>,
     },
     /// Stop after the running case: the supervisor was asked to stop by
     /// this signal.

@@ -83,7 +83,7 @@ impl Callgrind {
         Start {
             exe: self.valgrind.clone(),
             args,
-            round_calls: start.round_calls.clone(),
+            rounds: start.rounds.clone(),
             cpu: start.cpu,
             env,
         }
@@ -160,7 +160,7 @@ mod tests {
         let start = Start {
             exe: "/b/bench".into(),
             args: vec!["--bench".into(), "kernel/".into()],
-            round_calls: None,
+            rounds: None,
             cpu: Some(1),
             env: vec![("A".into(), "1".into())],
         };

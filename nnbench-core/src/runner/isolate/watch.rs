@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::measure::round::Round;
+
 use super::death::{self, Evidence};
 use super::protocol::{FromWorker, Lines, Read, ToWorker, WORKER_ENV, send};
 use super::tail::Tail;
@@ -33,8 +35,8 @@ const CONNECT: Duration = Duration::from_secs(60);
 pub(crate) struct Start {
     pub exe: PathBuf,
     pub args: Vec<OsString>,
-    /// Each case's calls per sample, in a round of a paired run.
-    pub round_calls: Option<BTreeMap<String, u64>>,
+    /// What to take of each case, in a round of a paired run.
+    pub rounds: Option<BTreeMap<String, Round>>,
     /// The one CPU the worker runs on; `None`: any this process may use.
     pub cpu: Option<usize>,
     /// Variables set in the worker's environment besides the socket's.
@@ -47,7 +49,7 @@ impl Start {
         Ok(Self {
             exe: std::env::current_exe()?,
             args: std::env::args_os().skip(1).collect(),
-            round_calls: None,
+            rounds: None,
             cpu: None,
             env: Vec::new(),
         })
@@ -301,7 +303,7 @@ impl<'a> Watched<'a> {
         let ids = cases.iter().map(|c| c.id.clone()).collect();
         let run = ToWorker::Run {
             ids,
-            round_calls: start.round_calls.clone(),
+            rounds: start.rounds.clone(),
         };
         if send(&mut stream, &run).is_err() {
             return Followed::Closed;

@@ -53,8 +53,8 @@ pub(crate) fn main(mut settings: Settings, socket: &Path) -> ! {
             .collect(),
     });
     let ids: HashSet<String> = match lines.read::<ToWorker>() {
-        Ok(Read::Message(ToWorker::Run { ids, round_calls })) => {
-            settings.timing.round_calls = round_calls.map(Arc::new);
+        Ok(Read::Message(ToWorker::Run { ids, rounds })) => {
+            settings.timing.rounds = rounds.map(Arc::new);
             ids.into_iter().collect()
         }
         Ok(_) => std::process::exit(2),

@@ -28,6 +28,7 @@ use super::isolate::affinity;
 use super::isolate::valgrind::Callgrind;
 use super::isolate::watch::{self, Limits, Start};
 use super::lifecycle;
+use crate::measure::round::Round;
 use crate::record::{CaseRecord, MemoryRecord, PairedRun, RunMemoRecord, Stage};
 use crate::registry::Case;
 use crate::settings::Settings;
@@ -72,7 +73,7 @@ pub(crate) fn supervise(
     let mut base_start = Start {
         exe: base.to_path_buf(),
         args,
-        round_calls: None,
+        rounds: None,
         cpu: None,
         env: Vec::new(),
     };
@@ -147,17 +148,15 @@ pub(crate) fn supervise(
                     .collect()
             };
             let (timed, counted) = (runs(false), runs(true));
-            let calls: BTreeMap<String, u64> = active
+            let rounds: BTreeMap<String, Round> = active
                 .iter()
-                .filter_map(|&at| {
-                    Some((pairs[at].case.id.clone(), pairs[at].round_calls(&judging)?))
-                })
+                .filter_map(|&at| Some((pairs[at].case.id.clone(), pairs[at].round(&judging)?)))
                 .collect();
             let start = match side {
                 Side::Head => &mut head,
                 Side::Base => &mut base_start,
             };
-            start.round_calls = Some(calls);
+            start.rounds = Some(rounds);
             start.cpu = cpu;
             start.env = vec![(LAYOUT_PAD.into(), layout_padding())];
             let mut records = run_side(&socket, start, &timed, settings, &limits, &mut outcome);

@@ -4,6 +4,7 @@
 use super::estimate::{Estimate, MIN_ROUNDS, TEST};
 use crate::compare::Threshold;
 use crate::measure::combine;
+use crate::measure::round::{self, Round};
 use crate::record::{
     CaseError, CaseRecord, Figure, PairedClock, PairedRecord, Sampler, Stage, TimeRecord,
     TimingMode, Verdict,
@@ -11,9 +12,8 @@ use crate::record::{
 use crate::registry::Case;
 use crate::settings::{ClockChoice, Settings};
 
-/// How many times longer the samples of a case judged by wall time are
-/// than those of one judged by CPU time.
-const WALL_SAMPLES: u64 = 5;
+/// The samples a round keeps of a case judged by wall time.
+const WALL_SAMPLES: u32 = 9;
 
 /// How a counted pair is judged, as the record says.
 const COUNTED_TEST: &str = "instructions counted by Callgrind on each build, once: exact";
@@ -104,17 +104,17 @@ impl<'a> Pair<'a> {
         }
     }
 
-    /// The calls per sample both builds are given this round, once the
-    /// head's first round calibrated them. A call judged by wall time
-    /// (other threads, or waits) gets samples [`WALL_SAMPLES`] times as
-    /// long: a thread woken late or a scheduler's whim weighs less in a
-    /// longer sample, where CPU time does not see them at all.
-    pub(super) fn round_calls(&self, judging: &Judging) -> Option<u64> {
+    /// What both builds take of the case this round, once the head's
+    /// first round calibrated its calls per sample. A call judged by wall
+    /// time (other threads, or waits) gets [`WALL_SAMPLES`] samples: on a
+    /// busy machine the scheduler preempts some of them, which CPU time
+    /// does not see and the median of many short samples leaves out.
+    pub(super) fn round(&self, judging: &Judging) -> Option<Round> {
         let calls = self.calls?;
-        let wall = self.judged_clock(judging.clock) == PairedClock::Wall;
-        Some(match self.rounds() > 0 && wall {
-            true => calls.saturating_mul(WALL_SAMPLES),
-            false => calls,
+        let wall = self.rounds() > 0 && self.judged_clock(judging.clock) == PairedClock::Wall;
+        Some(Round {
+            calls,
+            samples: if wall { WALL_SAMPLES } else { round::SAMPLES },
         })
     }
 

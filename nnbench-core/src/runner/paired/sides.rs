@@ -26,7 +26,7 @@ pub(crate) fn check_base(settings: &Settings, bench: &str) -> Result<(), String>
     let start = Start {
         exe: base.clone(),
         args: super::worker_args(settings),
-        round_calls: None,
+        rounds: None,
         cpu: None,
         env: Vec::new(),
     };
