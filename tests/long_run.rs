@@ -70,12 +70,14 @@ fn run() -> usize {
 fn a_hundred_thousand_cases_leave_nothing_behind() {
     // The first runs grow what stays for good: the registry, thread
     // stacks, the allocator's arenas (measured here: 4.5 MiB more
-    // resident after the second run, none after the third).
+    // resident after the second run).
     assert_eq!(run(), 100_000);
     assert_eq!(run(), 100_000);
     let (heap_before, rss_before) = held();
     assert_eq!(run(), 100_000);
     let (heap_after, rss_after) = held();
+    assert_eq!(run(), 100_000);
+    let (_, rss_last) = held();
     assert_eq!(nnbench::memo::stats().entries, 0, "the memo cache is empty");
     let mib = |b: u64| b as f64 / 1048576.0;
     assert!(
@@ -84,17 +86,24 @@ fn a_hundred_thousand_cases_leave_nothing_behind() {
         mib(heap_before),
         mib(heap_after)
     );
+    // The heap above is exact; resident memory is the allocator's too,
+    // which now and then keeps 20-odd MiB more after a run, once (seen in
+    // 2 runs of the test in 10, the heap unchanged). A leak grows it run
+    // after run: two runs in a row must grow it for a failure.
+    let grew = |from: u64, to: u64| to > from + (4 << 20);
     assert!(
-        rss_after <= rss_before + (4 << 20),
-        "anonymous resident memory grew from {:.1} to {:.1} MiB",
+        !(grew(rss_before, rss_after) && grew(rss_after, rss_last)),
+        "anonymous resident memory grew from {:.1} to {:.1} to {:.1} MiB",
         mib(rss_before),
-        mib(rss_after)
+        mib(rss_after),
+        mib(rss_last)
     );
     println!(
-        "after 100,000 cases: heap {:.2} -> {:.2} MiB, anonymous resident {:.1} -> {:.1} MiB",
+        "after 100,000 cases, twice: heap {:.2} -> {:.2} MiB, anonymous resident {:.1} -> {:.1} -> {:.1} MiB",
         mib(heap_before),
         mib(heap_after),
         mib(rss_before),
-        mib(rss_after)
+        mib(rss_after),
+        mib(rss_last)
     );
 }
