@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::record::{CaseRecord, Direction, Figure, RunRecord};
+use crate::record::{CaseRecord, Direction, Figure, RunRecord, numeric_fields};
 
 /// Bencher Metric Format: `{"<case id>": {"<measure>": {"value",
 /// "lower_value", "upper_value"}}}` with the measures `latency` (ns per
@@ -128,8 +128,11 @@ pub fn github(record: &RunRecord, smaller: bool) -> Json {
     Json::Array(out)
 }
 
-/// The numbers a case returned, each with a slug: the family's name for a
-/// number, `family-field` for the numeric fields of a struct.
+/// The numbers a case returned, each with a slug and its direction: the
+/// family's name for a number, `family-field` for the numeric fields of a
+/// struct (nested ones too: `family-eval-top5`), each with the direction
+/// its `metric` gives it (a struct whose family says `metric = higher`
+/// has it for every field).
 fn metrics(case: &CaseRecord) -> Vec<(String, f64, Option<Direction>)> {
     let family = slug(&case.family);
     match &case.value {
@@ -137,17 +140,13 @@ fn metrics(case: &CaseRecord) -> Vec<(String, f64, Option<Direction>)> {
             .as_f64()
             .map(|v| vec![(family, v, case.direction)])
             .unwrap_or_default(),
-        Json::Object(fields) => fields
-            .iter()
-            .filter_map(|(name, v)| {
-                Some((
-                    format!("{family}-{}", slug(name)),
-                    v.as_f64()?,
-                    case.direction,
-                ))
+        value => numeric_fields(value)
+            .into_iter()
+            .map(|(path, v)| {
+                let direction = case.directions.get(&path).copied().or(case.direction);
+                (format!("{family}-{}", slug(&path)), v, direction)
             })
             .collect(),
-        _ => Vec::new(),
     }
 }
 

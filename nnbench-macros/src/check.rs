@@ -5,7 +5,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, Type};
 
-use crate::parse::{Attr, Errors, Kind, Options, Values};
+use crate::parse::{Attr, Errors, Kind, Metric, Options, Values};
 
 /// What the expansion needs to know, checked.
 pub(crate) struct Plan {
@@ -94,6 +94,10 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
         ));
     }
 
+    if let Err(e) = field_limits(&options) {
+        errors.push(e);
+    }
+
     let mut params = Vec::new();
     for input in &sig.inputs {
         match param(input) {
@@ -133,6 +137,33 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
         grid,
         options,
     })
+}
+
+/// A `fail_on` limit on a field (`value.accuracy=0.5%`) must be on a
+/// field that `metric` names: no other field is judged.
+fn field_limits(options: &Options) -> syn::Result<()> {
+    let Some(spec) = &options.fail_on else {
+        return Ok(());
+    };
+    let named: Vec<&str> = match &options.metric {
+        Some(Metric::Fields(fields)) => fields.iter().map(|f| f.path.as_str()).collect(),
+        _ => Vec::new(),
+    };
+    let limits = nnbench_units::parse_limits(&spec.value()).unwrap_or_default();
+    for field in limits.iter().filter_map(|l| l.field.as_deref()) {
+        if !named.contains(&field) {
+            let why = if named.is_empty() {
+                "metric names no field (write metric = \"field:higher, ...\")".to_owned()
+            } else {
+                format!("metric names {}", named.join(", "))
+            };
+            return Err(syn::Error::new(
+                spec.span(),
+                format!("fail_on: `value.{field}` is not judged: {why}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn is_param(sig: &syn::Signature, name: &Ident) -> bool {

@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ItemFn, Type};
 
 use crate::check::{Grid, ParamPlan, Passing, Plan};
-use crate::parse::{MetricDirection, TimingMode, Values};
+use crate::parse::{Metric, TimingMode, Values};
 
 /// The path to nnbench's generated-code module: `::nnbench::__private`, or
 /// under the `crate = path` option's path. Generated code names nothing of
@@ -40,10 +40,25 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
         };
         quote!(#krate::Timing::#variant)
     }));
-    let direction = optional(options.metric.map(|direction| match direction {
-        MetricDirection::Higher => quote!(#krate::Direction::Higher),
-        MetricDirection::Lower => quote!(#krate::Direction::Lower),
-    }));
+    let direction_of = |direction: nnbench_units::Direction| match direction {
+        nnbench_units::Direction::Higher => quote!(#krate::Direction::Higher),
+        nnbench_units::Direction::Lower => quote!(#krate::Direction::Lower),
+    };
+    let (direction, directions) = match &options.metric {
+        Some(Metric::Number(direction)) => (Some(direction_of(*direction)), Vec::new()),
+        Some(Metric::Fields(fields)) => (
+            None,
+            fields
+                .iter()
+                .map(|f| {
+                    let (path, direction) = (&f.path, direction_of(f.direction));
+                    quote!((#path, #direction))
+                })
+                .collect(),
+        ),
+        None => (None, Vec::new()),
+    };
+    let direction = optional(direction);
     let sample_size = optional(options.sample_size.map(|n| quote!(#n)));
     let fail_on = optional(options.fail_on.as_ref().map(|spec| quote!(#spec)));
     let duration = |d: Option<std::time::Duration>| {
@@ -84,6 +99,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
                         measurement_time: #measurement_time,
                     },
                     direction: #direction,
+                    directions: &[#(#directions),*],
                     fail_on: #fail_on,
                     cases: __nnbench_cases,
                 }

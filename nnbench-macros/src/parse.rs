@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use nnbench_units::{Direction, MetricField};
 use proc_macro2::Span;
 use syn::ext::IdentExt as _;
 use syn::parse::{Parse, ParseStream};
@@ -41,18 +42,20 @@ pub(crate) struct Options {
     /// `crate = path`: where the `nnbench` crate is, for a crate that
     /// renamed or re-exports it.
     pub krate: Option<syn::Path>,
-    /// `metric = higher | lower`: which way the returned value is better.
-    pub metric: Option<MetricDirection>,
+    /// `metric = higher | lower`, or `metric = "accuracy:higher, ..."`:
+    /// which way the returned value, or each field named, is better.
+    pub metric: Option<Metric>,
     /// `fail_on = "time=10%,rss=off"`: the family's regression limits,
     /// checked here so that a typo is a compile error.
     pub fail_on: Option<LitStr>,
 }
 
 /// The `metric` option.
-#[derive(Clone, Copy)]
-pub(crate) enum MetricDirection {
-    Higher,
-    Lower,
+pub(crate) enum Metric {
+    /// For a number.
+    Number(Direction),
+    /// For a struct value: the fields it names.
+    Fields(Vec<MetricField>),
 }
 
 /// The `timing` option.
@@ -298,14 +301,22 @@ fn word(value: &Expr) -> Option<String> {
     }
 }
 
-fn metric(value: &Expr) -> syn::Result<MetricDirection> {
-    match word(value).as_deref() {
-        Some("higher") => Ok(MetricDirection::Higher),
-        Some("lower") => Ok(MetricDirection::Lower),
-        _ => Err(syn::Error::new(
-            value.span(),
-            "metric is `higher` or `lower`: which way the returned value is better",
-        )),
+/// `higher` or `lower` for a number; a string of `field:direction` for
+/// the fields of a struct value, which `nnbench_units::parse_metric`
+/// accepts.
+fn metric(value: &Expr) -> syn::Result<Metric> {
+    const WHAT: &str = "metric is `higher` or `lower` (which way the returned number is better), or \"field:higher, field:lower\" for the fields of a returned struct";
+    if let Some(direction) = word(value).and_then(|w| w.parse::<Direction>().ok()) {
+        return Ok(Metric::Number(direction));
+    }
+    match value {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(spec),
+            ..
+        }) => nnbench_units::parse_metric(&spec.value())
+            .map(Metric::Fields)
+            .map_err(|e| syn::Error::new(spec.span(), format!("metric: {e}"))),
+        _ => Err(syn::Error::new(value.span(), WHAT)),
     }
 }
 

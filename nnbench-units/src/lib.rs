@@ -7,7 +7,10 @@
 //! - durations (`warm_up = "500ms"`, `--warm-up-time 0.5`): seconds (`1.5`)
 //!   or a duration with its unit (`500ms`, `2s`, `1m 30s`), never zero;
 //! - regression limits (`fail_on = "time=10%"`, `--fail-on rss=2%+4MiB`):
-//!   comma-separated `figure=limit`;
+//!   comma-separated `figure=limit`, a struct metric's field as
+//!   `value.accuracy=0.5%`;
+//! - which way a metric is better (`metric = "accuracy:higher,
+//!   latency_ms:lower"`);
 //! - amounts written for people (`12.3 µs`, `3.00 MiB`).
 
 #![warn(missing_docs)]
@@ -16,8 +19,10 @@ mod duration;
 mod figure;
 mod format;
 mod limits;
+mod metric;
 
 pub use duration::parse_duration;
 pub use figure::{Figure, Unit, UnknownFigure};
 pub use format::{format_amount, format_bytes, format_count, format_figure, format_ns};
 pub use limits::{FigureLimit, Limit, LimitError, parse_limits};
+pub use metric::{Direction, MetricError, MetricField, is_field_path, parse_metric};

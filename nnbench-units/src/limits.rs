@@ -34,13 +34,17 @@ pub enum Limit {
 ///
 /// ```
 /// use nnbench_units::Figure;
-/// let limits = nnbench_units::parse_limits("time=10%, gpu=off").unwrap();
+/// let limits = nnbench_units::parse_limits("time=10%, gpu=off, value.accuracy=0.5%").unwrap();
 /// assert_eq!((limits[0].figure, limits[1].figure), (Figure::Time, Figure::Gpu));
+/// assert_eq!((limits[2].figure, limits[2].field.as_deref()), (Figure::Value, Some("accuracy")));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FigureLimit {
     /// The figure it limits.
     pub figure: Figure,
+    /// For the value, one field of a struct metric (`value.accuracy`):
+    /// its path, nested fields joined by dots.
+    pub field: Option<String>,
     /// Its limit.
     pub limit: Limit,
 }
@@ -83,7 +87,8 @@ impl std::error::Error for LimitError {}
 /// Parses comma-separated `figure=limit`, where a limit is `P%`, an amount
 /// in the figure's unit (`4MiB`, `2ms`, `0.01`; a leading `-` or `+` is
 /// ignored, since a limit bounds a change either way), both as `P%+amount`
-/// (a change must pass both), or `off`.
+/// (a change must pass both), or `off`. A field of a struct metric is the
+/// figure `value.FIELD` (`value.accuracy=0.5%`, `value.eval.top5=0.01`).
 ///
 /// # Errors
 ///
@@ -106,15 +111,27 @@ pub fn parse_limits(spec: &str) -> Result<Vec<FigureLimit>, LimitError> {
             .split_once('=')
             .ok_or_else(|| LimitError::Malformed(part.to_owned()))?;
         let name = name.trim();
-        let figure: Figure = name
-            .parse()
-            .map_err(|_| LimitError::UnknownFigure(name.to_owned()))?;
-        if out.iter().any(|l| l.figure == figure) {
+        let (figure, field) = match name.split_once('.') {
+            Some(("value", path)) if crate::is_field_path(path) => {
+                (Figure::Value, Some(path.to_owned()))
+            }
+            Some(("value", _)) => return Err(LimitError::Malformed(part.to_owned())),
+            _ => (
+                name.parse()
+                    .map_err(|_| LimitError::UnknownFigure(name.to_owned()))?,
+                None,
+            ),
+        };
+        if out.iter().any(|l| l.figure == figure && l.field == field) {
             return Err(LimitError::Repeated(name.to_owned()));
         }
         let limit = parse_limit(figure.unit(), limit.trim())
             .ok_or_else(|| LimitError::Malformed(part.to_owned()))?;
-        out.push(FigureLimit { figure, limit });
+        out.push(FigureLimit {
+            figure,
+            field,
+            limit,
+        });
     }
     Ok(out)
 }
@@ -189,6 +206,12 @@ mod tests {
         assert_eq!(one("value=+0.5"), within(0.0, 0.5));
         assert_eq!(one(" rss = off "), Limit::Off);
         assert_eq!(one("instructions=0.5%+20k"), within(0.005, 20_000.0));
+        assert_eq!(one("value.eval.top5=0.01"), within(0.0, 0.01));
+        let both = parse_limits("value=1%, value.accuracy=0.5%").unwrap();
+        assert_eq!(
+            (both[0].field.as_deref(), both[1].field.as_deref()),
+            (None, Some("accuracy"))
+        );
         assert_eq!(one("instructions=1.5M"), within(0.0, 1_500_000.0));
         assert!(parse_limits("").unwrap().is_empty());
     }
@@ -206,6 +229,8 @@ mod tests {
             "time=NaN%",
             "time=5%%",
             "instructions=5T",
+            "value.=1%",
+            "value.a..b=1%",
         ] {
             let err = parse_limits(bad).unwrap_err();
             assert!(
@@ -220,6 +245,10 @@ mod tests {
         assert_eq!(
             parse_limits("time=5%,time=6%"),
             Err(LimitError::Repeated("time".into()))
+        );
+        assert_eq!(
+            parse_limits("value.a=5%,value.a=6%"),
+            Err(LimitError::Repeated("value.a".into()))
         );
     }
 }

@@ -6,7 +6,9 @@ use super::mann_whitney;
 use nnbench_units::format_ns;
 
 use super::{CaseComparison, FigureComparison, Presence, Threshold, Thresholds, Verdict};
-use crate::record::{CaseRecord, Figure, RunContext, RunRecord, TimeRecord, TimingMode};
+use crate::record::{
+    CaseRecord, Figure, RunContext, RunRecord, TimeRecord, TimingMode, numeric_fields,
+};
 
 /// Compares one case present on both sides, under `t` with the head
 /// family's own `fail_on` limits over it.
@@ -38,7 +40,10 @@ pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> Case
     } else {
         Figure::ALL
             .into_iter()
-            .filter_map(|figure| compare_figure(figure, base, head, t))
+            .flat_map(|figure| match figure {
+                Figure::Value if is_struct(base) || is_struct(head) => fields(base, head, t),
+                _ => compare_figure(figure, base, head, t).into_iter().collect(),
+            })
             .collect()
     };
     let verdict = match (&base_error, &head_error) {
@@ -153,6 +158,7 @@ fn counted(case: &CaseRecord) -> bool {
 fn comparison(figure: Figure, base: Option<f64>, head: Option<f64>) -> FigureComparison {
     FigureComparison {
         figure,
+        field: None,
         base,
         head,
         ratio: base.zip(head).and_then(|(b, h)| (b != 0.0).then(|| h / b)),
@@ -255,6 +261,65 @@ fn amounts(
     Some(out)
 }
 
+/// Whether the case returned a struct (an object) rather than a number.
+fn is_struct(case: &CaseRecord) -> bool {
+    case.value.is_object()
+}
+
+/// A struct metric, field by field: every numeric field on either side,
+/// those the family's `metric` names judged by their direction and limit
+/// (`value.FIELD=...`, else the value's), the others shown, never judged.
+fn fields(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> Vec<FigureComparison> {
+    let head_fields = numeric_fields(&head.value);
+    let base_fields = numeric_fields(&base.value);
+    let mut paths: Vec<&str> = head_fields.iter().map(|(p, _)| p.as_str()).collect();
+    for (path, _) in &base_fields {
+        if !paths.contains(&path.as_str()) {
+            paths.push(path);
+        }
+    }
+    let of = |fields: &[(String, f64)], path: &str| {
+        fields.iter().find(|(p, _)| p == path).map(|(_, v)| *v)
+    };
+    paths
+        .into_iter()
+        .map(|path| {
+            let (b, h) = (of(&base_fields, path), of(&head_fields, path));
+            let mut out = comparison(Figure::Value, b, h);
+            out.field = Some(path.to_owned());
+            let direction = head.directions.get(path).or(base.directions.get(path));
+            out.verdict = match (b, h, direction) {
+                (Some(b), Some(h), None) if same_number(b, h) => Verdict::Unchanged,
+                (Some(_), Some(_), None) => {
+                    out.note = Some("no direction (metric = \"field:higher\"): not judged".into());
+                    Verdict::NotComparable
+                }
+                (Some(b), Some(h), Some(direction)) => {
+                    let threshold = t.get_field(path);
+                    out.gated = threshold.gated;
+                    match (threshold.exceeded(b, h), direction.improves(b, h)) {
+                        (false, _) => Verdict::Unchanged,
+                        (true, true) => Verdict::Improved,
+                        (true, false) => Verdict::Regressed,
+                    }
+                }
+                _ => {
+                    out.gated = direction.is_some();
+                    out.note = Some("on one side only".into());
+                    Verdict::NotComparable
+                }
+            };
+            out
+        })
+        .collect()
+}
+
+/// Float sums reordered by alignment or threads differ in the last bits:
+/// that is the same value, not a change to report.
+fn same_number(b: f64, h: f64) -> bool {
+    (h - b).abs() <= 1e-9 * b.abs().max(h.abs())
+}
+
 /// The returned value: a number judged by its family's direction.
 fn value(base: &CaseRecord, head: &CaseRecord, threshold: Threshold) -> Option<FigureComparison> {
     if base.value.is_null() && head.value.is_null() {
@@ -263,9 +328,7 @@ fn value(base: &CaseRecord, head: &CaseRecord, threshold: Threshold) -> Option<F
     let (b, h) = (base.value.as_f64(), head.value.as_f64());
     let mut out = comparison(Figure::Value, b, h);
     let Some(direction) = head.direction else {
-        // Float sums reordered by alignment or threads differ in the last
-        // bits: that is the same value, not a change to report.
-        let same = |(b, h): (f64, f64)| (h - b).abs() <= 1e-9 * b.abs().max(h.abs());
+        let same = |(b, h): (f64, f64)| same_number(b, h);
         out.verdict = if base.value == head.value || b.zip(h).is_some_and(same) {
             Verdict::Unchanged
         } else {

@@ -39,6 +39,10 @@ pub use thresholds::{Threshold, ThresholdError, Thresholds};
 pub struct FigureComparison {
     /// Which figure.
     pub figure: Figure,
+    /// For the value, the field of a struct metric (`accuracy`, nested
+    /// fields by dots); `None` for a figure of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
     /// Its value on the base side (the median, for time).
     pub base: Option<f64>,
     /// Its value on the head side.
@@ -95,7 +99,8 @@ pub struct CaseComparison {
     pub base_error: Option<String>,
     /// Why the case failed on the head side, if it did.
     pub head_error: Option<String>,
-    /// The figures, in [`Figure::ALL`] order; empty unless on both sides.
+    /// The figures, in [`Figure::ALL`] order (a struct metric's fields
+    /// in the value's place); empty unless on both sides.
     pub figures: Vec<FigureComparison>,
     /// The case's verdict: regressed if a gated figure regressed or it now
     /// fails, improved if a figure improved and none regressed.

@@ -18,6 +18,7 @@ pub(super) fn time(p: &PairedRecord, head: &TimeRecord, threshold: Threshold) ->
     };
     FigureComparison {
         figure: Figure::Time,
+        field: None,
         base: Some(on_clock(&p.base.time)),
         head: Some(on_clock(head)),
         ratio: p.estimate.is_finite().then_some(p.estimate),

@@ -154,7 +154,11 @@ fn figure_line(f: &FigureComparison) -> String {
         (Some(v), Unit::Number) => format!("{v}"),
         (Some(v), _) => format_figure(f.figure, v),
     };
-    let mut line = format!("{} {} → {}", f.figure, amount(f.base), amount(f.head));
+    let name = match &f.field {
+        Some(field) => format!("{}.{field}", f.figure),
+        None => f.figure.to_string(),
+    };
+    let mut line = format!("{name} {} → {}", amount(f.base), amount(f.head));
     if let Some(ratio) = f.ratio {
         let _ = write!(line, " ({:+.1}%)", (ratio - 1.0) * 100.0);
     }

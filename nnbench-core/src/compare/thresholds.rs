@@ -78,6 +78,10 @@ impl Threshold {
 pub struct Thresholds {
     /// Per figure.
     pub figures: BTreeMap<Figure, Threshold>,
+    /// Per field of a struct metric (`value.accuracy=0.5%`), by its path;
+    /// a field not here has the value's threshold.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, Threshold>,
     /// The p-value under which a time change is significant.
     pub significance: f64,
 }
@@ -101,6 +105,7 @@ impl Default for Thresholds {
                 (Figure::Value, t(1e-9, 0.0, true)),
                 (Figure::Instructions, t(0.005, 100.0, true)),
             ]),
+            fields: BTreeMap::new(),
             significance: 0.001,
         }
     }
@@ -124,6 +129,24 @@ impl Thresholds {
         })
     }
 
+    /// The threshold of field `path` of a struct metric: its own where
+    /// one was given (`value.accuracy=0.5%`), else the value's.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nnbench_core::compare::Thresholds;
+    /// let t = Thresholds::default().with_spec("value.accuracy=0.5%").unwrap();
+    /// assert_eq!(t.get_field("accuracy").relative, 0.005);
+    /// assert_eq!(t.get_field("loss"), t.get(nnbench::record::Figure::Value));
+    /// ```
+    pub fn get_field(&self, path: &str) -> Threshold {
+        self.fields
+            .get(path)
+            .copied()
+            .unwrap_or_else(|| self.get(Figure::Value))
+    }
+
     /// These thresholds with those of `spec` over them: comma-separated
     /// `figure=limit`, where a limit is `P%`, an amount (`4MiB` for memory,
     /// `2ms` for time, a number for the value; a leading `-` or `+` is
@@ -144,7 +167,12 @@ impl Thresholds {
     /// assert!(Thresholds::default().with_spec("speed=5%").is_err());
     /// ```
     pub fn with_spec(mut self, spec: &str) -> Result<Self, ThresholdError> {
-        for FigureLimit { figure, limit } in nnbench_units::parse_limits(spec)? {
+        for FigureLimit {
+            figure,
+            field,
+            limit,
+        } in nnbench_units::parse_limits(spec)?
+        {
             let threshold = match limit {
                 Limit::Off => Threshold {
                     gated: false,
@@ -156,7 +184,10 @@ impl Thresholds {
                     gated: true,
                 },
             };
-            self.figures.insert(figure, threshold);
+            match field {
+                Some(path) => self.fields.insert(path, threshold),
+                None => self.figures.insert(figure, threshold),
+            };
         }
         Ok(self)
     }

@@ -2,7 +2,7 @@
 //! on one machine, searched for steps by [`steps::find`](super::steps::find),
 //! and the steps that matter named with their commit.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rusqlite::params;
 use serde::Serialize;
@@ -68,6 +68,10 @@ pub struct FigureStep {
     pub case: String,
     /// The figure that stepped.
     pub figure: Figure,
+    /// For the value, the field of a struct metric that stepped (one
+    /// its `metric` gives a direction).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
     /// The machine's key.
     pub machine: String,
     /// The branch the series follows.
@@ -96,6 +100,25 @@ pub struct FigureStep {
     pub newest: bool,
 }
 
+impl FigureStep {
+    /// What stepped, as limits name it: `time`, or `value.accuracy` for a
+    /// field of a struct metric.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(step: &nnbench_core::history::FigureStep) {
+    /// println!("{} stepped at {}", step.name(), step.commit);
+    /// # }
+    /// ```
+    pub fn name(&self) -> String {
+        match &self.field {
+            Some(field) => format!("{}.{field}", self.figure),
+            None => self.figure.to_string(),
+        }
+    }
+}
+
 /// The runs of one case on one machine, branch and bench, commit by commit.
 struct Track {
     machine: String,
@@ -103,8 +126,13 @@ struct Track {
     bench: String,
     case: String,
     direction: Option<Direction>,
+    /// Which way each field of a struct metric is better.
+    directions: BTreeMap<String, Direction>,
     /// Commits in the order of their first run; each commit's figures.
     commits: Vec<(String, Vec<[Option<f64>; Figure::ALL.len()]>)>,
+    /// The values of each directed field, by the commit's place in
+    /// `commits`.
+    fields: BTreeMap<String, Vec<Vec<f64>>>,
     /// Where each commit is in `commits`.
     places: HashMap<String, usize>,
 }
@@ -146,7 +174,7 @@ impl History {
             "SELECT machines.key, runs.branch, runs.bench, figures.case_id,
                     coalesce(runs.commit_sha, 'run ' || runs.id), figures.failed,
                     time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions,
-                    case_params.direction
+                    case_params.direction, case_params.directions
              FROM figures
              JOIN runs ON runs.id = figures.run_id
              JOIN machines ON machines.id = runs.machine_id
@@ -181,6 +209,10 @@ impl History {
             ];
             let direction =
                 super::runs::direction_from(row.get::<_, Option<String>>(13)?.as_deref());
+            let directions: BTreeMap<String, Direction> = row
+                .get::<_, Option<String>>(14)?
+                .and_then(|json| serde_json::from_str(&json).ok())
+                .unwrap_or_default();
             let same = tracks.last().is_some_and(|t| {
                 t.machine == machine && t.branch == branch && t.bench == bench && t.case == case
             });
@@ -191,7 +223,9 @@ impl History {
                     bench,
                     case,
                     direction,
+                    directions,
                     commits: Vec::new(),
+                    fields: BTreeMap::new(),
                     places: HashMap::new(),
                 });
             }
@@ -211,57 +245,162 @@ impl History {
                 track.commits[at].1.push(figures);
             }
         }
+        self.add_fields(search, &mut tracks)?;
         Ok(tracks)
+    }
+
+    /// Adds the values of each track's directed fields, commit by commit.
+    fn add_fields(&self, search: &StepSearch, tracks: &mut [Track]) -> rusqlite::Result<()> {
+        if tracks.iter().all(|t| t.directions.is_empty()) {
+            return Ok(());
+        }
+        let at: HashMap<(&str, Option<&str>, &str, &str), usize> = tracks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                (
+                    (
+                        t.machine.as_str(),
+                        t.branch.as_deref(),
+                        t.bench.as_str(),
+                        t.case.as_str(),
+                    ),
+                    i,
+                )
+            })
+            .collect();
+        let mut statement = self.connection.prepare(
+            "SELECT machines.key, runs.branch, runs.bench, field_values.case_id,
+                    coalesce(runs.commit_sha, 'run ' || runs.id), field_values.field,
+                    field_values.value
+             FROM field_values
+             JOIN runs ON runs.id = field_values.run_id
+             JOIN machines ON machines.id = runs.machine_id
+             WHERE (?1 IS NULL OR machines.key = ?1 OR instr(machines.description, ?1) > 0)
+               AND (?2 IS NULL OR runs.branch = ?2)
+               AND (?3 IS NULL OR runs.bench = ?3)
+               AND (?4 IS NULL OR instr(field_values.case_id, ?4) > 0)",
+        )?;
+        let filter = &search.filter;
+        let mut rows = statement.query(params![
+            filter.machine,
+            filter.branch,
+            filter.bench,
+            search.case
+        ])?;
+        let mut found: Vec<(usize, String, String, f64)> = Vec::new();
+        while let Some(row) = rows.next()? {
+            let (machine, branch, bench, case): (String, Option<String>, String, String) =
+                (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+            let key = (
+                machine.as_str(),
+                branch.as_deref(),
+                bench.as_str(),
+                case.as_str(),
+            );
+            if let Some(&track) = at.get(&key) {
+                found.push((track, row.get(4)?, row.get(5)?, row.get(6)?));
+            }
+        }
+        for (track, commit, field, value) in found {
+            let track = &mut tracks[track];
+            let (Some(&place), true) = (
+                track.places.get(&commit),
+                track.directions.contains_key(&field),
+            ) else {
+                continue;
+            };
+            let commits = track.commits.len();
+            let series = track
+                .fields
+                .entry(field)
+                .or_insert_with(|| vec![Vec::new(); commits]);
+            series[place].push(value);
+        }
+        Ok(())
     }
 }
 
-/// The steps of each figure of `track` that are large enough to matter.
+/// The steps of each figure of `track`, and of each field its metric
+/// gives a direction, that are large enough to matter.
 fn track_steps(track: &Track, search: &StepSearch) -> Vec<FigureStep> {
     let mut found = Vec::new();
     for (slot, figure) in Figure::ALL.into_iter().enumerate() {
-        // The commits with this figure, and its values in each.
-        let (commits, series): (Vec<&str>, Vec<Vec<f64>>) = track
+        let values = track.commits.iter().map(|(commit, runs)| {
+            (
+                commit.as_str(),
+                runs.iter().filter_map(|r| r[slot]).collect(),
+            )
+        });
+        let better = |before: f64, after: f64| match (figure, track.direction) {
+            (Figure::Value, Some(direction)) => Some(direction.improves(before, after)),
+            (Figure::Value, None) => None,
+            _ => Some(after < before),
+        };
+        let threshold = search.thresholds.get(figure);
+        found.extend(series_steps(
+            track,
+            search,
+            values,
+            (figure, None),
+            threshold,
+            better,
+        ));
+    }
+    for (field, per_commit) in &track.fields {
+        let Some(&direction) = track.directions.get(field) else {
+            continue;
+        };
+        let values = track
             .commits
             .iter()
-            .map(|(commit, runs)| {
-                let values: Vec<f64> = runs.iter().filter_map(|r| r[slot]).collect();
-                (commit.as_str(), values)
-            })
-            .filter(|(_, values)| !values.is_empty())
-            .unzip();
-        let threshold = search.thresholds.get(figure);
-        for step in steps::find(&series, search.significance) {
-            if !threshold.exceeded(step.before, step.after) {
-                continue;
-            }
-            let better = match (figure, track.direction) {
-                (Figure::Value, Some(direction)) => {
-                    Some(direction.improves(step.before, step.after))
-                }
-                (Figure::Value, None) => None,
-                _ => Some(step.after < step.before),
-            };
-            found.push(FigureStep {
-                case: track.case.clone(),
-                figure,
-                machine: track.machine.clone(),
-                branch: track.branch.clone(),
-                bench: track.bench.clone(),
-                commit: commits[step.at].to_owned(),
-                previous: commits[step.at - 1].to_owned(),
-                before: step.before,
-                after: step.after,
-                change: step.after / step.before - 1.0,
-                p_value: step.p_value,
-                verdict: match better {
-                    Some(true) => Verdict::Improved,
-                    Some(false) => Verdict::Regressed,
-                    None => Verdict::NotComparable,
-                },
-                gated: threshold.gated,
-                newest: step.at + 1 == commits.len(),
-            });
-        }
+            .zip(per_commit)
+            .map(|((commit, _), values)| (commit.as_str(), values.clone()));
+        let better = |before: f64, after: f64| Some(direction.improves(before, after));
+        let threshold = search.thresholds.get_field(field);
+        let named = (Figure::Value, Some(field.as_str()));
+        found.extend(series_steps(
+            track, search, values, named, threshold, better,
+        ));
     }
     found
+}
+
+/// The steps of one series of `track` (each commit and its values), of
+/// `figure` (and field), beyond `threshold`, judged by `better`.
+fn series_steps<'a>(
+    track: &Track,
+    search: &StepSearch,
+    values: impl Iterator<Item = (&'a str, Vec<f64>)>,
+    (figure, field): (Figure, Option<&str>),
+    threshold: crate::compare::Threshold,
+    better: impl Fn(f64, f64) -> Option<bool>,
+) -> Vec<FigureStep> {
+    let (commits, series): (Vec<&str>, Vec<Vec<f64>>) =
+        values.filter(|(_, values)| !values.is_empty()).unzip();
+    steps::find(&series, search.significance)
+        .into_iter()
+        .filter(|step| threshold.exceeded(step.before, step.after))
+        .map(|step| FigureStep {
+            case: track.case.clone(),
+            figure,
+            field: field.map(str::to_owned),
+            machine: track.machine.clone(),
+            branch: track.branch.clone(),
+            bench: track.bench.clone(),
+            commit: commits[step.at].to_owned(),
+            previous: commits[step.at - 1].to_owned(),
+            before: step.before,
+            after: step.after,
+            change: step.after / step.before - 1.0,
+            p_value: step.p_value,
+            verdict: match better(step.before, step.after) {
+                Some(true) => Verdict::Improved,
+                Some(false) => Verdict::Regressed,
+                None => Verdict::NotComparable,
+            },
+            gated: threshold.gated,
+            newest: step.at + 1 == commits.len(),
+        })
+        .collect()
 }

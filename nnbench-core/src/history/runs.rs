@@ -248,18 +248,31 @@ impl History {
         let run = transaction.last_insert_rowid();
         {
             let mut params_of = transaction.prepare(
-                "INSERT INTO case_params (case_id, family, params, direction) VALUES (?1, ?2, ?3, ?4)
+                "INSERT INTO case_params (case_id, family, params, direction, directions)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (case_id) DO UPDATE
-                 SET family = excluded.family, params = excluded.params, direction = excluded.direction",
+                 SET family = excluded.family, params = excluded.params,
+                     direction = excluded.direction, directions = excluded.directions",
             )?;
             let mut figures_of = transaction.prepare(
                 "INSERT OR REPLACE INTO figures (run_id, case_id, failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?;
+            let mut fields_of = transaction.prepare(
+                "INSERT OR REPLACE INTO field_values (run_id, case_id, field, value)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?;
             for case in &record.cases {
                 let params = serde_json::Value::Object(case.params.clone()).to_string();
                 let direction = case.direction.map(direction_name);
-                params_of.execute(params![case.id, case.family, params, direction])?;
+                let directions = (!case.directions.is_empty())
+                    .then(|| serde_json::to_string(&case.directions).unwrap_or_default());
+                params_of.execute(params![case.id, case.family, params, direction, directions])?;
+                if case.error.is_none() {
+                    for (field, value) in crate::record::numeric_fields(&case.value) {
+                        fields_of.execute(params![run, case.id, field, value])?;
+                    }
+                }
                 let [time, load, rss, heap, gpu, value, instructions] = figures(case);
                 figures_of.execute(params![
                     run,

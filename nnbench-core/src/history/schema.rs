@@ -52,6 +52,16 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "ALTER TABLE case_params ADD COLUMN direction TEXT;",
     // 3: the instructions of a call counted under Callgrind.
     "ALTER TABLE figures ADD COLUMN instructions REAL;",
+    // 4: the numeric fields of struct metrics, and which way each named
+    // field is better.
+    "CREATE TABLE field_values (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL,
+        field TEXT NOT NULL,
+        value REAL NOT NULL,
+        PRIMARY KEY (case_id, field, run_id)
+    ) WITHOUT ROWID;
+    ALTER TABLE case_params ADD COLUMN directions TEXT;",
 ];
 
 /// What a database holds before it is brought up to date.

@@ -1,6 +1,6 @@
 //! What one case measured, as its record holds it.
 
-use nnbench_units::Figure;
+use nnbench_units::{Direction, Figure};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
@@ -35,6 +35,12 @@ pub struct CaseRecord {
     /// `null` when it does not say (the value is then not judged).
     #[serde(default)]
     pub direction: Option<Direction>,
+    /// Which way each field of a struct value is better, as the family's
+    /// `metric = "accuracy:higher, latency_ms:lower"` says (nested fields
+    /// by dots); empty for a number. Every numeric field is recorded in
+    /// `value`; the fields not named here are shown, never judged.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub directions: std::collections::BTreeMap<String, Direction>,
     /// The family's `fail_on` option: regression limits that comparisons
     /// apply over their own for the figures it names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -454,41 +460,6 @@ pub struct MemoryRecord {
     /// (with `device-delta`, above what the device used when the call began).
     #[serde(default)]
     pub call_gpu_peak_bytes: Option<u64>,
-}
-
-/// Which way a metric is better: accuracy is `higher`, a loss `lower`.
-///
-/// # Example
-///
-/// ```
-/// use nnbench::record::Direction;
-/// assert_eq!(serde_json::to_string(&Direction::Higher).unwrap(), "\"higher\"");
-/// assert!(Direction::Higher.improves(0.90, 0.93));
-/// assert!(Direction::Lower.improves(0.40, 0.31));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    /// Larger values are better.
-    Higher,
-    /// Smaller values are better.
-    Lower,
-}
-
-impl Direction {
-    /// Whether going from `base` to `head` is a change for the better.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// assert!(!nnbench::record::Direction::Higher.improves(2.0, 1.0));
-    /// ```
-    pub fn improves(self, base: f64, head: f64) -> bool {
-        match self {
-            Direction::Higher => head > base,
-            Direction::Lower => head < base,
-        }
-    }
 }
 
 /// Why a case failed.

@@ -9,6 +9,7 @@
 
 mod case;
 mod context;
+mod fields;
 mod memo;
 mod method;
 mod paired;
@@ -24,13 +25,13 @@ use serde::{Deserialize, Serialize};
 use crate::atomic_file;
 
 pub use case::{
-    CallgrindRecord, CaseError, CaseRecord, Direction, MemoryRecord, Sampler, Stage, TimeRecord,
-    TimingMode,
+    CallgrindRecord, CaseError, CaseRecord, MemoryRecord, Sampler, Stage, TimeRecord, TimingMode,
 };
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
+pub use fields::{field, numeric_fields};
 pub use memo::{LeakRecord, MemoCounters, MemoInput, MemoRecord, RunMemoRecord};
 pub use method::{GpuMethod, RssMethod};
-pub use nnbench_units::Figure;
+pub use nnbench_units::{Direction, Figure};
 pub use paired::{PairedClock, PairedRecord, PairedRun};
 pub use shard::{ShardRecord, ShardRun};
 pub use verdict::Verdict;
@@ -352,6 +353,7 @@ mod tests {
                 warnings: vec![],
                 shard: None,
                 paired: None,
+                directions: Default::default(),
             }],
             memo: RunMemoRecord::default(),
             warnings: vec![],

@@ -31,8 +31,11 @@ pub struct Family {
     pub timing: Option<Timing>,
     /// The `sample_size`, `warm_up` and `measurement_time` options.
     pub sampling: Sampling,
-    /// The `metric` option: which way the returned value is better.
+    /// The `metric` option for a number: which way it is better.
     pub direction: Option<Direction>,
+    /// The `metric` option for a struct value: which way each field it
+    /// names is better, by the field's path (nested fields by dots).
+    pub directions: &'static [(&'static str, Direction)],
     /// The `fail_on` option: regression limits over the comparison's own,
     /// for the figures it names (`"time=10%,rss=off"`).
     pub fail_on: Option<&'static str>,

@@ -126,7 +126,7 @@ fn summary(body: &mut String, steps: &[FigureStep]) {
             body,
             "<tr><td>{}</td><td>{}</td><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td class=\"bad\">{:+.1}%</td><td>{}</td></tr>",
             escape(&step.case),
-            step.figure,
+            escape(&step.name()),
             escape(&short(&step.commit)),
             if step.newest { " (newest)" } else { "" },
             escape(&format_figure(step.figure, step.before)),

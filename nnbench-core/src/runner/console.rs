@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value as Json;
 
 use super::silence;
-use crate::record::{CaseRecord, RunRecord, TimingMode};
+use crate::record::{CaseRecord, RunRecord, TimingMode, numeric_fields};
 use nnbench_units::{format_bytes, format_count, format_ns};
 
 /// Prints progress, warnings and the final table, unless quiet.
@@ -120,29 +120,66 @@ impl Console {
         if record.cases.is_empty() {
             return;
         }
+        // A struct metric's numeric fields are columns of their own; a
+        // "value" column holds what is not a struct.
+        let ok = record.cases.iter().filter(|c| c.error.is_none());
+        let mut fields: Vec<String> = Vec::new();
+        for case in ok.clone() {
+            for (path, _) in numeric_fields(&case.value) {
+                if !fields.contains(&path) {
+                    fields.push(path);
+                }
+            }
+        }
+        let plain_values = fields.is_empty()
+            || ok
+                .clone()
+                .any(|c| !c.value.is_object() && !c.value.is_null());
+        let mut header = vec!["case".to_owned()];
+        if plain_values {
+            header.push("value".into());
+        }
+        header.extend(fields.iter().cloned());
+        header.extend(["time", "load", "call RSS", "GPU"].map(String::from));
         let mut table = Table::new();
         table
             .load_style(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header(["case", "value", "time", "load", "call RSS", "GPU"]);
+            .set_header(header);
         // A terminal that reports no size (a pty without one) would squeeze
         // every column to a letter.
         if table.width().is_some_and(|w| w < 40) {
             table.set_content_arrangement(ContentArrangement::Disabled);
         }
         for case in &record.cases {
-            let value = match &case.error {
-                None => metric(&case.value),
-                Some(e) => format!("FAILED ({:?})", e.stage).to_lowercase(),
-            };
-            table.add_row([
-                Cell::new(&case.id),
-                Cell::new(value),
+            let mut row = vec![Cell::new(&case.id)];
+            let failed = case
+                .error
+                .as_ref()
+                .map(|e| format!("FAILED ({:?})", e.stage).to_lowercase());
+            if plain_values {
+                let value = match (&failed, case.value.is_object()) {
+                    (Some(failed), _) => failed.clone(),
+                    (None, true) => "-".into(),
+                    (None, false) => metric(&case.value),
+                };
+                row.push(Cell::new(value));
+            }
+            for (at, path) in fields.iter().enumerate() {
+                let cell = match (&failed, crate::record::field(&case.value, path)) {
+                    (Some(failed), _) if at == 0 && !plain_values => failed.clone(),
+                    (None, Some(value)) => metric(value),
+                    _ => "-".into(),
+                };
+                row.push(Cell::new(cell));
+            }
+            row.extend([
                 Cell::new(time(case)),
                 Cell::new(format_ns(case.load_ns as f64)),
                 Cell::new(call_growth(case).unwrap_or_else(|| "-".into())),
                 Cell::new(case.memory.gpu_peak_bytes.map_or("-".into(), format_bytes)),
             ]);
+            table.add_row(row);
         }
         let failed = record.failed();
         let mut out = io::stdout().lock();
@@ -176,9 +213,16 @@ fn progress_bar(total: usize) -> ProgressBar {
     bar
 }
 
+/// A value as a line shows it: a number to a few digits, a struct as its
+/// numeric fields.
 fn metric(value: &Json) -> String {
     let text = match value {
         Json::Null => return "-".into(),
+        Json::Object(_) if !numeric_fields(value).is_empty() => numeric_fields(value)
+            .iter()
+            .map(|(path, n)| format!("{path} {}", metric(&Json::from(*n))))
+            .collect::<Vec<_>>()
+            .join(", "),
         Json::Number(n) => match n.as_f64() {
             Some(f) if n.is_f64() && f != 0.0 && !(1e-3..1e6).contains(&f.abs()) => {
                 format!("{f:.4e}")

@@ -127,7 +127,12 @@ pub(crate) fn run(
             meter.leave_call();
         }
         match timed {
-            Ok((metric, timed)) => (value, time) = (metric, timed),
+            Ok((metric, timed)) => {
+                if let Some(why) = missing_fields(case, &metric) {
+                    failure.add(Stage::Call, &Error::msg(why));
+                }
+                (value, time) = (metric, timed);
+            }
             Err(error) => failure.add(Stage::Call, &error),
         }
     }
@@ -310,5 +315,49 @@ fn record(case: &Case, outcome: Outcome) -> CaseRecord {
         warnings: outcome.warnings,
         shard: None,
         paired: None,
+        directions: case
+            .family
+            .directions
+            .iter()
+            .map(|&(path, direction)| (path.to_owned(), direction))
+            .collect(),
     }
+}
+
+/// Why `value` cannot be judged as the family's `metric` names its fields:
+/// a field it lacks, or one that holds no number.
+fn missing_fields(case: &Case, value: &Json) -> Option<String> {
+    let missing: Vec<&str> = case
+        .family
+        .directions
+        .iter()
+        .map(|&(path, _)| path)
+        .filter(|path| {
+            crate::record::field(value, path)
+                .and_then(Json::as_f64)
+                .is_none()
+        })
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let has: Vec<String> = crate::record::numeric_fields(value)
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect();
+    let named: Vec<String> = missing.iter().map(|p| format!("`{p}`")).collect();
+    Some(format!(
+        "metric names {} {}, which the returned value does not hold as a number ({})",
+        if missing.len() == 1 {
+            "field"
+        } else {
+            "fields"
+        },
+        named.join(", "),
+        if has.is_empty() {
+            format!("it returned {value}")
+        } else {
+            format!("its numeric fields: {}", has.join(", "))
+        }
+    ))
 }

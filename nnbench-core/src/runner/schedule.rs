@@ -182,6 +182,7 @@ mod tests {
             measurement_time: None,
         },
         direction: None,
+        directions: &[],
         fail_on: None,
         cases: Vec::new,
     };

@@ -169,7 +169,7 @@ fn regressions(
             for step in &steps {
                 table.add_row([
                     step.case.clone(),
-                    step.figure.to_string(),
+                    step.name(),
                     format!("{:?}", step.verdict).to_lowercase()
                         + if step.newest { " (newest)" } else { "" },
                     short(&step.commit),
