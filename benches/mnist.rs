@@ -9,6 +9,10 @@
 //! eval "$(scripts/libtorch.sh)"; eval "$(scripts/fashion-mnist.sh)"
 //! cargo bench --features tch --bench mnist
 //! ```
+//!
+//! `benches/expected/mnist.json` is a run of it on this project's CI
+//! machine: CI compares each run with it (`nnbench compare`), failing on a
+//! case that fails or an accuracy that fell.
 
 #[path = "support/fashion.rs"]
 mod fashion;
@@ -23,6 +27,10 @@ use nnbench::torch::tch::nn::Sequential;
     batch = [64i64, 1024],
     timing = once,
     tags = ["torch"],
+    metric = "accuracy:higher, images_per_second:higher",
+    // Throughput is the machine's as much as the model's: shown, judged
+    // by paired runs, not against another machine's record.
+    fail_on = "value.images_per_second=off",
 )]
 fn classify(model: &Network<Sequential>, data: &Images, batch: i64) -> Eval {
     fashion::evaluate(model, data, batch)
