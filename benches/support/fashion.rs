@@ -170,9 +170,6 @@ impl Memo for Trained {
                 adam.backward_step(&loss);
             }
         }
-        // Only the trained weights stay: the training split goes.
-        drop(train);
-        nnbench::memo::evict(&data);
         eprintln!(
             "trained {self:?} in {:.1} s",
             started.elapsed().as_secs_f64()
@@ -220,9 +217,7 @@ impl Memo for Mlp {
             epochs: 1,
         };
         let weights = nnbench::memo::resolve(&trained)?;
-        let network = Network::from_weights(&weights, self.device, |root| mlp(root, self.hidden))?;
-        nnbench::memo::evict(&trained);
-        Ok(network)
+        Network::from_weights(&weights, self.device, |root| mlp(root, self.hidden))
     }
 
     fn size_of(&self, value: &Network<nn::Sequential>) -> Option<u64> {

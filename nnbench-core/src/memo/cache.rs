@@ -9,6 +9,7 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::disk::EntryError;
 use super::erased::ErasedMemo;
+use super::graph::Graph;
 use super::journal::{self, Eviction};
 use super::{Memo, MemoError};
 use crate::error::panic_message;
@@ -128,6 +129,9 @@ pub struct TypeStats {
     pub type_name: &'static str,
     /// Its counters; `entries` and `resident_bytes` are those held now.
     pub stats: MemoStats,
+    /// The memo types its memos' computes resolved (memos built from
+    /// memos), in the order first seen.
+    pub built_from: Vec<&'static str>,
 }
 
 /// Counters kept per memo type, shared by its entries: atomics, so that a
@@ -185,6 +189,9 @@ pub(crate) struct Cache {
     /// Sizes of entries computed before, by key hash: what loading one of
     /// them again is expected to take, before it is loaded.
     sizes: Mutex<HashMap<u64, Sizes>>,
+    /// What each memo's compute resolved. Locked before `buckets` where
+    /// both are held.
+    graph: Mutex<Graph>,
 }
 
 pub(crate) fn global() -> &'static Cache {
@@ -288,11 +295,15 @@ impl Cache {
             entry.counters.add(Resolution::Hit.counters(true));
             return (Err(failure), Resolution::Hit);
         }
+        if let Some(outer) = computing::current() {
+            lock(&self.graph).record(&*outer.memo, memo);
+        }
         let mut how = Resolution::Hit;
         let outcome = entry.outcome.get_or_init(|| {
             let _computing = computing::enter(&entry);
             let (outcome, origin) = load_or_compute(&*entry.memo);
             how = origin;
+            lock(&self.graph).computed(&*entry.memo);
             if let Ok(ready) = &outcome {
                 lock(&self.sizes).insert(entry.memo.key_hash(), ready.sizes());
             }
@@ -446,6 +457,132 @@ impl Cache {
         self.evict(&*victim.memo)
     }
 
+    /// The computed entry of `memo`, if the cache holds one.
+    fn ready_entry(&self, memo: &dyn ErasedMemo) -> Option<Arc<Entry>> {
+        self.find(memo.key_hash(), memo)
+            .filter(|e| e.ready().is_some())
+    }
+
+    /// The computed entries that the memos of `pending` (those cases still
+    /// to run use) are built from, transitively: known from their last
+    /// compute, else guessed by type (every held memo of a type that memos
+    /// of their type were built from).
+    fn needed(&self, graph: &Graph, pending: &[&dyn ErasedMemo]) -> Vec<Arc<Entry>> {
+        let mut needed: Vec<Arc<Entry>> = Vec::new();
+        let mut visited: Vec<Box<dyn ErasedMemo>> = Vec::new();
+        let mut frontier: Vec<Box<dyn ErasedMemo>> =
+            pending.iter().map(|m| m.clone_boxed()).collect();
+        while let Some(memo) = frontier.pop() {
+            if visited.iter().any(|v| v.same_as(&*memo)) {
+                continue;
+            }
+            if let Some(inputs) = graph.inputs_of(&*memo) {
+                for input in inputs {
+                    needed.extend(self.ready_entry(&**input));
+                    frontier.push(input.clone_boxed());
+                }
+            } else {
+                let kinds = graph.types_under(memo.as_any().type_id());
+                if !kinds.is_empty() {
+                    needed.extend(
+                        lock(&self.buckets)
+                            .values()
+                            .flatten()
+                            .filter(|e| {
+                                e.ready().is_some() && kinds.contains(&e.memo.as_any().type_id())
+                            })
+                            .cloned(),
+                    );
+                }
+            }
+            visited.push(memo);
+        }
+        needed
+    }
+
+    /// Evicts the memos of `unused` (no case still to run uses them) and
+    /// the inner memos (those some compute resolved) that no memo of
+    /// `pending` is built from: an inner memo goes after the last case
+    /// whose memos are built from it. An inner memo whose value something
+    /// outside the cache holds stays (evicting it would free nothing) until
+    /// a later release. Returns how many were evicted.
+    pub(crate) fn release(&self, unused: &[&dyn ErasedMemo], pending: &[&dyn ErasedMemo]) -> usize {
+        let mut count = 0;
+        let mut outer = unused;
+        // Evicting an outer memo may let go of the last reference to an
+        // inner one's value, which the next pass evicts.
+        loop {
+            let victims = self.victims(outer, pending);
+            if victims.is_empty() {
+                return count;
+            }
+            count += victims.iter().filter(|m| self.evict(&***m)).count();
+            outer = &[];
+        }
+    }
+
+    /// What [`release`](Self::release) evicts in one pass. Chosen under
+    /// the graph's lock and evicted outside it: a value's `Drop` is the
+    /// user's code.
+    fn victims(
+        &self,
+        unused: &[&dyn ErasedMemo],
+        pending: &[&dyn ErasedMemo],
+    ) -> Vec<Box<dyn ErasedMemo>> {
+        let graph = lock(&self.graph);
+        let needed = self.needed(&graph, pending);
+        let is_needed = |e: &Entry| needed.iter().any(|n| std::ptr::eq(&**n, e));
+        let mut victims: Vec<Box<dyn ErasedMemo>> = unused
+            .iter()
+            .filter(|m| self.find(m.key_hash(), **m).is_none_or(|e| !is_needed(&e)))
+            .map(|m| m.clone_boxed())
+            .collect();
+        victims.extend(
+            lock(&self.buckets)
+                .values()
+                .flatten()
+                .filter(|e| {
+                    e.ready().is_some_and(|r| Arc::strong_count(&r.value) == 1)
+                        && graph.is_inner(&*e.memo)
+                        && !pending.iter().any(|p| e.memo.same_as(*p))
+                        && !unused.iter().any(|u| e.memo.same_as(*u))
+                        && !is_needed(e)
+                })
+                .map(|e| e.memo.clone_boxed()),
+        );
+        victims
+    }
+
+    /// What the inputs of `memo` not held now are expected to add to host
+    /// and GPU memory when it is computed: those its last compute
+    /// resolved, transitively, at their [`expected_bytes`](Self::expected_bytes).
+    pub(crate) fn expected_inputs_bytes(&self, memo: &dyn ErasedMemo) -> Sizes {
+        let graph = lock(&self.graph);
+        let mut total = Sizes::default();
+        let mut visited: Vec<Box<dyn ErasedMemo>> = Vec::new();
+        let mut frontier: Vec<Box<dyn ErasedMemo>> = graph
+            .inputs_of(memo)
+            .into_iter()
+            .flatten()
+            .map(|m| m.clone_boxed())
+            .collect();
+        while let Some(at) = frontier.pop() {
+            if visited.iter().any(|v| v.same_as(&*at)) || self.contains(&*at) {
+                continue;
+            }
+            total = total + self.expected_bytes(&*at);
+            frontier.extend(
+                graph
+                    .inputs_of(&*at)
+                    .into_iter()
+                    .flatten()
+                    .map(|m| m.clone_boxed()),
+            );
+            visited.push(at);
+        }
+        total
+    }
+
     /// Host and GPU bytes held by all computed entries (the
     /// `resident_bytes` of [`stats`](Self::stats), and the GPU's).
     pub(crate) fn resident_total(&self) -> Sizes {
@@ -471,10 +608,13 @@ impl Cache {
     }
 
     pub(crate) fn stats_by_type(&self) -> Vec<TypeStats> {
-        let types: Vec<Arc<TypeCounters>> = lock(&self.types)
-            .iter()
-            .map(|(_, c)| Arc::clone(c))
-            .collect();
+        let types: Vec<(Arc<TypeCounters>, Vec<&'static str>)> = {
+            let graph = lock(&self.graph);
+            lock(&self.types)
+                .iter()
+                .map(|(id, c)| (Arc::clone(c), graph.built_from(*id)))
+                .collect()
+        };
         let mut held: HashMap<*const TypeCounters, (usize, u64)> = HashMap::new();
         for entry in lock(&self.buckets).values().flatten() {
             let slot = held.entry(Arc::as_ptr(&entry.counters)).or_default();
@@ -482,10 +622,10 @@ impl Cache {
             slot.1 += entry.ready().map_or(0, |r| r.bytes);
         }
         types
-            .iter()
-            .map(|c| {
+            .into_iter()
+            .map(|(c, built_from)| {
                 let (entries, resident_bytes) =
-                    held.get(&Arc::as_ptr(c)).copied().unwrap_or_default();
+                    held.get(&Arc::as_ptr(&c)).copied().unwrap_or_default();
                 TypeStats {
                     type_name: c.type_name,
                     stats: MemoStats {
@@ -494,6 +634,7 @@ impl Cache {
                         disk_bytes: 0,
                         counters: c.load(),
                     },
+                    built_from,
                 }
             })
             .collect()
@@ -552,6 +693,11 @@ mod computing {
         fn drop(&mut self) {
             STACK.with(|s| s.borrow_mut().pop());
         }
+    }
+
+    /// The entry this thread is computing now, innermost, if any.
+    pub(super) fn current() -> Option<Arc<Entry>> {
+        STACK.with(|s| s.borrow().last().cloned())
     }
 
     /// `A -> B -> A` when this thread is computing `entry` (`A`), through

@@ -13,6 +13,7 @@ pub(crate) mod disk;
 mod distinct;
 mod erased;
 mod error;
+mod graph;
 pub(crate) mod journal;
 mod summary;
 

@@ -6,7 +6,8 @@ use super::TypeStats;
 use nnbench_units::format_bytes;
 
 /// A table of `stats`, one row per memo type: misses are split into disk
-/// hits and computes.
+/// hits and computes, and the last column names the types a type's memos
+/// are built from.
 pub(super) fn render(stats: &[TypeStats]) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header([
@@ -19,6 +20,7 @@ pub(super) fn render(stats: &[TypeStats]) -> String {
         "computes",
         "evictions",
         "spills",
+        "built from",
     ]);
     for t in stats {
         table.add_row([
@@ -31,6 +33,7 @@ pub(super) fn render(stats: &[TypeStats]) -> String {
             t.stats.computes.to_string(),
             t.stats.evictions.to_string(),
             t.stats.spills.to_string(),
+            t.built_from.join(", "),
         ]);
     }
     format!("memo cache\n{table}")

@@ -65,6 +65,7 @@ pub(crate) fn run(
         }
         let case = selected[at];
         let unused = schedule.finish(at);
+        let pending = schedule.pending();
         let family = &*case.family_name;
         let index = family_seen.entry(family).or_default();
         let place = lifecycle::Place {
@@ -87,6 +88,7 @@ pub(crate) fn run(
             case,
             place,
             &unused,
+            &pending,
             settings,
             &mut engine,
             console,

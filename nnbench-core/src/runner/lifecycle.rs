@@ -38,12 +38,15 @@ pub(crate) trait Around {
     fn prefetch(&mut self) -> Vec<String>;
 }
 
-/// Runs `case` and evicts `unused` (memos no later case needs) unless
-/// `keep_memos`.
+/// Runs `case` and, unless `keep_memos`, evicts `unused` (memos no later
+/// case uses) and the inner memos that no memo of `pending` (those later
+/// cases use) may need again.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     case: &Case,
     place: Place,
     unused: &[&dyn ErasedMemo],
+    pending: &[&dyn ErasedMemo],
     settings: &Settings,
     engine: &mut Engine,
     console: &Console,
@@ -73,7 +76,11 @@ pub(crate) fn run(
         settings.memory.memo_budget.is_some() || settings.memory.memo_gpu_budget.is_some();
     for (index, memo) in case.params.memos() {
         if budgeted && !cache.contains(memo) {
-            make_room(settings, cache.expected_bytes(memo), case);
+            make_room(
+                settings,
+                cache.expected_bytes(memo) + cache.expected_inputs_bytes(memo),
+                case,
+            );
         }
         memo_record.inputs.extend(memo.input());
         let (value, how) = memo::resolve_erased(memo);
@@ -145,9 +152,7 @@ pub(crate) fn run(
         run_hook(case.family.teardown, state.as_ref(), case),
     );
     if !settings.memory.keep_memos {
-        for memo in unused {
-            cache.evict(*memo);
-        }
+        cache.release(unused, pending);
     }
     let journal = journal::take();
     for eviction in journal.evictions {

@@ -49,7 +49,7 @@ impl Prefetcher {
         }
         let need = missing
             .iter()
-            .map(|m| cache.estimated_bytes(&**m))
+            .map(|m| cache.estimated_bytes(&**m) + cache.expected_inputs_bytes(&**m))
             .fold(Sizes::default(), std::ops::Add::add);
         if !self.fits(need) {
             return Vec::new();

@@ -131,6 +131,16 @@ impl<'a> Schedule<'a> {
         unused
     }
 
+    /// The memos that cases not run yet use.
+    pub(crate) fn pending(&self) -> Vec<&'a dyn ErasedMemo> {
+        self.memos
+            .iter()
+            .zip(&self.uses_left)
+            .filter(|(_, left)| **left > 0)
+            .map(|(memo, _)| *memo)
+            .collect()
+    }
+
     /// The whole order, assuming every memo is of unknown size.
     pub(crate) fn static_order(cases: &[&'a Case]) -> Vec<usize> {
         let mut schedule = Self::new(cases);
