@@ -331,13 +331,16 @@ fn an_older_layout_is_brought_up_to_date() {
     History::open(&path).unwrap().add(&record(), None).unwrap();
     {
         // As the first layout left it: no direction of the metric, no
-        // instruction counts, no fields of struct metrics.
+        // instruction counts, no fields of struct metrics, no throughput
+        // or p99.
         let connection = rusqlite::Connection::open(&path).unwrap();
         connection
             .execute_batch(
                 "ALTER TABLE case_params DROP COLUMN direction;
                  ALTER TABLE case_params DROP COLUMN directions;
                  ALTER TABLE figures DROP COLUMN instructions;
+                 ALTER TABLE figures DROP COLUMN throughput;
+                 ALTER TABLE figures DROP COLUMN p99_ns;
                  DROP TABLE field_values;
                  PRAGMA user_version = 1;",
             )
@@ -352,7 +355,7 @@ fn an_older_layout_is_brought_up_to_date() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
 }
 
 fn the_tool_adds_lists_and_shows() {

@@ -29,7 +29,7 @@ struct Eval {
 }
 
 #[nnbench::parametrize(
-    [(model = "a"), (model = "b"), (model = "c")],
+    [(model = "a"), (model = "b"), (model = "c"), (model = "d")],
     metric = "accuracy:higher, latency_ms:lower",
     fail_on = "value.accuracy=0.5%, value.latency_ms=10%",
     timing = once,
@@ -40,6 +40,7 @@ fn evaluate(model: &str) -> Eval {
         ("a", true) => (0.90 * 0.98, 12.0), // 2% less accurate
         ("b", true) => (0.90, 12.0 * 1.2),  // 20% slower
         ("c", true) => (0.95, 10.0),        // better on both
+        ("d", true) => (0.95, 12.0 * 1.2),  // more accurate, and slower
         _ => (0.90, 12.0),
     };
     Eval {
@@ -149,6 +150,18 @@ fn compare_names_exactly_the_fields_that_got_worse() {
     assert_eq!(case_verdict("evaluate/model=a"), "regressed");
     assert_eq!(case_verdict("evaluate/model=b"), "regressed");
     assert_eq!(case_verdict("evaluate/model=c"), "improved");
+    // Moves both ways: a trade-off, which still fails on its latency.
+    assert_eq!(case_verdict("evaluate/model=d"), "regressed");
+    assert_eq!(field("evaluate/model=d", "accuracy"), "improved");
+    assert_eq!(field("evaluate/model=d", "latency_ms"), "regressed");
+    let trade_offs: Vec<&str> = comparison["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["trade_off"] == true)
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(trade_offs, ["evaluate/model=d"]);
     let table = Command::new(env!("CARGO_BIN_EXE_nnbench"))
         .arg("compare")
         .args([&base_file, &head_file])
@@ -158,6 +171,22 @@ fn compare_names_exactly_the_fields_that_got_worse() {
     assert!(
         said.contains("value.accuracy 0.9 → 0.882") && said.contains("value.latency_ms 12 → 14.4"),
         "{said}"
+    );
+    assert!(
+        said.contains("REGRESSED (trade-off)") && said.contains("(1 a trade-off)"),
+        "{said}"
+    );
+    let markdown = Command::new(env!("CARGO_BIN_EXE_nnbench"))
+        .arg("compare")
+        .args([&base_file, &head_file])
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    let markdown = String::from_utf8_lossy(&markdown.stdout);
+    assert!(
+        markdown.contains("| case | accuracy | latency_ms | stats.loss | time |")
+            && markdown.contains("| `evaluate/model=d` | 0.95 | 14.4 | 0.5 |"),
+        "{markdown}"
     );
 }
 

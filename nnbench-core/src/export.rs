@@ -12,7 +12,9 @@ use crate::record::{CaseRecord, Direction, Figure, RunRecord, numeric_fields};
 /// `load-latency` (ns resolving memos), `peak-rss` (bytes the case grew
 /// resident memory by), `gpu-peak` (bytes), for a case counted under
 /// Callgrind `instructions` and `estimated-cycles` in place of `latency`,
-/// and the returned value under the family's name (a struct of numbers:
+/// `throughput` (elements or bytes per second) for a family that declares
+/// one, `latency-p50`, `latency-p90` and `latency-p99` (ns) for calls timed
+/// one by one, and the returned value under the family's name (a struct of numbers:
 /// each field under `family-field`). Failed cases are left out.
 ///
 /// # Example
@@ -39,6 +41,18 @@ pub fn bmf(record: &RunRecord) -> Json {
         }
         if let Some(count) = t.instructions {
             measures.insert("instructions".into(), json!({ "value": count as f64 }));
+        }
+        if let Some(rate) = case.throughput {
+            measures.insert("throughput".into(), json!({ "value": rate.per_second }));
+        }
+        if let Some(p) = t.percentiles {
+            for (name, ns) in [
+                ("latency-p50", p.p50_ns),
+                ("latency-p90", p.p90_ns),
+                ("latency-p99", p.p99_ns),
+            ] {
+                measures.insert(name.into(), json!({ "value": ns }));
+            }
         }
         if let Some(callgrind) = &t.callgrind {
             measures.insert(
@@ -71,9 +85,10 @@ pub fn bmf(record: &RunRecord) -> Json {
 
 /// github-action-benchmark's input, `[{"name", "unit", "value", "range"?,
 /// "extra"?}]`: for `smaller` (`customSmallerIsBetter`) the time per call,
-/// memo load time, RSS growth, GPU peak and the values of `metric = lower`
-/// families; otherwise (`customBiggerIsBetter`) the values of `metric =
-/// higher` families. Failed cases are left out.
+/// its 99th percentile (calls timed one by one), memo load time, RSS
+/// growth, GPU peak and the values of `metric = lower` families; otherwise
+/// (`customBiggerIsBetter`) throughput and the values of `metric = higher`
+/// families. Failed cases are left out.
 ///
 /// # Example
 ///
@@ -101,6 +116,9 @@ pub fn github(record: &RunRecord, smaller: bool) -> Json {
             if let Some(count) = t.instructions {
                 out.push(entry("instructions", "instructions", count as f64));
             }
+            if let Some(p) = t.percentiles {
+                out.push(entry("p99", "ns", p.p99_ns));
+            }
             if case.uses_memos() {
                 out.push(entry("memo load", "ns", case.load_ns as f64));
             }
@@ -119,6 +137,13 @@ pub fn github(record: &RunRecord, smaller: bool) -> Json {
         } else {
             Direction::Higher
         };
+        if let (false, Some(rate)) = (smaller, case.throughput) {
+            out.push(entry(
+                "throughput",
+                rate.unit.per_second_label(),
+                rate.per_second,
+            ));
+        }
         for (name, value, direction) in metrics(case) {
             if direction == Some(wanted) {
                 out.push(entry(&name, "", value));

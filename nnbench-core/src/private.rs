@@ -17,7 +17,7 @@ use serde_json::Value as Json;
 pub use inventory;
 
 pub use crate::measure::Timer;
-pub use crate::record::Direction;
+pub use crate::record::{Direction, ThroughputUnit};
 pub use crate::registry::{Args, CaseSpec, Family, Hook};
 pub use crate::runner::bench_main as main;
 pub use crate::settings::{Sampling, Timing};
@@ -255,4 +255,44 @@ pub fn call_window_cost(rounds: u32) -> (std::time::Duration, std::time::Duratio
     let _ = meter.finish(0, 0);
     let rounds = rounds.max(1);
     (enter / rounds, leave / rounds)
+}
+
+/// A `throughput = elements(EXPR)` count: an integer of any width.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a count: `throughput = elements(EXPR)` and `bytes(EXPR)` take an integer",
+    label = "this should be an integer (`usize`, `i64`, ...)"
+)]
+pub trait ThroughputCount: std::fmt::Display + Copy {
+    /// The count, or `None` when it is negative.
+    fn count(self) -> Option<u64>;
+}
+
+macro_rules! throughput_counts {
+    ($($ty:ty),*) => {$(
+        impl ThroughputCount for $ty {
+            fn count(self) -> Option<u64> {
+                u64::try_from(self).ok()
+            }
+        }
+    )*};
+}
+
+throughput_counts!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
+);
+
+impl<T: ThroughputCount> ThroughputCount for &T {
+    fn count(self) -> Option<u64> {
+        (*self).count()
+    }
+}
+
+/// What one call handles, as the family's `throughput` expression `text`
+/// gave it; a negative count is the case's error.
+pub fn count_throughput<T: ThroughputCount>(count: T, text: &str) -> Result<u64> {
+    count.count().ok_or_else(|| {
+        crate::Error::msg(format!(
+            "throughput `{text}` is {count}: a count of what one call handles cannot be negative"
+        ))
+    })
 }

@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ItemFn, Type};
 
 use crate::check::{Grid, ParamPlan, Passing, Plan};
-use crate::parse::{Metric, TimingMode, Values};
+use crate::parse::{Metric, ThroughputUnit, TimingMode, Values};
 
 /// The path to nnbench's generated-code module: `::nnbench::__private`, or
 /// under the `crate = path` option's path. Generated code names nothing of
@@ -318,7 +318,7 @@ fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
     } else {
         quote!(__timer.time(|| #function(#(#passed),*)))
     };
-    quote! {
+    let spec = quote! {
         #krate::CaseSpec::new(
             ::std::vec![#(#params),*],
             move |__args: &#krate::Args, __timer: &mut #krate::Timer| {
@@ -327,5 +327,32 @@ fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
                 (&&#krate::Ret::new(__returned)).metric()
             },
         )
-    }
+    };
+    let Some(throughput) = &plan.options.throughput else {
+        return spec;
+    };
+    let unit = match throughput.unit {
+        ThroughputUnit::Elements => quote!(Elements),
+        ThroughputUnit::Bytes => quote!(Bytes),
+    };
+    let count = &throughput.count;
+    let text = quote!(#count).to_string();
+    let names = plan.params.iter().map(|p| &p.ident);
+    // Built before the call, which takes the case's values: the count
+    // closure owns clones of them, and sees the parameters by the names
+    // and types the function has.
+    let counted = quote_spanned! {count.span()=>
+        #krate::count_throughput(#count, #text)
+    };
+    quote! {{
+        let __count = {
+            #(let #values = ::core::clone::Clone::clone(&#values);)*
+            move |__args: &#krate::Args| -> #krate::Result<u64> {
+                #(#fetches)*
+                #(#[allow(unused_variables)] let #names = #passed;)*
+                #counted
+            }
+        };
+        #spec.throughput(#krate::ThroughputUnit::#unit, __count)
+    }}
 }

@@ -48,6 +48,22 @@ pub(crate) struct Options {
     /// `fail_on = "time=10%,rss=off"`: the family's regression limits,
     /// checked here so that a typo is a compile error.
     pub fail_on: Option<LitStr>,
+    /// `throughput = elements(EXPR)` or `bytes(EXPR)`: what one call
+    /// handles, an expression over the function's parameters.
+    pub throughput: Option<Throughput>,
+}
+
+/// The `throughput` option.
+pub(crate) struct Throughput {
+    pub unit: ThroughputUnit,
+    pub count: Expr,
+}
+
+/// What a `throughput` counts.
+#[derive(Clone, Copy)]
+pub(crate) enum ThroughputUnit {
+    Elements,
+    Bytes,
 }
 
 /// The `metric` option.
@@ -69,7 +85,7 @@ pub(crate) enum TimingMode {
 
 /// The options' names, for messages.
 const OPTIONS: &str = "name, tags, setup, teardown, timing, sample_size, warm_up, \
-     measurement_time, metric, fail_on and crate";
+     measurement_time, metric, fail_on, throughput and crate";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -234,6 +250,7 @@ impl Sorted {
             "crate" => set_once(&mut o.krate, &name, || crate_path(&value)),
             "metric" => set_once(&mut o.metric, &name, || metric(&value)),
             "fail_on" => set_once(&mut o.fail_on, &name, || fail_on(&value)),
+            "throughput" => set_once(&mut o.throughput, &name, || throughput(&value)),
             _ if self.kind == Kind::Product => {
                 if self.axes.iter().any(|a| a.name == name) {
                     return Err(syn::Error::new(
@@ -317,6 +334,26 @@ fn metric(value: &Expr) -> syn::Result<Metric> {
             .map(Metric::Fields)
             .map_err(|e| syn::Error::new(spec.span(), format!("metric: {e}"))),
         _ => Err(syn::Error::new(value.span(), WHAT)),
+    }
+}
+
+/// `elements(EXPR)` or `bytes(EXPR)`.
+fn throughput(value: &Expr) -> syn::Result<Throughput> {
+    const WHAT: &str = "throughput is `elements(EXPR)` or `bytes(EXPR)`: what one call handles, an integer expression over the function's parameters (`elements(batch)`, `bytes(4 * n)`) or a constant";
+    let Expr::Call(call) = value else {
+        return Err(syn::Error::new(value.span(), WHAT));
+    };
+    let unit = match word(&call.func).as_deref() {
+        Some("elements") => ThroughputUnit::Elements,
+        Some("bytes") => ThroughputUnit::Bytes,
+        _ => return Err(syn::Error::new(call.func.span(), WHAT)),
+    };
+    match (call.args.len(), call.args.first()) {
+        (1, Some(count)) => Ok(Throughput {
+            unit,
+            count: count.clone(),
+        }),
+        _ => Err(syn::Error::new(call.span(), WHAT)),
     }
 }
 

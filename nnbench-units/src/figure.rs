@@ -52,11 +52,17 @@ pub enum Figure {
     Value,
     /// Instructions one call executed, counted by Callgrind.
     Instructions,
+    /// Items or bytes per second, for a family that declares a
+    /// `throughput` (more is better).
+    Throughput,
+    /// The 99th percentile of the time per call, for calls timed one by
+    /// one.
+    P99,
 }
 
 impl Figure {
     /// Every figure, in the order reports list them.
-    pub const ALL: [Figure; 7] = [
+    pub const ALL: [Figure; 9] = [
         Figure::Time,
         Figure::Load,
         Figure::Rss,
@@ -64,6 +70,8 @@ impl Figure {
         Figure::Gpu,
         Figure::Value,
         Figure::Instructions,
+        Figure::Throughput,
+        Figure::P99,
     ];
 
     /// Its name in limits (`time=10%`), records and reports.
@@ -82,6 +90,8 @@ impl Figure {
             Figure::Gpu => "gpu",
             Figure::Value => "value",
             Figure::Instructions => "instructions",
+            Figure::Throughput => "throughput",
+            Figure::P99 => "p99",
         }
     }
 
@@ -95,9 +105,9 @@ impl Figure {
     /// ```
     pub fn unit(self) -> Unit {
         match self {
-            Figure::Time | Figure::Load => Unit::Time,
+            Figure::Time | Figure::Load | Figure::P99 => Unit::Time,
             Figure::Rss | Figure::Heap | Figure::Gpu => Unit::Bytes,
-            Figure::Value => Unit::Number,
+            Figure::Value | Figure::Throughput => Unit::Number,
             Figure::Instructions => Unit::Count,
         }
     }
@@ -115,7 +125,7 @@ impl fmt::Display for Figure {
 ///
 /// ```
 /// let err = "speed".parse::<nnbench_units::Figure>().unwrap_err();
-/// assert!(err.to_string().contains("time, load, rss, heap, gpu, value and instructions"));
+/// assert!(err.to_string().contains("time, load, rss, heap, gpu, value, instructions, throughput and p99"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFigure(pub String);
@@ -124,7 +134,7 @@ impl fmt::Display for UnknownFigure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, value and instructions",
+            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, value, instructions, throughput and p99",
             self.0
         )
     }
@@ -156,7 +166,7 @@ mod tests {
                 .to_string()
                 .matches(", ")
                 .count(),
-            5
+            7
         );
     }
 }

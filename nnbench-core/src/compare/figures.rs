@@ -7,7 +7,8 @@ use nnbench_units::format_ns;
 
 use super::{CaseComparison, FigureComparison, Presence, Threshold, Thresholds, Verdict};
 use crate::record::{
-    CaseRecord, Figure, RunContext, RunRecord, TimeRecord, TimingMode, numeric_fields,
+    CaseRecord, Figure, RunContext, RunRecord, ThroughputRecord, TimeRecord, TimingMode,
+    numeric_fields,
 };
 
 /// Compares one case present on both sides, under `t` with the head
@@ -57,6 +58,7 @@ pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> Case
         presence: Presence::Both,
         base_error,
         head_error,
+        trade_off: trade_off(&figures),
         figures,
         verdict,
         notes,
@@ -99,6 +101,15 @@ fn overall(figures: &[FigureComparison]) -> Verdict {
     } else {
         Verdict::Unchanged
     }
+}
+
+/// Whether a gated figure improved while another got worse (gated or
+/// not): the change bought one figure with another.
+fn trade_off(figures: &[FigureComparison]) -> bool {
+    figures
+        .iter()
+        .any(|f| f.gated && f.verdict == Verdict::Improved)
+        && figures.iter().any(|f| f.verdict == Verdict::Regressed)
 }
 
 /// `None` when the figure is on neither side.
@@ -144,10 +155,70 @@ fn compare_figure(
             Some(out)
         }
         Figure::Value => value(base, head, threshold),
-        Figure::Instructions => {
+        Figure::Instructions | Figure::P99 => {
             amounts(figure, base.figure(figure), head.figure(figure), threshold)
         }
+        Figure::Throughput => throughput(base, head, threshold, t.significance),
     }
+}
+
+/// Items or bytes per second, judged as time is: on the same samples, as
+/// time per item, so that what a call handles may differ between the sides.
+fn throughput(
+    base: &CaseRecord,
+    head: &CaseRecord,
+    threshold: Threshold,
+    alpha: f64,
+) -> Option<FigureComparison> {
+    let (b, h) = (base.throughput, head.throughput);
+    if b.is_none() && h.is_none() {
+        return None;
+    }
+    let rate = |t: Option<ThroughputRecord>| t.map(|t| t.per_second);
+    let mut out = comparison(Figure::Throughput, rate(b), rate(h));
+    out.gated = threshold.gated;
+    let why_not = match (b, h) {
+        (Some(b), Some(h)) if b.unit != h.unit => {
+            "counted in elements on one side, bytes on the other"
+        }
+        (Some(b), Some(h)) if b.per_call == 0 || h.per_call == 0 => {
+            "a side handles nothing per call"
+        }
+        (Some(_), Some(_)) => "",
+        _ => "declared on one side only",
+    };
+    let (Some(b), Some(h), "") = (b, h, why_not) else {
+        out.verdict = Verdict::NotComparable;
+        out.note = Some(why_not.to_owned());
+        return Some(out);
+    };
+    let per_item = |time: &TimeRecord, per_call: u64| TimeRecord {
+        median_ns: time.median_ns / per_call as f64,
+        samples_ns: time
+            .samples_ns
+            .iter()
+            .map(|ns| ns / per_call as f64)
+            .collect(),
+        ..time.clone()
+    };
+    // Time per item rises exactly when items per second fall: one verdict.
+    let timed = match &head.paired {
+        Some(paired) => super::paired::time(paired, &head.time, threshold),
+        None => time(
+            &per_item(&base.time, b.per_call),
+            &per_item(&head.time, h.per_call),
+            threshold,
+            alpha,
+        ),
+    };
+    out.p = timed.p;
+    out.verdict = timed.verdict;
+    out.note = Some(match timed.note {
+        Some(note) if head.paired.is_none() => format!("as time per item: {note}"),
+        Some(note) => note,
+        None => "as time per item".to_owned(),
+    });
+    Some(out)
 }
 
 /// Whether the case's call was counted under Callgrind.

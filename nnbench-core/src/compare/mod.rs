@@ -109,6 +109,11 @@ pub struct CaseComparison {
     /// changed between the runs, a family `fail_on` not understood.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Its figures moved both ways: one improved while another got worse
+    /// (accuracy up and latency up, say). A trade-off whose worse move is
+    /// a regression beyond its limit still fails.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trade_off: bool,
 }
 
 impl CaseComparison {
@@ -293,5 +298,6 @@ fn one_sided(case: &CaseRecord, presence: Presence) -> CaseComparison {
         figures: Vec::new(),
         verdict: Verdict::NotComparable,
         notes: Vec::new(),
+        trade_off: false,
     }
 }

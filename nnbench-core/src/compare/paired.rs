@@ -60,6 +60,7 @@ pub fn paired(record: &RunRecord, thresholds: &Thresholds) -> Comparison {
                 figures: Vec::new(),
                 verdict: Verdict::Regressed,
                 notes: Vec::new(),
+                trade_off: false,
             }),
             (None, None) => new.push(super::one_sided(case, Presence::New)),
         }
@@ -77,6 +78,7 @@ pub fn paired(record: &RunRecord, thresholds: &Thresholds) -> Comparison {
                 figures: Vec::new(),
                 verdict: Verdict::NotComparable,
                 notes: Vec::new(),
+                trade_off: false,
             }),
     );
     let head = super::side(record);

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
-use nnbench_units::{Unit, format_figure};
+use nnbench_units::{Figure, Unit, format_count, format_figure};
 
 use super::{CaseComparison, Comparison, FigureComparison, Presence, Verdict};
 
@@ -81,8 +81,9 @@ impl Comparison {
                 .filter(|c| c.presence == Presence::Both && c.verdict == verdict)
                 .count()
         };
+        let trade_offs = self.cases.iter().filter(|c| c.trade_off).count();
         format!(
-            "{} cases: {} regressed, {} improved, {} unchanged, {} not comparable, {} new, {} gone",
+            "{} cases: {} regressed, {} improved, {} unchanged, {} not comparable, {} new, {} gone{}",
             self.cases.len(),
             both(Verdict::Regressed),
             both(Verdict::Improved),
@@ -90,6 +91,11 @@ impl Comparison {
             both(Verdict::NotComparable),
             count(Presence::New),
             count(Presence::Gone),
+            match trade_offs {
+                0 => String::new(),
+                1 => " (1 a trade-off)".to_owned(),
+                n => format!(" ({n} trade-offs)"),
+            },
         )
     }
 }
@@ -119,7 +125,9 @@ fn status(case: &CaseComparison) -> &'static str {
         (Presence::New, _) => "new",
         (Presence::Gone, _) => "gone",
         (_, Verdict::Regressed) if case.head_error.is_some() => "FAILS",
+        (_, Verdict::Regressed) if case.trade_off => "REGRESSED (trade-off)",
         (_, Verdict::Regressed) => "REGRESSED",
+        (_, _) if case.trade_off => "trade-off",
         (_, Verdict::Improved) => "improved",
         (_, Verdict::NotComparable) => "not comparable",
         (_, Verdict::Unchanged) => "unchanged",
@@ -238,7 +246,6 @@ fn markdown(c: &Comparison) -> String {
     }
     out.push_str("| case | verdict | what changed |\n|---|---|---|\n");
     for case in rows {
-        let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
         let _ = writeln!(
             out,
             "| `{}` | {} | {} |",
@@ -247,5 +254,84 @@ fn markdown(c: &Comparison) -> String {
             cell(&details(case))
         );
     }
+    out.push_str(&head_figures(c));
+    out
+}
+
+/// A figure to three or four significant digits: a table's cell, where
+/// [`figure_line`] writes the digits a comparison saw move.
+fn at_a_glance(figure: Figure, value: f64) -> String {
+    match (figure, figure.unit()) {
+        (Figure::Throughput, _) => format!("{}/s", format_count(value)),
+        (_, Unit::Number) if value.abs() >= 1e4 => format_count(value),
+        (_, Unit::Number) => {
+            let text = format!("{value:.4}");
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        }
+        _ => format_figure(figure, value),
+    }
+}
+
+/// Text made safe for a markdown table's cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The head run's figures, a column for each field of a struct metric and
+/// for time, throughput and p99, folded under a summary: how a sweep of
+/// models reads at a glance. Empty when no case has a struct metric, a
+/// throughput or a p99.
+fn head_figures(c: &Comparison) -> String {
+    let both: Vec<&CaseComparison> = c
+        .cases
+        .iter()
+        .filter(|k| k.presence == Presence::Both)
+        .collect();
+    let mut columns: Vec<(Figure, Option<&str>)> = Vec::new();
+    for f in both.iter().flat_map(|k| &k.figures) {
+        let column = (f.figure, f.field.as_deref());
+        if f.head.is_some() && f.field.is_some() && !columns.contains(&column) {
+            columns.push(column);
+        }
+    }
+    let extras = [Figure::Throughput, Figure::P99];
+    let present = |figure: Figure| {
+        both.iter()
+            .flat_map(|k| &k.figures)
+            .any(|f| f.figure == figure && f.head.is_some())
+    };
+    if columns.is_empty() && !extras.into_iter().any(present) {
+        return String::new();
+    }
+    columns.push((Figure::Time, None));
+    columns.extend(
+        extras
+            .into_iter()
+            .filter(|f| present(*f))
+            .map(|f| (f, None)),
+    );
+    let names: Vec<String> = columns
+        .iter()
+        .map(|(figure, field)| field.map_or_else(|| figure.to_string(), str::to_owned))
+        .collect();
+    let mut out = format!(
+        "\n<details><summary>The head run's figures</summary>\n\n| case | {} |\n|---|{}\n",
+        names.join(" | "),
+        "---|".repeat(names.len())
+    );
+    for case in both {
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|(figure, field)| {
+                case.figures
+                    .iter()
+                    .find(|f| f.figure == *figure && f.field.as_deref() == *field)
+                    .and_then(|f| f.head)
+                    .map_or_else(|| "-".to_owned(), |v| at_a_glance(*figure, v))
+            })
+            .collect();
+        let _ = writeln!(out, "| `{}` | {} |", cell(&case.id), cells.join(" | "));
+    }
+    out.push_str("\n</details>\n");
     out
 }

@@ -62,7 +62,10 @@ impl Threshold {
 /// - instructions counted by Callgrind by more than 0.5% and more than 100
 ///   instructions: two runs of one build count the same, give or take the
 ///   few instructions where collection starts and stops;
-/// - memo load time is reported, not gated.
+/// - throughput (items or bytes per second) as time: by more than 10%,
+///   tested on the same samples;
+/// - memo load time and the 99th percentile of the time per call are
+///   reported, not gated (`p99=20%` gates the latter).
 ///
 /// # Example
 ///
@@ -104,6 +107,8 @@ impl Default for Thresholds {
                 (Figure::Gpu, t(0.05, 16.0 * MIB, true)),
                 (Figure::Value, t(1e-9, 0.0, true)),
                 (Figure::Instructions, t(0.005, 100.0, true)),
+                (Figure::Throughput, t(0.10, 0.0, true)),
+                (Figure::P99, t(0.10, 0.0, false)),
             ]),
             fields: BTreeMap::new(),
             significance: 0.001,

@@ -174,7 +174,7 @@ impl History {
             "SELECT machines.key, runs.branch, runs.bench, figures.case_id,
                     coalesce(runs.commit_sha, 'run ' || runs.id), figures.failed,
                     time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions,
-                    case_params.direction, case_params.directions
+                    throughput, p99_ns, case_params.direction, case_params.directions
              FROM figures
              JOIN runs ON runs.id = figures.run_id
              JOIN machines ON machines.id = runs.machine_id
@@ -206,11 +206,13 @@ impl History {
                 row.get(10)?,
                 row.get(11)?,
                 row.get(12)?,
+                row.get(13)?,
+                row.get(14)?,
             ];
             let direction =
-                super::runs::direction_from(row.get::<_, Option<String>>(13)?.as_deref());
+                super::runs::direction_from(row.get::<_, Option<String>>(15)?.as_deref());
             let directions: BTreeMap<String, Direction> = row
-                .get::<_, Option<String>>(14)?
+                .get::<_, Option<String>>(16)?
                 .and_then(|json| serde_json::from_str(&json).ok())
                 .unwrap_or_default();
             let same = tracks.last().is_some_and(|t| {
@@ -335,6 +337,7 @@ fn track_steps(track: &Track, search: &StepSearch) -> Vec<FigureStep> {
         let better = |before: f64, after: f64| match (figure, track.direction) {
             (Figure::Value, Some(direction)) => Some(direction.improves(before, after)),
             (Figure::Value, None) => None,
+            (Figure::Throughput, _) => Some(after > before),
             _ => Some(after < before),
         };
         let threshold = search.thresholds.get(figure);

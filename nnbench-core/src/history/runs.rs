@@ -120,6 +120,11 @@ pub struct CasePoint {
     pub value: Option<f64>,
     /// Instructions per call, counted under Callgrind.
     pub instructions: Option<f64>,
+    /// Items or bytes per second, for a family with a `throughput`.
+    pub throughput: Option<f64>,
+    /// The 99th percentile of the time per call, ns, for calls timed one
+    /// by one.
+    pub p99_ns: Option<f64>,
 }
 
 impl CasePoint {
@@ -142,6 +147,8 @@ impl CasePoint {
             Figure::Gpu => self.gpu_bytes,
             Figure::Value => self.value,
             Figure::Instructions => self.instructions,
+            Figure::Throughput => self.throughput,
+            Figure::P99 => self.p99_ns,
         }
     }
 }
@@ -255,8 +262,8 @@ impl History {
                      direction = excluded.direction, directions = excluded.directions",
             )?;
             let mut figures_of = transaction.prepare(
-                "INSERT OR REPLACE INTO figures (run_id, case_id, failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                "INSERT OR REPLACE INTO figures (run_id, case_id, failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions, throughput, p99_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             )?;
             let mut fields_of = transaction.prepare(
                 "INSERT OR REPLACE INTO field_values (run_id, case_id, field, value)
@@ -273,19 +280,14 @@ impl History {
                         fields_of.execute(params![run, case.id, field, value])?;
                     }
                 }
-                let [time, load, rss, heap, gpu, value, instructions] = figures(case);
-                figures_of.execute(params![
-                    run,
-                    case.id,
-                    case.error.is_some(),
-                    time,
-                    load,
-                    rss,
-                    heap,
-                    gpu,
-                    value,
-                    instructions
-                ])?;
+                use rusqlite::types::Value;
+                let mut row = vec![
+                    Value::Integer(run),
+                    Value::Text(case.id.clone()),
+                    Value::Integer(i64::from(case.error.is_some())),
+                ];
+                row.extend(figures(case).map(|f| f.map_or(Value::Null, Value::Real)));
+                figures_of.execute(rusqlite::params_from_iter(row))?;
             }
         }
         transaction.commit()?;
@@ -356,7 +358,8 @@ impl History {
         let query = || -> rusqlite::Result<Vec<CasePoint>> {
             let mut statement = self.connection.prepare(
                 "SELECT runs.id, machines.key, commit_sha, branch, started_at, figures.failed,
-                        time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions
+                        time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions,
+                        throughput, p99_ns
                  FROM figures
                  JOIN runs ON runs.id = figures.run_id
                  JOIN machines ON machines.id = runs.machine_id
@@ -450,7 +453,7 @@ impl History {
             let mut statement = self.connection.prepare(
                 "SELECT figures.case_id, runs.id, machines.key, commit_sha, branch, started_at,
                         figures.failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value,
-                        instructions
+                        instructions, throughput, p99_ns
                  FROM figures
                  JOIN runs ON runs.id = figures.run_id
                  JOIN machines ON machines.id = runs.machine_id
@@ -465,7 +468,7 @@ impl History {
 }
 
 /// A [`CasePoint`] from the row's columns from `at` on: run, machine,
-/// commit, branch, start, failed, and the seven figures.
+/// commit, branch, start, failed, and the figures.
 fn point(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<CasePoint> {
     Ok(CasePoint {
         run: r.get(at)?,
@@ -481,6 +484,8 @@ fn point(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<CasePoint> {
         gpu_bytes: r.get(at + 10)?,
         value: r.get(at + 11)?,
         instructions: r.get(at + 12)?,
+        throughput: r.get(at + 13)?,
+        p99_ns: r.get(at + 14)?,
     })
 }
 

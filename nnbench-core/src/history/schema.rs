@@ -62,6 +62,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (case_id, field, run_id)
     ) WITHOUT ROWID;
     ALTER TABLE case_params ADD COLUMN directions TEXT;",
+    // 5: throughput, and the 99th percentile of calls timed one by one.
+    "ALTER TABLE figures ADD COLUMN throughput REAL;
+    ALTER TABLE figures ADD COLUMN p99_ns REAL;",
 ];
 
 /// What a database holds before it is brought up to date.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::adaptive::{median, median_interval};
 use super::cpu::{Clocks, Elapsed};
-use crate::record::{Sampler, TimeRecord, TimingMode};
+use crate::record::{Percentiles, Sampler, TimeRecord, TimingMode};
 
 /// Times the user's function alone (argument fetching and metric
 /// serialization stay outside), called `iters` times in a row, by the wall
@@ -172,6 +172,9 @@ pub(crate) fn summarize(sampler: Sampler, samples: &[(u64, Elapsed)]) -> TimeRec
         hw_instructions: instructions.and_then(|per_call| median_of(&per_call)),
         instructions: None,
         callgrind: None,
+        percentiles: (n >= 2 && samples.iter().all(|(iters, _)| *iters == 1))
+            .then(|| Percentiles::of(&per_iter))
+            .flatten(),
     }
 }
 

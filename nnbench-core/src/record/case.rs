@@ -67,6 +67,10 @@ pub struct CaseRecord {
     /// (`--paired BASE`); `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paired: Option<super::PairedRecord>,
+    /// What one call handles and at what rate, for a family with
+    /// `throughput = elements(EXPR)` or `bytes(EXPR)`; `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<super::ThroughputRecord>,
 }
 
 impl CaseRecord {
@@ -189,6 +193,8 @@ impl CaseRecord {
             Figure::Gpu => self.memory.gpu_peak_bytes.map(|b| b as f64),
             Figure::Value => self.value.as_f64(),
             Figure::Instructions => self.time.instructions.map(|n| n as f64),
+            Figure::Throughput => self.throughput.map(|t| t.per_second),
+            Figure::P99 => self.time.percentiles.map(|p| p.p99_ns),
         }
     }
 
@@ -286,6 +292,12 @@ pub struct TimeRecord {
     /// What Callgrind's simulated caches made of that call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub callgrind: Option<CallgrindRecord>,
+    /// p50, p90, p99 and the maximum of the time per call, when every
+    /// sample was one call timed alone (calls of a millisecond or more);
+    /// `None` for calls too short to time one by one, and for a case timed
+    /// once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentiles: Option<super::Percentiles>,
 }
 
 /// The memory accesses of one call counted under Callgrind, as its
@@ -346,6 +358,7 @@ impl TimeRecord {
             hw_instructions: None,
             instructions: None,
             callgrind: None,
+            percentiles: None,
         }
     }
 }

@@ -13,7 +13,9 @@ mod fields;
 mod memo;
 mod method;
 mod paired;
+mod percentiles;
 mod shard;
+mod throughput;
 mod verdict;
 
 use std::fs;
@@ -33,7 +35,9 @@ pub use memo::{LeakRecord, MemoCounters, MemoInput, MemoRecord, RunMemoRecord};
 pub use method::{GpuMethod, RssMethod};
 pub use nnbench_units::{Direction, Figure};
 pub use paired::{PairedClock, PairedRecord, PairedRun};
+pub use percentiles::Percentiles;
 pub use shard::{ShardRecord, ShardRun};
+pub use throughput::{ThroughputRecord, ThroughputUnit};
 pub use verdict::Verdict;
 
 /// The version of the record's layout; it changes when a field changes meaning.
@@ -320,6 +324,7 @@ mod tests {
                 tags: vec!["cpu".into()],
                 value: Json::Null,
                 direction: None,
+                throughput: None,
                 fail_on: None,
                 error: Some(CaseError {
                     stage: Stage::Memo,

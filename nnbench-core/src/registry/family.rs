@@ -6,7 +6,7 @@ use serde_json::Value as Json;
 use super::Args;
 use crate::measure::Timer;
 use crate::param::{Param, Params};
-use crate::record::Direction;
+use crate::record::{Direction, ThroughputUnit};
 use crate::settings::{Sampling, Timing};
 use crate::{Result, State};
 
@@ -52,10 +52,15 @@ pub type Hook = fn(&State, &Params) -> Result<()>;
 /// function with `Timer`, and turns its return value into the metric.
 pub type Call = dyn Fn(&Args, &mut Timer) -> Result<Json> + Send + Sync;
 
+/// Counts what one call of a case handles, from its arguments: the
+/// expression of a family's `throughput = elements(EXPR)`.
+pub type Count = dyn Fn(&Args) -> Result<u64> + Send + Sync;
+
 /// One case of a family before selection: its parameters and its call.
 pub struct CaseSpec {
     pub(crate) params: Params,
     pub(crate) call: Box<Call>,
+    pub(crate) throughput: Option<(ThroughputUnit, Box<Count>)>,
 }
 
 impl CaseSpec {
@@ -67,6 +72,18 @@ impl CaseSpec {
         Self {
             params: Params::new(params),
             call: Box::new(call),
+            throughput: None,
         }
+    }
+
+    /// The case handles what `count` says per call, in `unit`s.
+    #[must_use]
+    pub fn throughput(
+        mut self,
+        unit: ThroughputUnit,
+        count: impl Fn(&Args) -> Result<u64> + Send + Sync + 'static,
+    ) -> Self {
+        self.throughput = Some((unit, Box::new(count)));
+        self
     }
 }

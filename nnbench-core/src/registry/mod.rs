@@ -8,7 +8,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 pub use args::Args;
-pub use family::{Call, CaseSpec, Family, Hook};
+pub use family::{Call, CaseSpec, Count, Family, Hook};
 
 use crate::error::panic_message;
 use crate::param::Params;
@@ -22,6 +22,8 @@ pub(crate) struct Case {
     pub family: &'static Family,
     pub params: Params,
     pub body: Body,
+    /// What one call handles, for a family with a `throughput`.
+    pub throughput: Option<(crate::record::ThroughputUnit, Box<Count>)>,
 }
 
 pub(crate) enum Body {
@@ -53,12 +55,14 @@ pub(crate) fn cases() -> Vec<Case> {
                 family,
                 params: spec.params,
                 body: Body::Call(spec.call),
+                throughput: spec.throughput,
             })),
             Err(payload) => cases.push(Case {
                 id: name.to_string(),
                 family_name: Arc::clone(&name),
                 family,
                 params: Params::default(),
+                throughput: None,
                 body: Body::BrokenGrid(format!(
                     "building the parameter grid of `{}` panicked: {}",
                     name,

@@ -20,8 +20,10 @@ use crate::history::{
 use crate::record::Figure;
 
 /// The figures charted, with their titles.
-const CHARTED: [(Figure, &str); 5] = [
+const CHARTED: [(Figure, &str); 7] = [
     (Figure::Time, "time per call"),
+    (Figure::P99, "p99 time per call"),
+    (Figure::Throughput, "throughput (per second)"),
     (Figure::Instructions, "instructions per call"),
     (Figure::Rss, "peak RSS growth"),
     (Figure::Gpu, "peak GPU memory"),
@@ -396,7 +398,7 @@ impl Section<'_> {
 
     /// The latest run's figures of the family's cases.
     fn table(&self, body: &mut String, family_cases: &[&str], latest: &[(String, CasePoint)]) {
-        body.push_str("<table class=\"latest\"><tr><th>case (latest run)</th><th>time</th><th>load</th><th>peak RSS growth</th><th>GPU</th><th>value</th></tr>");
+        body.push_str("<table class=\"latest\"><tr><th>case (latest run)</th><th>time</th><th>p99</th><th>throughput /s</th><th>load</th><th>peak RSS growth</th><th>GPU</th><th>value</th></tr>");
         for (case, point) in latest
             .iter()
             .filter(|(c, _)| family_cases.contains(&c.as_str()))
@@ -404,7 +406,7 @@ impl Section<'_> {
             if point.failed {
                 let _ = write!(
                     body,
-                    "<tr><td>{}</td><td colspan=\"5\" class=\"bad\">failed</td></tr>",
+                    "<tr><td>{}</td><td colspan=\"7\" class=\"bad\">failed</td></tr>",
                     escape(case)
                 );
                 continue;
@@ -423,9 +425,11 @@ impl Section<'_> {
             };
             let _ = write!(
                 body,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(case),
                 escape(&time),
+                escape(&cell(Figure::P99)),
+                escape(&cell(Figure::Throughput)),
                 escape(&cell(Figure::Load)),
                 escape(&cell(Figure::Rss)),
                 escape(&cell(Figure::Gpu)),

@@ -140,7 +140,17 @@ impl Console {
             header.push("value".into());
         }
         header.extend(fields.iter().cloned());
-        header.extend(["time", "load", "call RSS", "GPU"].map(String::from));
+        header.push("time".into());
+        // Throughput and the tail show only where some case has them.
+        let rates = record.cases.iter().any(|c| c.throughput.is_some());
+        let tails = record.cases.iter().any(|c| c.time.percentiles.is_some());
+        if rates {
+            header.push("throughput".into());
+        }
+        if tails {
+            header.push("p99".into());
+        }
+        header.extend(["load", "call RSS", "GPU"].map(String::from));
         let mut table = Table::new();
         table
             .load_style(UTF8_FULL_CONDENSED)
@@ -173,8 +183,17 @@ impl Console {
                 };
                 row.push(Cell::new(cell));
             }
+            row.push(Cell::new(time(case)));
+            if rates {
+                row.push(Cell::new(
+                    case.throughput.map_or("-".into(), |t| t.to_string()),
+                ));
+            }
+            if tails {
+                let p99 = case.time.percentiles.map(|p| format_ns(p.p99_ns));
+                row.push(Cell::new(p99.unwrap_or_else(|| "-".into())));
+            }
             row.extend([
-                Cell::new(time(case)),
                 Cell::new(format_ns(case.load_ns as f64)),
                 Cell::new(call_growth(case).unwrap_or_else(|| "-".into())),
                 Cell::new(case.memory.gpu_peak_bytes.map_or("-".into(), format_bytes)),

@@ -14,7 +14,8 @@ use crate::error::panic_message;
 use crate::measure::CaseMeter;
 use crate::memo::{self, ErasedMemo, Sizes, journal};
 use crate::record::{
-    CaseError, CaseRecord, LeakRecord, MemoRecord, MemoryRecord, Stage, TimeRecord,
+    CaseError, CaseRecord, LeakRecord, MemoRecord, MemoryRecord, Stage, ThroughputRecord,
+    TimeRecord, TimingMode,
 };
 use crate::registry::{Args, Body, Case, Hook};
 use crate::settings::Settings;
@@ -107,6 +108,7 @@ pub(crate) fn run(
     }
     memo_record.prefetched = around.prefetch();
     let mut value = Json::Null;
+    let mut throughput = None;
     let mut time = TimeRecord {
         samples: 0,
         iters: 0,
@@ -137,6 +139,10 @@ pub(crate) fn run(
             Ok((metric, timed)) => {
                 if let Some(why) = missing_fields(case, &metric) {
                     failure.add(Stage::Call, &Error::msg(why));
+                }
+                match throughput_of(case, &args, &timed) {
+                    Ok(rate) => throughput = rate,
+                    Err(error) => failure.add(Stage::Call, &error),
                 }
                 (value, time) = (metric, timed);
             }
@@ -177,7 +183,21 @@ pub(crate) fn run(
             }),
             memo: memo_record,
             warnings: journal.warnings,
+            throughput,
         },
+    )
+}
+
+/// The case's throughput, for a family that declares one and a call that
+/// was timed: its expression counted over the case's arguments.
+fn throughput_of(case: &Case, args: &Args, time: &TimeRecord) -> Result<Option<ThroughputRecord>> {
+    let Some((unit, count)) = &case.throughput else {
+        return Ok(None);
+    };
+    let per_call = guarded(|| count(args)).map_err(|e| e.context("counting its throughput"))?;
+    Ok(
+        (time.median_ns > 0.0 && time.mode != TimingMode::Instructions)
+            .then(|| ThroughputRecord::new(*unit, per_call, time.median_ns)),
     )
 }
 
@@ -287,6 +307,7 @@ pub(crate) fn unfinished(
             memory,
             memo: MemoRecord::default(),
             warnings: Vec::new(),
+            throughput: None,
         },
     )
 }
@@ -300,6 +321,7 @@ struct Outcome {
     memory: MemoryRecord,
     memo: MemoRecord,
     warnings: Vec<String>,
+    throughput: Option<ThroughputRecord>,
 }
 
 /// The record of `case`, which came to `outcome`.
@@ -320,6 +342,7 @@ fn record(case: &Case, outcome: Outcome) -> CaseRecord {
         warnings: outcome.warnings,
         shard: None,
         paired: None,
+        throughput: outcome.throughput,
         directions: case
             .family
             .directions

@@ -204,6 +204,7 @@ mod tests {
             family: &FAMILY,
             params: Params::new(params),
             body: Body::BrokenGrid(String::new()),
+            throughput: None,
         }
     }
 

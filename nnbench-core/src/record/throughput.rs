@@ -1,0 +1,97 @@
+//! What a case handles per call, and per second: a family's `throughput`.
+
+use serde::{Deserialize, Serialize};
+
+/// What a family's `throughput = elements(EXPR)` or `bytes(EXPR)` counts.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::record::ThroughputUnit;
+/// assert_eq!(ThroughputUnit::Bytes.per_second_label(), "B/s");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThroughputUnit {
+    /// Items: images, tokens, rows.
+    Elements,
+    /// Bytes.
+    Bytes,
+}
+
+impl ThroughputUnit {
+    /// How a rate of this unit is labelled: `elem/s` or `B/s`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(nnbench::record::ThroughputUnit::Elements.per_second_label(), "elem/s");
+    /// ```
+    pub fn per_second_label(self) -> &'static str {
+        match self {
+            ThroughputUnit::Elements => "elem/s",
+            ThroughputUnit::Bytes => "B/s",
+        }
+    }
+}
+
+/// How much one call of a case handles, and at what rate: `per_call`
+/// divided by the median time per call.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::record::{ThroughputRecord, ThroughputUnit};
+/// let t = ThroughputRecord::new(ThroughputUnit::Elements, 10_000, 2_000_000.0);
+/// assert_eq!(t.per_second, 5_000_000.0);
+/// assert_eq!(t.to_string(), "5.00M elem/s");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThroughputRecord {
+    /// Elements or bytes.
+    pub unit: ThroughputUnit,
+    /// What one call handles, as the family's expression gave it.
+    pub per_call: u64,
+    /// `per_call` per second of the median call.
+    pub per_second: f64,
+}
+
+impl ThroughputRecord {
+    /// The throughput of calls handling `per_call` in `median_ns` each (0
+    /// per second when the call took no measurable time).
+    pub fn new(unit: ThroughputUnit, per_call: u64, median_ns: f64) -> Self {
+        let per_second = if median_ns > 0.0 {
+            per_call as f64 / (median_ns / 1e9)
+        } else {
+            0.0
+        };
+        Self {
+            unit,
+            per_call,
+            per_second,
+        }
+    }
+}
+
+/// `1.23M elem/s`, `456 MB/s`: three significant digits, decimal prefixes.
+impl std::fmt::Display for ThroughputRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (scaled, prefix) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+            .into_iter()
+            .find(|(scale, _)| self.per_second >= *scale)
+            .map_or((self.per_second, ""), |(scale, p)| {
+                (self.per_second / scale, p)
+            });
+        let number = if scaled >= 100.0 {
+            format!("{scaled:.0}")
+        } else if scaled >= 10.0 {
+            format!("{scaled:.1}")
+        } else {
+            format!("{scaled:.2}")
+        };
+        match self.unit {
+            ThroughputUnit::Bytes => write!(f, "{number} {prefix}B/s"),
+            ThroughputUnit::Elements => write!(f, "{number}{prefix} elem/s"),
+        }
+    }
+}
