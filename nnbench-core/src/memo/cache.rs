@@ -530,6 +530,11 @@ impl Cache {
         pending: &[&dyn ErasedMemo],
     ) -> Vec<Box<dyn ErasedMemo>> {
         let graph = lock(&self.graph);
+        // Most sweeps build no memo from another: the walk would find
+        // nothing, at a cost of every pending memo per case.
+        if graph.is_flat() {
+            return unused.iter().map(|m| m.clone_boxed()).collect();
+        }
         let needed = self.needed(&graph, pending);
         let is_needed = |e: &Entry| needed.iter().any(|n| std::ptr::eq(&**n, e));
         let mut victims: Vec<Box<dyn ErasedMemo>> = unused

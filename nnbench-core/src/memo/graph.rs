@@ -78,6 +78,12 @@ impl Graph {
             .map(|n| n.inputs.as_slice())
     }
 
+    /// Whether no compute has resolved a memo: the cache's memos are all
+    /// leaves, and nothing is kept for another.
+    pub(crate) fn is_flat(&self) -> bool {
+        self.inner.is_empty()
+    }
+
     /// Whether some memo's compute resolved `memo`.
     pub(crate) fn is_inner(&self, memo: &dyn ErasedMemo) -> bool {
         self.inner
