@@ -16,6 +16,8 @@ mod error;
 mod graph;
 pub(crate) mod journal;
 mod summary;
+#[cfg(test)]
+pub(crate) mod test_memos;
 
 pub use cache::{MemoStats, TypeStats};
 pub use disk::DiskTier;

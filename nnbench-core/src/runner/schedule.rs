@@ -159,23 +159,7 @@ mod tests {
     use crate::param::{Param, Params};
     use crate::registry::{Body, Family};
 
-    #[derive(Clone, Debug, Hash, PartialEq, Eq)]
-    struct Data(u8);
-    #[derive(Clone, Debug, Hash, PartialEq, Eq)]
-    struct Model(u8);
-
-    impl crate::Memo for Data {
-        type Value = ();
-        fn compute(&self) -> crate::Result<()> {
-            Ok(())
-        }
-    }
-    impl crate::Memo for Model {
-        type Value = ();
-        fn compute(&self) -> crate::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::memo::test_memos::{Data, Model};
 
     static FAMILY: Family = Family {
         name: "f",
