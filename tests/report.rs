@@ -1,13 +1,14 @@
 //! `nnbench report`: one self-contained page of a history, checked as
 //! written and, where a Chromium is (`scripts/chromium.sh`), as a browser
-//! draws it: every chart there, no script error, screenshots in light and
-//! dark kept under the target folder.
+//! draws it: every chart there, the trade-off's front drawn, no script
+//! error, screenshots in light and dark kept under the target folder.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nnbench::{RunRecord, Runner};
 use nnbench_core::history::History;
+use serde::Serialize;
 
 /// A sweep of model size × batch size.
 #[nnbench::product(size = [64, 128, 256], batch = [1, 8, 32, 128], timing = once)]
@@ -15,15 +16,38 @@ fn throughput(size: u64, batch: u64) -> u64 {
     size * batch
 }
 
+#[derive(Serialize)]
+struct Scores {
+    accuracy: f64,
+    loss: f64,
+}
+
+/// Models of growing width: slower, and more accurate.
+#[nnbench::product(width = [16, 32, 64, 128], metric = "accuracy:higher", timing = once)]
+fn quality(width: u64) -> Scores {
+    Scores {
+        accuracy: 0.6 + 0.05 * (width as f64).log2(),
+        loss: 1.0 / width as f64,
+    }
+}
+
+/// The width=64 model of [`quality`] in the history below: at the last
+/// commit it is less accurate than the faster width=32 one, and leaves the
+/// front it was on.
+const LEFT_THE_FRONT: &str = "width=64";
+
 /// A history of 24 commits, two runs each: `throughput/size=128,batch=32`
-/// 30% slower from commit 16 on.
+/// 30% slower from commit 16 on; `quality/width=64` less accurate at the
+/// last commit.
 fn history(path: &Path) {
     let template = Runner::new()
         .filter("throughput/")
+        .filter("quality/")
         .test_mode(true)
         .quiet(true)
         .run()
         .expect("the run");
+    assert_eq!(template.cases.len(), 12 + 4);
     let mut history = History::open(path).expect("a new history");
     let mut wobble = 0u64;
     for commit in 0..24u64 {
@@ -40,6 +64,15 @@ fn history(path: &Path) {
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 let noise = 1.0 + ((wobble >> 40) % 1000) as f64 / 50_000.0;
+                if case.family == "quality" {
+                    let width = case.params["width"].as_f64().unwrap_or(1.0);
+                    let worse = case.id.ends_with(LEFT_THE_FRONT) && commit == 23;
+                    let accuracy = 0.6 + 0.05 * width.log2() - if worse { 0.1 } else { 0.0 };
+                    case.value =
+                        serde_json::json!({"accuracy": accuracy * noise, "loss": 1.0 / width});
+                    case.time.median_ns = 10_000.0 * width * noise;
+                    continue;
+                }
                 let size = case.params["size"].as_f64().unwrap_or(1.0);
                 let batch = case.params["batch"].as_f64().unwrap_or(1.0);
                 let slower = if case.id == "throughput/size=128,batch=32" && commit >= 16 {
@@ -90,8 +123,10 @@ fn page(dir: &Path) -> (PathBuf, String) {
     (out, html)
 }
 
-/// Charts: time, RSS growth, the value, the grid (no GPU).
-const CHARTS: usize = 4;
+/// Charts: of `throughput`, time, RSS growth, the value and the grid (no
+/// GPU); of `quality`, time, RSS growth, the grid and the trade-off of
+/// accuracy against time.
+const CHARTS: usize = 8;
 
 #[test]
 fn the_report_is_one_page_with_its_charts_and_its_regression() {
@@ -119,6 +154,14 @@ fn the_report_is_one_page_with_its_charts_and_its_regression() {
     for size in ["size=64", "size=128", "size=256"] {
         assert!(html.contains(&format!("</svg>{size}</span>")), "{size}");
     }
+    // The trade-off: the front, the previous commit, the case that left it.
+    assert!(html.contains("quality: accuracy (higher is better) against time per call"));
+    assert_eq!(html.matches("<polyline class=\"front\"").count(), 1);
+    assert_eq!(html.matches("class=\"before ").count(), 4);
+    assert!(html.contains(&format!("left the front: {LEFT_THE_FRONT}</span>")));
+    assert_eq!(html.matches("<circle class=\"left-front\"").count(), 1);
+    // Its fields in the table, the judged one marked.
+    assert!(html.contains("<th>accuracy ↑</th><th>loss</th>"));
     // Self-contained, and readable in both schemes.
     assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
     assert!(html.contains("prefers-color-scheme: dark"));
@@ -204,8 +247,13 @@ fn a_browser_draws_every_chart_without_a_script_error() {
         &drawn[..drawn.len().min(300)]
     );
     assert!(!log.contains("Uncaught"), "a script error: {log}");
+    assert!(
+        drawn.contains("data-fronts=\"1\""),
+        "the trade-off's front has a length on the page"
+    );
     assert!(drawn.matches("<polyline").count() >= 8 + 8 + 3);
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::copy(&out, shots.join("report.html")).expect("the page kept");
     for (name, extra) in [
         ("report-light.png", &[][..]),
         ("report-dark.png", &["--force-dark-mode"][..]),

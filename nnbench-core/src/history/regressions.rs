@@ -211,10 +211,7 @@ impl History {
             ];
             let direction =
                 super::runs::direction_from(row.get::<_, Option<String>>(15)?.as_deref());
-            let directions: BTreeMap<String, Direction> = row
-                .get::<_, Option<String>>(16)?
-                .and_then(|json| serde_json::from_str(&json).ok())
-                .unwrap_or_default();
+            let directions = super::runs::directions_from(row.get(16)?);
             let same = tracks.last().is_some_and(|t| {
                 t.machine == machine && t.branch == branch && t.bench == bench && t.case == case
             });

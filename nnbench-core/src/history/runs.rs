@@ -1,5 +1,7 @@
 //! Adding runs to the history and reading them back.
 
+use std::collections::{BTreeMap, HashMap};
+
 use rusqlite::{OptionalExtension as _, params};
 
 use super::{History, HistoryError, Machine};
@@ -125,6 +127,8 @@ pub struct CasePoint {
     /// The 99th percentile of the time per call, ns, for calls timed one
     /// by one.
     pub p99_ns: Option<f64>,
+    /// The numeric fields of a struct metric, by their dotted names.
+    pub fields: BTreeMap<String, f64>,
 }
 
 impl CasePoint {
@@ -366,8 +370,22 @@ impl History {
                  WHERE case_id = ?1
                  ORDER BY started_at, runs.id",
             )?;
-            let rows = statement.query_map([id], |r| point(r, 0))?;
-            rows.collect()
+            let mut points: Vec<CasePoint> = statement
+                .query_map([id], |r| point(r, 0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut fields = self
+                .connection
+                .prepare("SELECT run_id, field, value FROM field_values WHERE case_id = ?1")?;
+            let found = fields.query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            let at: HashMap<i64, usize> =
+                points.iter().enumerate().map(|(i, p)| (p.run, i)).collect();
+            for row in found {
+                let (run, field, value): (i64, String, f64) = row?;
+                if let Some(&i) = at.get(&run) {
+                    points[i].fields.insert(field, value);
+                }
+            }
+            Ok(points)
         };
         query().map_err(|e| self.error(e))
     }
@@ -392,6 +410,8 @@ pub struct CaseInfo {
     pub params: serde_json::Map<String, serde_json::Value>,
     /// Which way its value is better, when its family says.
     pub direction: Option<Direction>,
+    /// Which way each named field of its struct metric is better.
+    pub directions: BTreeMap<String, Direction>,
 }
 
 impl History {
@@ -413,7 +433,8 @@ impl History {
     pub fn cases(&self) -> Result<Vec<CaseInfo>, HistoryError> {
         let query = || -> rusqlite::Result<Vec<CaseInfo>> {
             let mut statement = self.connection.prepare(
-                "SELECT case_id, family, params, direction FROM case_params ORDER BY case_id",
+                "SELECT case_id, family, params, direction, directions FROM case_params
+                 ORDER BY case_id",
             )?;
             let rows = statement.query_map([], |r| {
                 let params: String = r.get(2)?;
@@ -423,6 +444,7 @@ impl History {
                     family: r.get(1)?,
                     params: serde_json::from_str(&params).unwrap_or_default(),
                     direction: direction_from(direction.as_deref()),
+                    directions: directions_from(r.get(4)?),
                 })
             })?;
             rows.collect()
@@ -460,8 +482,25 @@ impl History {
                  WHERE runs.id = ?1
                  ORDER BY figures.case_id",
             )?;
-            let rows = statement.query_map([run], |r| Ok((r.get(0)?, point(r, 1)?)))?;
-            rows.collect()
+            let mut points: Vec<(String, CasePoint)> = statement
+                .query_map([run], |r| Ok((r.get(0)?, point(r, 1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut fields = self
+                .connection
+                .prepare("SELECT case_id, field, value FROM field_values WHERE run_id = ?1")?;
+            let found = fields.query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            let at: HashMap<String, usize> = points
+                .iter()
+                .enumerate()
+                .map(|(i, (case, _))| (case.clone(), i))
+                .collect();
+            for row in found {
+                let (case, field, value): (String, String, f64) = row?;
+                if let Some(&i) = at.get(&case) {
+                    points[i].1.fields.insert(field, value);
+                }
+            }
+            Ok(points)
         };
         query().map_err(|e| self.error(e))
     }
@@ -486,6 +525,7 @@ fn point(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<CasePoint> {
         instructions: r.get(at + 12)?,
         throughput: r.get(at + 13)?,
         p99_ns: r.get(at + 14)?,
+        fields: BTreeMap::new(),
     })
 }
 
@@ -502,6 +542,12 @@ pub(super) fn direction_from(name: Option<&str>) -> Option<Direction> {
     [Direction::Higher, Direction::Lower]
         .into_iter()
         .find(|d| name == Some(direction_name(*d)))
+}
+
+/// The directions of a struct metric's fields the history kept.
+pub(super) fn directions_from(json: Option<String>) -> BTreeMap<String, Direction> {
+    json.and_then(|json| serde_json::from_str(&json).ok())
+        .unwrap_or_default()
 }
 
 /// A record merged from shards, split by the machine each shard ran on:

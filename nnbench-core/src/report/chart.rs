@@ -1,10 +1,13 @@
 //! Line charts in SVG, drawn here so that a report needs no script and no
-//! network to show them, and styled by the page's CSS (classes, never
-//! colours) so that they read in light and in dark.
+//! network to show them.
 
 use std::fmt::Write as _;
 
-use nnbench_units::{Unit, format_amount};
+use nnbench_units::Unit;
+
+use super::frame::{self, BOTTOM, COLOURS, HEIGHT, TOP};
+use super::scale::{Scale, bounds};
+use super::xml::escape;
 
 /// The x axis: commits in order, or a numeric parameter.
 #[derive(Clone, Debug)]
@@ -41,30 +44,11 @@ pub(crate) struct Chart {
     pub markers: Vec<Marker>,
 }
 
-const WIDTH: f64 = 720.0;
-const HEIGHT: f64 = 300.0;
-const LEFT: f64 = 78.0;
-const RIGHT: f64 = 16.0;
-const TOP: f64 = 34.0;
-const BOTTOM: f64 = 44.0;
-/// Lines get classes `l0`..`l7`, which the page colours.
-pub(crate) const COLOURS: usize = 8;
-
 impl Chart {
     /// The chart as an `<svg>` element.
     pub(crate) fn svg(&self) -> String {
         let mut out = String::new();
-        let _ = write!(
-            out,
-            r#"<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}"><title>{}</title>"#,
-            escape(&self.title),
-            escape(&self.title)
-        );
-        let _ = write!(
-            out,
-            r#"<text class="title" x="{LEFT}" y="18">{}</text>"#,
-            escape(&self.title)
-        );
+        frame::open(&mut out, &self.title);
         let points: Vec<(f64, f64)> = self
             .lines
             .iter()
@@ -72,17 +56,14 @@ impl Chart {
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
         if points.is_empty() {
-            let _ = write!(
-                out,
-                r#"<text class="empty" x="{}" y="{}">no figures</text></svg>"#,
-                WIDTH / 2.0,
-                HEIGHT / 2.0
-            );
+            frame::close_empty(&mut out);
             return out;
         }
         let x_scale = self.x_scale(&points);
-        let y_scale = y_range(points.iter().map(|p| p.1));
-        self.axes(&mut out, &x_scale, &y_scale);
+        let (bottom, top) = frame::y_span();
+        let y_scale = Scale::padded(points.iter().map(|p| p.1), bottom, top);
+        frame::y_axis(&mut out, &y_scale, self.unit);
+        self.x_axis(&mut out, &x_scale);
         for marker in &self.markers {
             let x = x_scale.place(marker.x);
             let class = if marker.regressed {
@@ -132,61 +113,29 @@ impl Chart {
     pub(crate) fn html(&self) -> String {
         let mut out = format!("<figure class=\"chart\">{}<figcaption>", self.svg());
         for line in &self.lines {
-            let _ = write!(
-                out,
-                r#"<span class="key"><svg class="swatch" viewBox="0 0 10 10"><rect class="swatch l{}" width="10" height="10"/></svg>{}</span>"#,
-                line.colour % COLOURS,
-                escape(&line.name)
-            );
+            frame::key(&mut out, line.colour, &line.name);
         }
         out.push_str("</figcaption></figure>");
         out
     }
 
     fn x_scale(&self, points: &[(f64, f64)]) -> Scale {
+        let (left, right) = frame::x_span();
         match &self.x {
             XAxis::Places(labels) => Scale::linear(
                 0.0,
                 labels.len().saturating_sub(1).max(1) as f64,
-                LEFT,
-                WIDTH - RIGHT,
+                left,
+                right,
             ),
             XAxis::Numbers(_) => {
-                let (low, high) = points
-                    .iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
-                        (a.min(p.0), b.max(p.0))
-                    });
-                if low > 0.0 && high / low > 20.0 {
-                    Scale::log(low, high, LEFT, WIDTH - RIGHT)
-                } else {
-                    let (low, high) = if low == high {
-                        (low - 1.0, high + 1.0)
-                    } else {
-                        (low, high)
-                    };
-                    Scale::linear(low, high, LEFT, WIDTH - RIGHT)
-                }
+                let (low, high) = bounds(points.iter().map(|p| p.0));
+                Scale::spanning(low, high, left, right)
             }
         }
     }
 
-    fn axes(&self, out: &mut String, x: &Scale, y: &Scale) {
-        let (bottom, right) = (HEIGHT - BOTTOM, WIDTH - RIGHT);
-        for tick in y.ticks() {
-            let at = y.place(tick);
-            let _ = write!(
-                out,
-                r#"<line class="grid" x1="{LEFT}" x2="{right}" y1="{at:.1}" y2="{at:.1}"/><text class="tick y" x="{:.1}" y="{:.1}">{}</text>"#,
-                LEFT - 6.0,
-                at + 4.0,
-                escape(&format_amount(self.unit, tick))
-            );
-        }
-        let _ = write!(
-            out,
-            r#"<line class="axis" x1="{LEFT}" x2="{right}" y1="{bottom}" y2="{bottom}"/><line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{bottom}"/>"#
-        );
+    fn x_axis(&self, out: &mut String, x: &Scale) {
         match &self.x {
             XAxis::Places(labels) => {
                 let every = labels.len().div_ceil(8).max(1);
@@ -202,166 +151,20 @@ impl Chart {
                     let _ = write!(
                         out,
                         r#"<text class="tick x{anchor}" x="{at:.1}" y="{:.1}">{}</text>"#,
-                        bottom + 16.0,
+                        HEIGHT - BOTTOM + 16.0,
                         escape(label)
                     );
                 }
-                let _ = write!(
-                    out,
-                    r#"<text class="axis-name" x="{:.1}" y="{:.1}">commits, oldest first</text>"#,
-                    (LEFT + right) / 2.0,
-                    HEIGHT - 6.0
-                );
+                frame::x_name(out, "commits, oldest first");
             }
-            XAxis::Numbers(name) => {
-                for tick in x.ticks() {
-                    let at = x.place(tick);
-                    let _ = write!(
-                        out,
-                        r#"<text class="tick x" x="{at:.1}" y="{:.1}">{}</text>"#,
-                        bottom + 16.0,
-                        escape(&format_amount(Unit::Number, tick))
-                    );
-                }
-                let _ = write!(
-                    out,
-                    r#"<text class="axis-name" x="{:.1}" y="{:.1}">{}</text>"#,
-                    (LEFT + right) / 2.0,
-                    HEIGHT - 6.0,
-                    escape(name)
-                );
-            }
+            XAxis::Numbers(name) => frame::x_numbers(out, x, Unit::Number, name),
         }
     }
-}
-
-/// The y range of `values`, padded, from 0 when the figures are nearer 0
-/// than their spread.
-fn y_range(values: impl Iterator<Item = f64>) -> Scale {
-    let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-        (a.min(v), b.max(v))
-    });
-    let spread = (high - low).max(high.abs() * 0.02).max(1e-12);
-    let low = if low >= 0.0 && low < spread {
-        0.0
-    } else {
-        low - 0.08 * spread
-    };
-    let high = high + 0.08 * spread;
-    Scale::linear(low, high, HEIGHT - BOTTOM, TOP)
-}
-
-/// From values to the drawing's coordinates.
-struct Scale {
-    low: f64,
-    high: f64,
-    from: f64,
-    to: f64,
-    log: bool,
-}
-
-impl Scale {
-    fn linear(low: f64, high: f64, from: f64, to: f64) -> Self {
-        Self {
-            low,
-            high,
-            from,
-            to,
-            log: false,
-        }
-    }
-
-    fn log(low: f64, high: f64, from: f64, to: f64) -> Self {
-        Self {
-            low: low.log2(),
-            high: high.log2(),
-            from,
-            to,
-            log: true,
-        }
-    }
-
-    fn place(&self, value: f64) -> f64 {
-        let value = if self.log {
-            value.max(f64::MIN_POSITIVE).log2()
-        } else {
-            value
-        };
-        let span = self.high - self.low;
-        let share = if span == 0.0 {
-            0.5
-        } else {
-            (value - self.low) / span
-        };
-        self.from + share * (self.to - self.from)
-    }
-
-    /// Round values across the range: 1, 2 or 5 times a power of ten
-    /// apart (powers of two on a log scale).
-    fn ticks(&self) -> Vec<f64> {
-        if self.log {
-            let (first, last) = (self.low.ceil() as i32, self.high.floor() as i32);
-            let every = ((last - first) / 6).max(1);
-            return (first..=last)
-                .step_by(every as usize)
-                .map(|p| 2f64.powi(p))
-                .collect();
-        }
-        let span = self.high - self.low;
-        if span.is_nan() || span <= 0.0 {
-            return vec![self.low];
-        }
-        let rough = span / 5.0;
-        let power = 10f64.powf(rough.log10().floor());
-        let step = [1.0, 2.0, 5.0, 10.0]
-            .into_iter()
-            .map(|m| m * power)
-            .find(|s| span / s <= 6.0)
-            .unwrap_or(10.0 * power);
-        let mut tick = (self.low / step).ceil() * step;
-        let mut ticks = Vec::new();
-        while tick <= self.high + step * 1e-9 && ticks.len() < 12 {
-            ticks.push(if tick.abs() < step * 1e-9 { 0.0 } else { tick });
-            tick += step;
-        }
-        ticks
-    }
-}
-
-/// Text as XML needs it.
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ticks_are_round_and_cover_the_range() {
-        let scale = Scale::linear(0.0, 1234.0, 0.0, 1.0);
-        assert_eq!(scale.ticks(), [0.0, 500.0, 1000.0]);
-        let scale = Scale::linear(0.899, 0.931, 0.0, 1.0);
-        assert_eq!(scale.ticks().len(), 4, "{:?}", scale.ticks());
-        let log = Scale::log(1.0, 1024.0, 0.0, 1.0);
-        assert_eq!(
-            log.ticks(),
-            [
-                1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0
-            ]
-        );
-    }
 
     #[test]
     fn a_chart_escapes_its_text_and_marks_its_steps() {

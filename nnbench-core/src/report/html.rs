@@ -1,7 +1,8 @@
 //! `nnbench report`: one self-contained HTML page of a history (or of
 //! records read into one): per family, trend charts of time, RSS, GPU and
 //! the value across commits with their steps marked, the parameter grid of
-//! the latest run as a chart, and the latest run's table. Nothing is
+//! the latest run as a chart, for a struct metric each judged field against
+//! time with the Pareto front, and the latest run's table. Nothing is
 //! fetched: the charts are inline SVG, the styles inline CSS; a line of
 //! script marks the page as drawn, for tests that open it in a browser.
 
@@ -12,12 +13,15 @@ use serde_json::Value as Json;
 
 use nnbench_units::format_figure;
 
-use super::chart::{COLOURS, Chart, Line, Marker, XAxis, escape};
+use super::chart::{Chart, Line, Marker, XAxis};
+use super::frame::COLOURS;
+use super::tradeoff::{self, Figures, Member};
+use super::xml::escape;
 use crate::compare::Verdict;
 use crate::history::{
     CaseInfo, CasePoint, FigureStep, History, HistoryError, RunSummary, StepSearch,
 };
-use crate::record::Figure;
+use crate::record::{Direction, Figure};
 
 /// The figures charted, with their titles.
 const CHARTED: [(Figure, &str); 7] = [
@@ -32,6 +36,9 @@ const CHARTED: [(Figure, &str); 7] = [
 
 /// How many cases a chart draws: those with steps first.
 const MOST_LINES: usize = COLOURS;
+
+/// How many fields of a struct metric the table shows.
+const MOST_FIELD_COLUMNS: usize = 8;
 
 /// The page for the runs `search` selects, with its steps.
 ///
@@ -106,7 +113,7 @@ pub fn page(history: &History, search: &StepSearch, title: &str) -> Result<Strin
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <meta name=\"color-scheme\" content=\"light dark\"><title>{}</title><style>{STYLE}{}</style></head>\
-         <body>{body}<script>document.body.dataset.drawn = document.querySelectorAll('svg.chart').length;</script></body></html>\n",
+         <body>{body}<script>{SCRIPT}</script></body></html>\n",
         escape(title),
         colour_rules()
     ))
@@ -255,13 +262,8 @@ impl Section<'_> {
                     }
                     let points = trend(&loaded[case], figure, &run_commit);
                     if !points.is_empty() {
-                        // The family is the chart's: the parameters tell the lines apart.
-                        let name = case
-                            .strip_prefix(family)
-                            .and_then(|rest| rest.strip_prefix('/'))
-                            .unwrap_or(case);
                         lines.push(Line {
-                            name: name.to_owned(),
+                            name: within(family, case).to_owned(),
                             colour: family_cases.iter().position(|c| c == case).unwrap_or(0),
                             points,
                         });
@@ -304,11 +306,104 @@ impl Section<'_> {
             if let Some(grid) = self.grid(family, &latest_figures) {
                 body.push_str(&grid.html());
             }
+            let context = Context {
+                latest: &latest_figures,
+                run_commit: &run_commit,
+                labels: &labels,
+            };
+            for chart in self.tradeoffs(family, family_cases, &context, &mut loaded)? {
+                body.push_str(&chart.html());
+            }
             body.push_str("</div>");
             self.table(body, family_cases, &latest_figures);
             body.push_str("</section>");
         }
         Ok(())
+    }
+
+    /// Which way each field of the cases' struct metric is better.
+    fn directions(&self, cases: &[&str]) -> BTreeMap<String, Direction> {
+        cases
+            .iter()
+            .filter_map(|case| self.cases.get(*case))
+            .flat_map(|info| info.directions.iter().map(|(f, d)| (f.clone(), *d)))
+            .collect()
+    }
+
+    /// Per directed field of the family's struct metric, the field against
+    /// time per call: the latest run beside the latest commit before it
+    /// that has figures of the family.
+    fn tradeoffs<'c>(
+        &self,
+        family: &str,
+        family_cases: &[&'c str],
+        context: &Context<'_>,
+        loaded: &mut HashMap<&'c str, Vec<CasePoint>>,
+    ) -> Result<Vec<super::scatter::Scatter>, HistoryError> {
+        let directions = self.directions(family_cases);
+        let latest_place = self
+            .runs
+            .last()
+            .and_then(|run| context.run_commit.get(&run.id));
+        let (Some(&latest_place), false) = (latest_place, directions.is_empty()) else {
+            return Ok(Vec::new());
+        };
+        for case in family_cases {
+            if !loaded.contains_key(case) {
+                loaded.insert(case, self.history.case(case)?);
+            }
+        }
+        // An earlier point's commit, when the point can be drawn.
+        let earlier = |point: &CasePoint| {
+            let place = *context.run_commit.get(&point.run)?;
+            let drawable = !point.failed && point.time_ns.is_some() && !point.fields.is_empty();
+            (drawable && place < latest_place).then_some(place)
+        };
+        let before = family_cases
+            .iter()
+            .filter_map(|case| loaded[case].iter().filter_map(earlier).max())
+            .max();
+        let members: Vec<Member> = family_cases
+            .iter()
+            .enumerate()
+            .map(|(colour, case)| {
+                let now = context
+                    .latest
+                    .iter()
+                    .find(|(id, _)| id == case)
+                    .filter(|(_, point)| !point.failed)
+                    .and_then(|(_, point)| {
+                        Some(Figures {
+                            time_ns: point.time_ns?,
+                            fields: point.fields.clone(),
+                        })
+                    });
+                let then: Vec<&CasePoint> = loaded[case]
+                    .iter()
+                    .filter(|p| before.is_some() && earlier(p) == before)
+                    .collect();
+                Member {
+                    name: within(family, case).to_owned(),
+                    colour,
+                    now,
+                    before: mean_figures(&then),
+                }
+            })
+            .collect();
+        let label = before.map(|place| {
+            let label = &context.labels[place];
+            if label.starts_with("run ") {
+                label.clone()
+            } else {
+                format!("commit {label}")
+            }
+        });
+        Ok(tradeoff::charts(
+            family,
+            &directions,
+            &members,
+            label.as_deref(),
+        ))
     }
 
     /// The latest run's figure against a numeric parameter, one line for
@@ -396,17 +491,44 @@ impl Section<'_> {
         })
     }
 
-    /// The latest run's figures of the family's cases.
+    /// The latest run's figures of the family's cases, a struct metric's
+    /// fields in columns of their own: those with a direction first, marked
+    /// with it.
     fn table(&self, body: &mut String, family_cases: &[&str], latest: &[(String, CasePoint)]) {
-        body.push_str("<table class=\"latest\"><tr><th>case (latest run)</th><th>time</th><th>p99</th><th>throughput /s</th><th>load</th><th>peak RSS growth</th><th>GPU</th><th>value</th></tr>");
-        for (case, point) in latest
+        let rows: Vec<&(String, CasePoint)> = family_cases
             .iter()
-            .filter(|(c, _)| family_cases.contains(&c.as_str()))
-        {
+            .filter_map(|case| latest.iter().find(|(c, _)| c == case))
+            .collect();
+        let directions = self.directions(family_cases);
+        let mut fields: Vec<&str> = directions.keys().map(String::as_str).collect();
+        for (_, point) in &rows {
+            for field in point.fields.keys() {
+                if !fields.contains(&field.as_str()) {
+                    fields.push(field);
+                }
+            }
+        }
+        fields.truncate(MOST_FIELD_COLUMNS);
+        let value = fields.is_empty() || rows.iter().any(|(_, p)| p.value.is_some());
+        body.push_str("<table class=\"latest\"><tr><th>case (latest run)</th><th>time</th><th>p99</th><th>throughput /s</th><th>load</th><th>peak RSS growth</th><th>GPU</th>");
+        if value {
+            body.push_str("<th>value</th>");
+        }
+        for field in &fields {
+            let mark = match directions.get(*field) {
+                Some(Direction::Higher) => " ↑",
+                Some(Direction::Lower) => " ↓",
+                None => "",
+            };
+            let _ = write!(body, "<th>{}{mark}</th>", escape(field));
+        }
+        body.push_str("</tr>");
+        let columns = 6 + usize::from(value) + fields.len();
+        for (case, point) in rows {
             if point.failed {
                 let _ = write!(
                     body,
-                    "<tr><td>{}</td><td colspan=\"7\" class=\"bad\">failed</td></tr>",
+                    "<tr><td>{}</td><td colspan=\"{columns}\" class=\"bad\">failed</td></tr>",
                     escape(case)
                 );
                 continue;
@@ -425,19 +547,75 @@ impl Section<'_> {
             };
             let _ = write!(
                 body,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td>",
                 escape(case),
-                escape(&time),
-                escape(&cell(Figure::P99)),
-                escape(&cell(Figure::Throughput)),
-                escape(&cell(Figure::Load)),
-                escape(&cell(Figure::Rss)),
-                escape(&cell(Figure::Gpu)),
-                escape(&cell(Figure::Value)),
+                escape(&time)
             );
+            let mut shown = vec![
+                Figure::P99,
+                Figure::Throughput,
+                Figure::Load,
+                Figure::Rss,
+                Figure::Gpu,
+            ];
+            if value {
+                shown.push(Figure::Value);
+            }
+            for figure in shown {
+                let _ = write!(body, "<td>{}</td>", escape(&cell(figure)));
+            }
+            for field in &fields {
+                let text = point
+                    .fields
+                    .get(*field)
+                    .map_or("-".to_owned(), |v| format_figure(Figure::Value, *v));
+                let _ = write!(body, "<td>{}</td>", escape(&text));
+            }
+            body.push_str("</tr>");
         }
         body.push_str("</table>");
     }
+}
+
+/// What a section's charts of one family draw from: the latest run's
+/// figures, each run's commit (its place in the order), and the commits'
+/// labels.
+struct Context<'a> {
+    latest: &'a [(String, CasePoint)],
+    run_commit: &'a HashMap<i64, usize>,
+    labels: &'a [String],
+}
+
+/// A case's name within its family's charts: the family is the chart's, the
+/// parameters tell the cases apart.
+fn within<'a>(family: &str, case: &'a str) -> &'a str {
+    case.strip_prefix(family)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or(case)
+}
+
+/// The mean time and fields of a case's runs at one commit.
+fn mean_figures(points: &[&CasePoint]) -> Option<Figures> {
+    if points.is_empty() {
+        return None;
+    }
+    let n = points.len() as f64;
+    let time_ns = points.iter().map(|p| p.time_ns).sum::<Option<f64>>()? / n;
+    let mut fields: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for point in points {
+        for (field, value) in &point.fields {
+            let entry = fields.entry(field.clone()).or_default();
+            entry.0 += value;
+            entry.1 += 1.0;
+        }
+    }
+    Some(Figures {
+        time_ns,
+        fields: fields
+            .into_iter()
+            .map(|(field, (sum, count))| (field, sum / count))
+            .collect(),
+    })
 }
 
 /// A case's figure per commit (the mean of its runs there), in commit order.
@@ -486,6 +664,11 @@ fn short(commit: &str) -> String {
     }
 }
 
+/// Marks the page as drawn, for tests that open it in a browser: how many
+/// charts it has, and how many trade-off fronts have a length.
+const SCRIPT: &str = "document.body.dataset.drawn = document.querySelectorAll('svg.chart').length; \
+document.body.dataset.fronts = [...document.querySelectorAll('polyline.front')].filter(p => p.getTotalLength() > 0).length;";
+
 /// Light by default, dark when the reader's system is; the lines' colours
 /// are told apart in both (and by colour-blind readers: the Okabe-Ito set).
 const STYLE: &str = "
@@ -509,6 +692,11 @@ svg .grid { stroke: var(--grid); } svg .axis { stroke: var(--muted); }
 svg .line { fill: none; stroke-width: 2; } svg .dot { stroke: none; }
 svg .step { stroke: var(--good); stroke-dasharray: 4 3; fill: var(--good); } svg .step.regressed { stroke: var(--bad); fill: var(--bad); }
 svg text.step, svg text.step.regressed { stroke: none; font-weight: 600; }
+svg .front { fill: none; stroke: var(--fg); stroke-width: 1.5; stroke-dasharray: 6 3; }
+svg .moved { stroke-width: 1; stroke-dasharray: 2 2; opacity: 0.6; } svg .before { fill: var(--panel); stroke-width: 1.5; }
+svg .dot.on-front { stroke: var(--fg); stroke-width: 1.5; }
+svg circle.left-front { fill: none; stroke: var(--bad); stroke-width: 2; } svg text.left-front { fill: var(--bad); font-weight: 600; }
+figcaption .note { color: var(--muted); }
 table { border-collapse: collapse; margin: 10px 0; } th, td { text-align: left; padding: 3px 10px; border-bottom: 1px solid var(--grid); }
 th { color: var(--muted); font-weight: 600; } td:not(:first-child) { font-variant-numeric: tabular-nums; }
 ";

@@ -2,6 +2,11 @@
 //! records read into one, with its charts drawn here as SVG.
 
 mod chart;
+mod frame;
 mod html;
+mod scale;
+mod scatter;
+mod tradeoff;
+mod xml;
 
 pub use html::page;
