@@ -185,7 +185,7 @@ fn compare_names_exactly_the_fields_that_got_worse() {
     let markdown = String::from_utf8_lossy(&markdown.stdout);
     assert!(
         markdown.contains("| case | accuracy | latency_ms | stats.loss | time |")
-            && markdown.contains("| `evaluate/model=d` | 0.95 | 14.4 | 0.5 |"),
+            && markdown.contains("| `evaluate/model=d` | 0.95 | 14.4 ms | 0.5 |"),
         "{markdown}"
     );
 }

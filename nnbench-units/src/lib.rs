@@ -11,17 +11,20 @@
 //!   `value.accuracy=0.5%`;
 //! - which way a metric is better (`metric = "accuracy:higher,
 //!   latency_ms:lower"`);
-//! - amounts written for people (`12.3 µs`, `3.00 MiB`).
+//! - amounts written for people (`12.3 µs`, `3.00 MiB`), and a struct
+//!   metric's fields in the unit their names end with (`latency_ms`).
 
 #![warn(missing_docs)]
 
 mod duration;
+mod field;
 mod figure;
 mod format;
 mod limits;
 mod metric;
 
 pub use duration::parse_duration;
+pub use field::format_field;
 pub use figure::{Figure, Unit, UnknownFigure};
 pub use format::{format_amount, format_bytes, format_count, format_figure, format_ns};
 pub use limits::{FigureLimit, Limit, LimitError, parse_limits};

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
-use nnbench_units::{Figure, Unit, format_count, format_figure};
+use nnbench_units::{Figure, Unit, format_count, format_field, format_figure};
 
 use super::{CaseComparison, Comparison, FigureComparison, Presence, Verdict};
 
@@ -327,7 +327,13 @@ fn head_figures(c: &Comparison) -> String {
                     .iter()
                     .find(|f| f.figure == *figure && f.field.as_deref() == *field)
                     .and_then(|f| f.head)
-                    .map_or_else(|| "-".to_owned(), |v| at_a_glance(*figure, v))
+                    .map_or_else(
+                        || "-".to_owned(),
+                        |v| match field {
+                            Some(field) => format_field(field, v),
+                            None => at_a_glance(*figure, v),
+                        },
+                    )
             })
             .collect();
         let _ = writeln!(out, "| `{}` | {} |", cell(&case.id), cells.join(" | "));

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use nnbench_units::Unit;
+use nnbench_units::{Unit, format_amount};
 
 use super::frame::{self, BOTTOM, COLOURS, HEIGHT, TOP};
 use super::scale::{Scale, bounds};
@@ -62,7 +62,7 @@ impl Chart {
         let x_scale = self.x_scale(&points);
         let (bottom, top) = frame::y_span();
         let y_scale = Scale::padded(points.iter().map(|p| p.1), bottom, top);
-        frame::y_axis(&mut out, &y_scale, self.unit);
+        frame::y_axis(&mut out, &y_scale, |v| format_amount(self.unit, v));
         self.x_axis(&mut out, &x_scale);
         for marker in &self.markers {
             let x = x_scale.place(marker.x);

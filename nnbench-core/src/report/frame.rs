@@ -37,8 +37,9 @@ pub(super) fn close_empty(out: &mut String) {
     );
 }
 
-/// The y axis's grid lines and ticks in `unit`, and both axes' lines.
-pub(super) fn y_axis(out: &mut String, y: &Scale, unit: Unit) {
+/// The y axis's grid lines and ticks, written by `write`, and both axes'
+/// lines.
+pub(super) fn y_axis(out: &mut String, y: &Scale, write: impl Fn(f64) -> String) {
     let (bottom, right) = (HEIGHT - BOTTOM, WIDTH - RIGHT);
     for tick in y.ticks() {
         let at = y.place(tick);
@@ -47,7 +48,7 @@ pub(super) fn y_axis(out: &mut String, y: &Scale, unit: Unit) {
             r#"<line class="grid" x1="{LEFT}" x2="{right}" y1="{at:.1}" y2="{at:.1}"/><text class="tick y" x="{:.1}" y="{:.1}">{}</text>"#,
             LEFT - 6.0,
             at + 4.0,
-            escape(&format_amount(unit, tick))
+            escape(&write(tick))
         );
     }
     let _ = write!(

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value as Json;
 
-use nnbench_units::format_figure;
+use nnbench_units::{format_field, format_figure};
 
 use super::chart::{Chart, Line, Marker, XAxis};
 use super::frame::COLOURS;
@@ -568,7 +568,7 @@ impl Section<'_> {
                 let text = point
                     .fields
                     .get(*field)
-                    .map_or("-".to_owned(), |v| format_figure(Figure::Value, *v));
+                    .map_or("-".to_owned(), |v| format_field(field, *v));
                 let _ = write!(body, "<td>{}</td>", escape(&text));
             }
             body.push_str("</tr>");

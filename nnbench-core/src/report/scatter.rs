@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use nnbench_units::{Unit, format_amount};
+use nnbench_units::{Unit, format_amount, format_field};
 
 use super::frame::{self, COLOURS};
 use super::scale::{Scale, bounds};
@@ -29,8 +29,9 @@ pub(super) struct Scatter {
     pub title: String,
     pub x_name: String,
     pub x_unit: Unit,
+    /// The struct metric's field on the y axis, written in the unit its
+    /// name ends with.
     pub y_name: String,
-    pub y_unit: Unit,
     pub spots: Vec<Spot>,
     /// What the hollow points are, for the caption.
     pub before: Option<String>,
@@ -55,7 +56,7 @@ impl Scatter {
         let x = Scale::spanning_with_margin(low, high, left, right);
         let (bottom, top) = frame::y_span();
         let y = Scale::padded(xy().map(|p| p.1), bottom, top);
-        frame::y_axis(&mut out, &y, self.y_unit);
+        frame::y_axis(&mut out, &y, |v| format_field(&self.y_name, v));
         frame::x_numbers(&mut out, &x, self.x_unit, &self.x_name);
         let at = |(a, b): (f64, f64)| (x.place(a), y.place(b));
         self.front(&mut out, &at);
@@ -125,7 +126,7 @@ impl Scatter {
             self.x_name,
             format_amount(self.x_unit, x),
             self.y_name,
-            format_amount(self.y_unit, y)
+            format_field(&self.y_name, y)
         )
     }
 
@@ -193,7 +194,6 @@ mod tests {
             x_name: "time per call".into(),
             x_unit: Unit::Time,
             y_name: "accuracy".into(),
-            y_unit: Unit::Number,
             spots: vec![
                 spot("a", (1e6, 0.8), true, false),
                 spot("b", (2e6, 0.7), false, true),

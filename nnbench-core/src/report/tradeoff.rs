@@ -98,7 +98,6 @@ fn chart(
         x_name: "time per call".into(),
         x_unit: Unit::Time,
         y_name: field.to_owned(),
-        y_unit: Unit::Number,
         spots,
         before: before.map(str::to_owned),
     })

@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 
 use super::silence;
 use crate::record::{CaseRecord, RunRecord, TimingMode, numeric_fields};
-use nnbench_units::{format_bytes, format_count, format_ns};
+use nnbench_units::{format_bytes, format_count, format_field, format_ns};
 
 /// Prints progress, warnings and the final table, unless quiet.
 pub(crate) struct Console {
@@ -178,7 +178,9 @@ impl Console {
             for (at, path) in fields.iter().enumerate() {
                 let cell = match (&failed, crate::record::field(&case.value, path)) {
                     (Some(failed), _) if at == 0 && !plain_values => failed.clone(),
-                    (None, Some(value)) => metric(value),
+                    (None, Some(value)) => value
+                        .as_f64()
+                        .map_or_else(|| metric(value), |n| format_field(path, n)),
                     _ => "-".into(),
                 };
                 row.push(Cell::new(cell));
