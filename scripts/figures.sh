@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(overhead sampling memory seed_sweep npy_load memo_tier isolation compare history sharding paired)
+all=(overhead sampling memory seed_sweep npy_load memo_tier isolation compare history sharding paired async_cases)
 
 test_mode=false
 if [[ "${1:-}" == "--test" ]]; then
@@ -33,8 +33,8 @@ done
 if $test_mode; then
     args=()
     for bench in "${benches[@]}"; do args+=(--bench "$bench"); done
-    exec cargo test "${args[@]}"
+    exec cargo test --features tokio "${args[@]}"
 fi
 for bench in "${benches[@]}"; do
-    NNBENCH_FIGURES=1 cargo bench --bench "$bench"
+    NNBENCH_FIGURES=1 cargo bench --features tokio --bench "$bench"
 done

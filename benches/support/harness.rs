@@ -91,7 +91,7 @@ pub fn publish(bench: &str) {
     }
     let day = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let section = format!(
-        "{start}\n`cargo bench --bench {bench}` on {}, {} ({} cores):\n\n{}{end}",
+        "{start}\n`scripts/figures.sh {bench}` on {}, {} ({} cores):\n\n{}{end}",
         &day[..10],
         cpu_model(),
         std::thread::available_parallelism().map_or(1, |n| n.get()),

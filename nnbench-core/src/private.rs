@@ -17,11 +17,38 @@ use serde_json::Value as Json;
 pub use inventory;
 
 pub use crate::measure::Timer;
+#[cfg(feature = "tokio")]
+pub use crate::measure::{Flavor, runtime};
 pub use crate::record::{Direction, ThroughputUnit};
 pub use crate::registry::{Args, CaseSpec, Family, Hook};
 pub use crate::runner::bench_main as main;
 pub use crate::settings::{Sampling, Timing};
 pub use crate::{Error, Memo, Param, Params, Result, State};
+
+/// Wraps the timing of an async function's calls: as written with the
+/// `tokio` feature, a compile error that names the feature without it.
+#[cfg(feature = "tokio")]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __nnbench_async_case {
+    ($($body:tt)*) => { $($body)* };
+}
+
+/// Without the `tokio` feature, an async function is an error that says
+/// how to turn the feature on.
+#[cfg(not(feature = "tokio"))]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __nnbench_async_case {
+    ($($body:tt)*) => {
+        ::core::compile_error!(
+            "async benchmark functions need nnbench's `tokio` feature: \
+             nnbench = { version = \"...\", features = [\"tokio\"] }"
+        )
+    };
+}
+
+pub use crate::__nnbench_async_case as async_case;
 
 /// Classifies a grid value by autoref specialization, at the expansion site
 /// where its type is concrete: `(&&&Probe(&v)).param(..)` picks the memo

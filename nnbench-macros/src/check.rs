@@ -16,6 +16,8 @@ pub(crate) struct Plan {
     pub params: Vec<ParamPlan>,
     pub grid: Grid,
     pub options: Options,
+    /// The span of `async`, for an async function.
+    pub asyncness: Option<Span>,
 }
 
 pub(crate) struct ParamPlan {
@@ -57,10 +59,13 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
     let sig = &function.sig;
     let (options, axes) = Attr::split(named, kind, |name| is_param(sig, name), &mut errors);
     let what = kind.attribute();
-    if let Some(asyncness) = &sig.asyncness {
+    if let (Some((_, span)), None) = (&options.runtime, &sig.asyncness) {
         errors.push(syn::Error::new(
-            asyncness.span(),
-            format!("{what} functions cannot be async"),
+            *span,
+            format!(
+                "`runtime` is for async functions, and `{}` is not async",
+                sig.ident
+            ),
         ));
     }
     if let Some(unsafety) = &sig.unsafety {
@@ -136,6 +141,7 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
         params,
         grid,
         options,
+        asyncness: sig.asyncness.map(|a| a.span()),
     })
 }
 

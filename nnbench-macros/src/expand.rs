@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ItemFn, Type};
 
 use crate::check::{Grid, ParamPlan, Passing, Plan};
-use crate::parse::{Metric, ThroughputUnit, TimingMode, Values};
+use crate::parse::{Metric, RuntimeFlavor, ThroughputUnit, TimingMode, Values};
 
 /// The path to nnbench's generated-code module: `::nnbench::__private`, or
 /// under the `crate = path` option's path. Generated code names nothing of
@@ -143,6 +143,18 @@ fn is_literal(expr: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// `tokens`, every one of them at `span`: a macro's error points where
+/// its invocation's tokens are.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(span);
+            token
+        })
+        .collect()
 }
 
 fn optional(value: Option<TokenStream>) -> TokenStream {
@@ -308,15 +320,42 @@ fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
     // The return type, read off the signature, picks the timing loop: one
     // that checks each call for an `Err` costs about a nanosecond a call,
     // which the others need not pay.
-    let timed = if returns_result(&plan.output) {
-        quote! {
+    let fallible = returns_result(&plan.output);
+    let timed = match (plan.asyncness, fallible) {
+        (None, true) => quote! {
             __timer.time_fallible(
                 || #function(#(#passed),*),
                 |__returned| (&&#krate::Check(__returned)).failed(),
             )
+        },
+        (None, false) => quote!(__timer.time(|| #function(#(#passed),*))),
+        (Some(span), _) => {
+            let flavor = match plan.options.runtime.map(|(flavor, _)| flavor) {
+                Some(RuntimeFlavor::MultiThread) => quote!(MultiThread),
+                Some(RuntimeFlavor::CurrentThread) | None => quote!(CurrentThread),
+            };
+            let call = if fallible {
+                quote! {
+                    __timer.time_async_fallible(
+                        __runtime,
+                        || #function(#(#passed),*),
+                        |__returned| (&&#krate::Check(__returned)).failed(),
+                    )
+                }
+            } else {
+                quote!(__timer.time_async(__runtime, || #function(#(#passed),*)))
+            };
+            // Without the `tokio` feature, `async_case!` is a compile error
+            // that names it, pointing at `async`.
+            let body = quote! {{
+                let __runtime = #krate::runtime(#krate::Flavor::#flavor)?;
+                #call
+            }};
+            let mut group = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, body);
+            group.set_span(span);
+            let gate = respan(quote!(#krate::async_case!), span);
+            quote!(#gate #group)
         }
-    } else {
-        quote!(__timer.time(|| #function(#(#passed),*)))
     };
     let spec = quote! {
         #krate::CaseSpec::new(

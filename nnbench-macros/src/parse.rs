@@ -51,6 +51,16 @@ pub(crate) struct Options {
     /// `throughput = elements(EXPR)` or `bytes(EXPR)`: what one call
     /// handles, an expression over the function's parameters.
     pub throughput: Option<Throughput>,
+    /// `runtime = current_thread | multi_thread`: the tokio runtime an
+    /// async function runs on, with the span of the option's name.
+    pub runtime: Option<(RuntimeFlavor, Span)>,
+}
+
+/// The `runtime` option.
+#[derive(Clone, Copy)]
+pub(crate) enum RuntimeFlavor {
+    CurrentThread,
+    MultiThread,
 }
 
 /// The `throughput` option.
@@ -85,7 +95,7 @@ pub(crate) enum TimingMode {
 
 /// The options' names, for messages.
 const OPTIONS: &str = "name, tags, setup, teardown, timing, sample_size, warm_up, \
-     measurement_time, metric, fail_on, throughput and crate";
+     measurement_time, metric, fail_on, throughput, runtime and crate";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -251,6 +261,9 @@ impl Sorted {
             "metric" => set_once(&mut o.metric, &name, || metric(&value)),
             "fail_on" => set_once(&mut o.fail_on, &name, || fail_on(&value)),
             "throughput" => set_once(&mut o.throughput, &name, || throughput(&value)),
+            "runtime" => set_once(&mut o.runtime, &name, || {
+                Ok((runtime(&value)?, name.span()))
+            }),
             _ if self.kind == Kind::Product => {
                 if self.axes.iter().any(|a| a.name == name) {
                     return Err(syn::Error::new(
@@ -367,6 +380,18 @@ fn timing(value: &Expr) -> syn::Result<TimingMode> {
         _ => Err(syn::Error::new(
             value.span(),
             "timing is `once`, `sampled`, `auto` or `instructions`",
+        )),
+    }
+}
+
+/// `current_thread` or `multi_thread`, as tokio names its runtimes.
+fn runtime(value: &Expr) -> syn::Result<RuntimeFlavor> {
+    match word(value).as_deref() {
+        Some("current_thread") => Ok(RuntimeFlavor::CurrentThread),
+        Some("multi_thread") => Ok(RuntimeFlavor::MultiThread),
+        _ => Err(syn::Error::new(
+            value.span(),
+            "runtime is `current_thread` or `multi_thread`",
         )),
     }
 }

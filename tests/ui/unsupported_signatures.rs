@@ -4,11 +4,6 @@ fn generic<T: Default>(x: u8) -> u8 {
 }
 
 #[nnbench::product(x = [1])]
-async fn later(x: u8) -> u8 {
-    x
-}
-
-#[nnbench::product(x = [1])]
 fn mutable(x: &mut u8) -> u8 {
     *x
 }

@@ -11,11 +11,15 @@ pub mod gpu;
 pub(crate) mod perf;
 pub(crate) mod round;
 pub mod rss;
+#[cfg(feature = "tokio")]
+mod runtime;
 mod sampler;
 mod timer;
 #[cfg(feature = "tch")]
 pub(crate) mod torch_allocator;
 
+#[cfg(feature = "tokio")]
+pub use runtime::{Flavor, RuntimeError, runtime};
 pub use timer::Timer;
 pub(crate) use timer::{combine, one_call, summarize};
 

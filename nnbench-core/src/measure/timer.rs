@@ -85,6 +85,50 @@ impl Timer {
         out
     }
 
+    /// [`time`](Self::time) for an async function: each call's future is
+    /// awaited in turn on `runtime`, the clocks started and stopped inside
+    /// it, so that entering the runtime is left out.
+    #[cfg(feature = "tokio")]
+    #[inline(never)]
+    pub fn time_async<F: Future>(
+        &mut self,
+        runtime: &tokio::runtime::Runtime,
+        f: impl FnMut() -> F,
+    ) -> F::Output {
+        self.time_async_fallible(runtime, f, |_| false)
+    }
+
+    /// [`time_async`](Self::time_async) for an async function that returns
+    /// a `Result`: stops at the first value that `failed` picks.
+    #[cfg(feature = "tokio")]
+    #[inline(never)]
+    pub fn time_async_fallible<F: Future>(
+        &mut self,
+        runtime: &tokio::runtime::Runtime,
+        mut f: impl FnMut() -> F,
+        failed: impl Fn(&F::Output) -> bool,
+    ) -> F::Output {
+        let (iters, counted) = (self.iters, self.counted);
+        let (out, elapsed) = runtime.block_on(async {
+            let clocks = Clocks::start();
+            let collecting = counted.then(Collecting::start);
+            for _ in 1..iters {
+                let out = f().await;
+                if failed(&out) {
+                    drop(collecting);
+                    return (out, clocks.stop());
+                }
+                std::hint::black_box(out);
+            }
+            let out = std::hint::black_box(f().await);
+            drop(collecting);
+            wait_for_device();
+            (out, clocks.stop())
+        });
+        self.elapsed = Some(elapsed);
+        out
+    }
+
     /// What the calls took, once they were made.
     pub(crate) fn elapsed(&self) -> Option<Elapsed> {
         self.elapsed

@@ -1,0 +1,169 @@
+//! `async fn` under the attributes, with the `tokio` feature: awaited on a
+//! runtime built once per run, its memos resolved before the call as a
+//! sync case's are, timed once, sampled or by `auto`, failing as a sync
+//! case fails.
+#![cfg(feature = "tokio")]
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ndarray::Array1;
+use nnbench::record::{RunRecord, Stage, TimingMode};
+use nnbench::{Memo, Runner};
+
+fn run(filter: &str) -> RunRecord {
+    Runner::new()
+        .filter(filter)
+        .quiet(true)
+        .record_memory(false)
+        .run()
+        .expect("the run")
+}
+
+/// Waits `ms` milliseconds: a call takes at least that long.
+#[nnbench::product(ms = [2u64, 5], timing = once)]
+async fn sleeper(ms: u64) -> u64 {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    ms
+}
+
+#[test]
+fn an_async_call_is_awaited_and_its_wait_timed() {
+    let record = run("sleeper/");
+    assert_eq!(record.cases.len(), 2);
+    for case in &record.cases {
+        assert!(case.error.is_none(), "{:?}", case.error);
+        let ms = case.params["ms"].as_u64().unwrap();
+        assert_eq!(case.value, ms);
+        assert_eq!(case.time.mode, TimingMode::Once);
+        // A sleep lasts at least what it was asked for; the clock runs
+        // from before the first poll to after the last.
+        assert!(
+            case.time.median_ns >= (ms * 1_000_000) as f64,
+            "{}: {} ns",
+            case.id,
+            case.time.median_ns
+        );
+    }
+}
+
+static CORPUS_COMPUTES: AtomicUsize = AtomicUsize::new(0);
+
+/// A corpus of `n` numbers, computed once for the cases that share it.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Corpus(usize);
+
+impl Memo for Corpus {
+    type Value = Array1<f64>;
+    fn compute(&self) -> nnbench::Result<Array1<f64>> {
+        CORPUS_COMPUTES.fetch_add(1, Ordering::SeqCst);
+        Ok(Array1::range(0.0, self.0 as f64, 1.0))
+    }
+}
+
+/// Scores a corpus in chunks, yielding between them as a server would.
+#[nnbench::product(corpus = [Corpus(1000)], chunk = [10usize, 100], timing = sampled,
+                   sample_size = 10, warm_up = "5ms", measurement_time = "30ms")]
+async fn score(corpus: &Array1<f64>, chunk: usize) -> f64 {
+    let mut total = 0.0;
+    for part in corpus.exact_chunks(chunk) {
+        total += part.sum();
+        tokio::task::yield_now().await;
+    }
+    total
+}
+
+#[test]
+fn sampled_async_cases_share_their_memos_and_keep_the_first_calls_value() {
+    let record = run("score/");
+    assert_eq!(record.cases.len(), 2);
+    assert_eq!(CORPUS_COMPUTES.load(Ordering::SeqCst), 1, "one corpus");
+    for case in &record.cases {
+        assert!(case.error.is_none(), "{:?}", case.error);
+        assert_eq!(case.value, 499_500.0);
+        let t = &case.time;
+        assert_eq!(t.mode, TimingMode::Sampled);
+        assert!(t.samples >= 10, "{t:?}");
+        assert_eq!(t.iters % t.samples, 0, "{t:?}");
+        assert!(t.min_ns > 0.0 && t.min_ns <= t.median_ns, "{t:?}");
+    }
+    assert!(record.cases[0].memo.hits + record.cases[1].memo.hits >= 1);
+}
+
+/// Spawns `tasks` tasks and reports on how many threads they ran.
+#[nnbench::product(tasks = [8usize], runtime = multi_thread, timing = once)]
+async fn fan_out(tasks: usize) -> usize {
+    let handles: Vec<_> = (0..tasks)
+        .map(|_| {
+            tokio::spawn(async {
+                std::thread::sleep(Duration::from_millis(20));
+                std::thread::current().id()
+            })
+        })
+        .collect();
+    let mut threads = BTreeSet::new();
+    for handle in handles {
+        threads.insert(format!("{:?}", handle.await.expect("a task")));
+    }
+    threads.len()
+}
+
+#[test]
+fn a_multi_thread_runtime_runs_spawned_tasks_in_parallel() {
+    let record = run("fan_out/");
+    let case = &record.cases[0];
+    assert!(case.error.is_none(), "{:?}", case.error);
+    let threads = case.value.as_u64().unwrap();
+    // Each task holds its thread for 20 ms: on more than one core, the
+    // runtime's workers take them side by side.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores > 1 {
+        assert!(threads > 1, "{threads} thread(s) on {cores} cores");
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the model server refused batch {0}")]
+struct Refused(usize);
+
+#[nnbench::product(batch = [1usize, 2], timing = once)]
+async fn serve(batch: usize) -> Result<usize, Refused> {
+    tokio::task::yield_now().await;
+    if batch == 2 {
+        return Err(Refused(batch));
+    }
+    Ok(batch)
+}
+
+#[nnbench::benchmark(timing = once)]
+async fn panics_when_polled() -> u8 {
+    tokio::task::yield_now().await;
+    panic!("the request handler panicked")
+}
+
+#[test]
+fn an_async_err_or_panic_fails_its_case_and_the_run_goes_on() {
+    let record = run("serve/");
+    let ok = record
+        .cases
+        .iter()
+        .find(|c| c.id.ends_with("batch=1"))
+        .unwrap();
+    assert!(ok.error.is_none(), "{:?}", ok.error);
+    let refused = record
+        .cases
+        .iter()
+        .find(|c| c.id.ends_with("batch=2"))
+        .unwrap();
+    let error = refused.error.as_ref().expect("failed");
+    assert_eq!(error.stage, Stage::Call);
+    assert!(error.message.contains("refused batch 2"), "{error:?}");
+
+    let record = run("panics_when_polled");
+    let error = record.cases[0].error.as_ref().expect("failed");
+    assert!(
+        error.message.contains("the request handler panicked"),
+        "{error:?}"
+    );
+}
