@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rusqlite::params;
 use serde::Serialize;
 
 use super::steps;
@@ -170,7 +169,7 @@ impl History {
     }
 
     fn tracks(&self, search: &StepSearch) -> rusqlite::Result<Vec<Track>> {
-        let mut statement = self.connection.prepare(
+        let mut statement = self.connection.prepare(&format!(
             "SELECT machines.key, runs.branch, runs.bench, figures.case_id,
                     coalesce(runs.commit_sha, 'run ' || runs.id), figures.failed,
                     time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions,
@@ -179,19 +178,11 @@ impl History {
              JOIN runs ON runs.id = figures.run_id
              JOIN machines ON machines.id = runs.machine_id
              LEFT JOIN case_params ON case_params.case_id = figures.case_id
-             WHERE (?1 IS NULL OR machines.key = ?1 OR instr(machines.description, ?1) > 0)
-               AND (?2 IS NULL OR runs.branch = ?2)
-               AND (?3 IS NULL OR runs.bench = ?3)
-               AND (?4 IS NULL OR instr(figures.case_id, ?4) > 0)
+             WHERE {}
              ORDER BY machines.key, runs.branch, runs.bench, figures.case_id, runs.started_at, runs.id",
-        )?;
-        let filter = &search.filter;
-        let mut rows = statement.query(params![
-            filter.machine,
-            filter.branch,
-            filter.bench,
-            search.case
-        ])?;
+            selected("figures.case_id")
+        ))?;
+        let mut rows = statement.query(selection(search))?;
         let mut tracks: Vec<Track> = Vec::new();
         while let Some(row) = rows.next()? {
             let (machine, branch, bench, case): (String, Option<String>, String, String) =
@@ -268,25 +259,17 @@ impl History {
                 )
             })
             .collect();
-        let mut statement = self.connection.prepare(
+        let mut statement = self.connection.prepare(&format!(
             "SELECT machines.key, runs.branch, runs.bench, field_values.case_id,
                     coalesce(runs.commit_sha, 'run ' || runs.id), field_values.field,
                     field_values.value
              FROM field_values
              JOIN runs ON runs.id = field_values.run_id
              JOIN machines ON machines.id = runs.machine_id
-             WHERE (?1 IS NULL OR machines.key = ?1 OR instr(machines.description, ?1) > 0)
-               AND (?2 IS NULL OR runs.branch = ?2)
-               AND (?3 IS NULL OR runs.bench = ?3)
-               AND (?4 IS NULL OR instr(field_values.case_id, ?4) > 0)",
-        )?;
-        let filter = &search.filter;
-        let mut rows = statement.query(params![
-            filter.machine,
-            filter.branch,
-            filter.bench,
-            search.case
-        ])?;
+             WHERE {}",
+            selected("field_values.case_id")
+        ))?;
+        let mut rows = statement.query(selection(search))?;
         let mut found: Vec<(usize, String, String, f64)> = Vec::new();
         while let Some(row) = rows.next()? {
             let (machine, branch, bench, case): (String, Option<String>, String, String) =
@@ -318,6 +301,29 @@ impl History {
         }
         Ok(())
     }
+}
+
+/// The condition on the rows `search` selects, its case id in `case_column`
+/// (a column name of this file's queries, never input): parameters ?1 to
+/// ?4 are [`selection`]'s.
+fn selected(case_column: &str) -> String {
+    format!(
+        "(?1 IS NULL OR machines.key = ?1 OR instr(machines.description, ?1) > 0)
+         AND (?2 IS NULL OR runs.branch = ?2)
+         AND (?3 IS NULL OR runs.bench = ?3)
+         AND (?4 IS NULL OR instr({case_column}, ?4) > 0)"
+    )
+}
+
+/// The parameters of [`selected`]'s condition.
+fn selection(search: &StepSearch) -> impl rusqlite::Params + '_ {
+    let filter = &search.filter;
+    (
+        filter.machine.as_deref(),
+        filter.branch.as_deref(),
+        filter.bench.as_deref(),
+        search.case.as_deref(),
+    )
 }
 
 /// The steps of each figure of `track`, and of each field its metric

@@ -275,7 +275,7 @@ impl History {
             )?;
             for case in &record.cases {
                 let params = serde_json::Value::Object(case.params.clone()).to_string();
-                let direction = case.direction.map(direction_name);
+                let direction = case.direction.map(Direction::name);
                 let directions = (!case.directions.is_empty())
                     .then(|| serde_json::to_string(&case.directions).unwrap_or_default());
                 params_of.execute(params![case.id, case.family, params, direction, directions])?;
@@ -529,19 +529,11 @@ fn point(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<CasePoint> {
     })
 }
 
-/// How the history keeps a metric's direction.
-fn direction_name(direction: Direction) -> &'static str {
-    match direction {
-        Direction::Higher => "higher",
-        Direction::Lower => "lower",
-    }
-}
-
 /// A direction the history kept; anything else is none.
 pub(super) fn direction_from(name: Option<&str>) -> Option<Direction> {
     [Direction::Higher, Direction::Lower]
         .into_iter()
-        .find(|d| name == Some(direction_name(*d)))
+        .find(|d| name == Some(d.name()))
 }
 
 /// The directions of a struct metric's fields the history kept.
