@@ -4,22 +4,17 @@
 //! case fails.
 #![cfg(feature = "tokio")]
 
+#[path = "support/alone.rs"]
+mod alone;
+
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use alone::run;
 use ndarray::Array1;
+use nnbench::Memo;
 use nnbench::record::{RunRecord, Stage, TimingMode};
-use nnbench::{Memo, Runner};
-
-fn run(filter: &str) -> RunRecord {
-    Runner::new()
-        .filter(filter)
-        .quiet(true)
-        .record_memory(false)
-        .run()
-        .expect("the run")
-}
 
 /// Waits `ms` milliseconds: a call takes at least that long.
 #[nnbench::product(ms = [2u64, 5], timing = once)]
@@ -166,4 +161,49 @@ fn an_async_err_or_panic_fails_its_case_and_the_run_goes_on() {
         error.message.contains("the request handler panicked"),
         "{error:?}"
     );
+}
+
+/// A request that awaits a reply for 2 ms.
+#[nnbench::benchmark(concurrency = [1, 16], warm_up = "20ms", measurement_time = "200ms")]
+async fn awaiting() -> u8 {
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    1
+}
+
+/// A request that only computes, on a runtime of one thread.
+#[nnbench::benchmark(concurrency = [1, 16], warm_up = "20ms", measurement_time = "200ms")]
+async fn crunching() -> u64 {
+    tokio::task::yield_now().await;
+    (0..20_000u64).fold(0, |acc, n| acc.wrapping_add(std::hint::black_box(n * n)))
+}
+
+fn requests_per_second(record: &RunRecord, level: u64) -> f64 {
+    let case = record
+        .cases
+        .iter()
+        .find(|c| c.params["concurrency"] == level)
+        .expect("a case at this level");
+    assert!(case.error.is_none(), "{:?}", case.error);
+    let p = case.time.percentiles.expect("each request's latency");
+    assert!(p.p50_ns <= p.p90_ns && p.p90_ns <= p.p99_ns && p.p99_ns <= p.max_ns);
+    case.concurrency.expect("the load").requests_per_second
+}
+
+#[test]
+fn requests_in_flight_overlap_their_waits_but_not_their_work() {
+    let waiting = run("awaiting/");
+    let (one, many) = (
+        requests_per_second(&waiting, 1),
+        requests_per_second(&waiting, 16),
+    );
+    // Sixteen 2 ms waits overlap: close to sixteen times the rate.
+    assert!(many > 4.0 * one, "{one} req/s at 1, {many} at 16");
+
+    let crunching = run("crunching/");
+    let (one, many) = (
+        requests_per_second(&crunching, 1),
+        requests_per_second(&crunching, 16),
+    );
+    // One task polls all sixteen on one thread: the work cannot overlap.
+    assert!(many < 1.5 * one, "{one} req/s at 1, {many} at 16");
 }

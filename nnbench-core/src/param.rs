@@ -241,6 +241,12 @@ impl Params {
         self.params.is_empty()
     }
 
+    /// Adds a parameter after the signature's: a case's level under
+    /// `concurrency` or `threads`.
+    pub(crate) fn push(&mut self, param: Param) {
+        self.params.push(param);
+    }
+
     /// The record's `params` object: each name with its description.
     pub(crate) fn to_json(&self) -> serde_json::Map<String, Json> {
         self.params

@@ -5,7 +5,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, Type};
 
-use crate::parse::{Attr, Errors, Kind, Metric, Options, Values};
+use crate::parse::{Attr, Errors, Kind, Metric, Options, TimingMode, Values};
 
 /// What the expansion needs to know, checked.
 pub(crate) struct Plan {
@@ -68,6 +68,7 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
             ),
         ));
     }
+    parallel(&options, sig, &mut errors);
     if let Some(unsafety) = &sig.unsafety {
         errors.push(syn::Error::new(
             unsafety.span(),
@@ -143,6 +144,49 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
         options,
         asyncness: sig.asyncness.map(|a| a.span()),
     })
+}
+
+/// `concurrency` and `threads` each make a case per level, of a function
+/// that can be made so: one of them, `threads` on a sync function, neither
+/// with calls counted one at a time under Callgrind, and the level's name
+/// free for its parameter.
+fn parallel(options: &Options, sig: &syn::Signature, errors: &mut Errors) {
+    let levels = [
+        ("concurrency", &options.concurrency),
+        ("threads", &options.threads),
+    ];
+    if let (Some(_), Some((_, span))) = (&options.concurrency, &options.threads) {
+        errors.push(syn::Error::new(
+            *span,
+            "`threads` and `concurrency` cannot be combined: `threads` times each call made on several threads at once, `concurrency` keeps requests in flight for a period",
+        ));
+    }
+    if let (Some(_), Some((_, span))) = (&sig.asyncness, &options.threads) {
+        errors.push(syn::Error::new(
+            *span,
+            format!(
+                "`threads` makes a sync function's calls on several threads at once, and `{}` is async: keep requests in flight with `concurrency = [...]`",
+                sig.ident
+            ),
+        ));
+    }
+    for (name, option) in levels {
+        let Some((_, span)) = option else { continue };
+        if matches!(options.timing, Some(TimingMode::Instructions)) {
+            errors.push(syn::Error::new(
+                *span,
+                format!("`{name}` cannot be counted under `timing = instructions`, which makes one call on one thread"),
+            ));
+        }
+        if sig.inputs.iter().any(|input| {
+            matches!(input, FnArg::Typed(t) if matches!(&*t.pat, Pat::Ident(p) if p.ident == name))
+        }) {
+            errors.push(syn::Error::new(
+                *span,
+                format!("`{name}` is the level of each case, and `{}` has a parameter of that name: rename the parameter", sig.ident),
+            ));
+        }
+    }
 }
 
 /// A `fail_on` limit on a field (`value.accuracy=0.5%`) must be on a

@@ -67,6 +67,12 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
             quote!(::core::time::Duration::from_nanos(#nanos))
         }))
     };
+    let levels = |option: &Option<(Vec<usize>, proc_macro2::Span)>| {
+        let levels = option.iter().flat_map(|(levels, _)| levels);
+        quote!(&[#(#levels),*])
+    };
+    let concurrency = levels(&options.concurrency);
+    let threads = levels(&options.threads);
     let warm_up = duration(options.warm_up);
     let measurement_time = duration(options.measurement_time);
     let build = cases(plan);
@@ -101,6 +107,8 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
                     direction: #direction,
                     directions: &[#(#directions),*],
                     fail_on: #fail_on,
+                    concurrency: #concurrency,
+                    threads: #threads,
                     cases: __nnbench_cases,
                 }
             }
@@ -155,6 +163,15 @@ fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
             token
         })
         .collect()
+}
+
+/// `tokens` at the function's return type (or its name, when it returns
+/// nothing): a value that cannot cross threads is pointed at there.
+fn at_output(tokens: TokenStream, output: &syn::ReturnType, function: &syn::Ident) -> TokenStream {
+    match output {
+        syn::ReturnType::Type(_, ty) => respan(tokens, ty.span()),
+        syn::ReturnType::Default => respan(tokens, function.span()),
+    }
 }
 
 fn optional(value: Option<TokenStream>) -> TokenStream {
@@ -321,7 +338,22 @@ fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
     // that checks each call for an `Err` costs about a nanosecond a call,
     // which the others need not pay.
     let fallible = returns_result(&plan.output);
+    // Calls made on several threads at once need a function that can be.
+    let shared = plan.options.concurrency.is_some() || plan.options.threads.is_some();
     let timed = match (plan.asyncness, fallible) {
+        (None, true) if shared => {
+            let method = at_output(quote!(time_shared_fallible), &plan.output, function);
+            quote! {
+                __timer.#method(
+                    || #function(#(#passed),*),
+                    |__returned| (&&#krate::Check(__returned)).failed(),
+                )
+            }
+        }
+        (None, false) if shared => {
+            let method = at_output(quote!(time_shared), &plan.output, function);
+            quote!(__timer.#method(|| #function(#(#passed),*)))
+        }
         (None, true) => quote! {
             __timer.time_fallible(
                 || #function(#(#passed),*),

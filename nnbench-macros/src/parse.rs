@@ -54,6 +54,11 @@ pub(crate) struct Options {
     /// `runtime = current_thread | multi_thread`: the tokio runtime an
     /// async function runs on, with the span of the option's name.
     pub runtime: Option<(RuntimeFlavor, Span)>,
+    /// `concurrency = [1, 8, 64]`: requests in flight, a case per level,
+    /// with the span of the option's name.
+    pub concurrency: Option<(Vec<usize>, Span)>,
+    /// `threads = [1, 2, 4]`: threads making each call, a case per count.
+    pub threads: Option<(Vec<usize>, Span)>,
 }
 
 /// The `runtime` option.
@@ -95,7 +100,7 @@ pub(crate) enum TimingMode {
 
 /// The options' names, for messages.
 const OPTIONS: &str = "name, tags, setup, teardown, timing, sample_size, warm_up, \
-     measurement_time, metric, fail_on, throughput, runtime and crate";
+     measurement_time, metric, fail_on, throughput, runtime, concurrency, threads and crate";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -264,6 +269,12 @@ impl Sorted {
             "runtime" => set_once(&mut o.runtime, &name, || {
                 Ok((runtime(&value)?, name.span()))
             }),
+            "concurrency" => set_once(&mut o.concurrency, &name, || {
+                Ok((levels(&name, &value)?, name.span()))
+            }),
+            "threads" => set_once(&mut o.threads, &name, || {
+                Ok((levels(&name, &value)?, name.span()))
+            }),
             _ if self.kind == Kind::Product => {
                 if self.axes.iter().any(|a| a.name == name) {
                     return Err(syn::Error::new(
@@ -394,6 +405,54 @@ fn runtime(value: &Expr) -> syn::Result<RuntimeFlavor> {
             "runtime is `current_thread` or `multi_thread`",
         )),
     }
+}
+
+/// The most threads, or requests in flight, one case may have: a sync
+/// case under load makes each request on a thread of its own.
+const MAX_LEVEL: usize = 4096;
+
+/// `[1, 8, 64]`: distinct whole numbers from 1 to [`MAX_LEVEL`], the
+/// levels of `concurrency` or `threads`.
+fn levels(name: &Ident, value: &Expr) -> syn::Result<Vec<usize>> {
+    let what = match name.to_string().as_str() {
+        "threads" => "threads is a list of thread counts: threads = [1, 2, 4]",
+        _ => "concurrency is a list of how many requests are in flight: concurrency = [1, 8, 64]",
+    };
+    let Expr::Array(array) = value else {
+        return Err(syn::Error::new(value.span(), what));
+    };
+    if array.elems.is_empty() {
+        return Err(syn::Error::new(
+            value.span(),
+            format!("`{name}` has no levels: {what}"),
+        ));
+    }
+    let mut levels = Vec::new();
+    for element in &array.elems {
+        let level = match element {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(n),
+                ..
+            }) => n.base10_parse::<usize>().ok(),
+            _ => None,
+        };
+        let level = level
+            .filter(|n| (1..=MAX_LEVEL).contains(n))
+            .ok_or_else(|| {
+                syn::Error::new(
+                    element.span(),
+                    format!("a level of `{name}` is a whole number from 1 to {MAX_LEVEL}"),
+                )
+            })?;
+        if levels.contains(&level) {
+            return Err(syn::Error::new(
+                element.span(),
+                format!("{level} is given twice in `{name}`"),
+            ));
+        }
+        levels.push(level);
+    }
+    Ok(levels)
 }
 
 fn sample_size(value: &Expr) -> syn::Result<usize> {

@@ -7,6 +7,7 @@ pub(crate) mod adaptive;
 pub(crate) mod callgrind;
 pub(crate) mod cpu;
 pub mod gpu;
+pub(crate) mod load;
 #[cfg_attr(not(target_os = "linux"), path = "perf_elsewhere.rs")]
 pub(crate) mod perf;
 pub(crate) mod round;
@@ -15,6 +16,7 @@ pub mod rss;
 mod runtime;
 mod sampler;
 mod timer;
+mod together;
 #[cfg(feature = "tch")]
 pub(crate) mod torch_allocator;
 

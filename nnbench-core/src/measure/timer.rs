@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use super::adaptive::{median, median_interval};
 use super::cpu::{Clocks, Elapsed};
+use super::load::{self, LoadOutcome, LoadPlan};
+use super::together;
 use crate::record::{Percentiles, Sampler, TimeRecord, TimingMode};
 
 /// Times the user's function alone (argument fetching and metric
@@ -14,7 +16,14 @@ pub struct Timer {
     iters: u64,
     /// Whether Callgrind collects around the calls (and only there).
     counted: bool,
+    /// Threads that make the calls together (`threads = [...]`).
+    threads: usize,
+    /// Requests kept in flight instead of calls in a row (`concurrency`).
+    load: Option<LoadPlan>,
     elapsed: Option<Elapsed>,
+    /// What each thread's calls took, when several made them.
+    per_thread: Vec<Elapsed>,
+    load_outcome: Option<LoadOutcome>,
 }
 
 impl Default for Timer {
@@ -28,8 +37,24 @@ impl Timer {
         Self {
             iters: iters.max(1),
             counted: false,
+            threads: 1,
+            load: None,
             elapsed: None,
+            per_thread: Vec::new(),
+            load_outcome: None,
         }
+    }
+
+    /// Each of the calls is made on `count` threads at once.
+    pub(crate) fn on_threads(mut self, count: usize) -> Self {
+        self.threads = count.max(1);
+        self
+    }
+
+    /// The calls are requests kept in flight as `plan` says.
+    pub(crate) fn under_load(mut self, plan: LoadPlan) -> Self {
+        self.load = Some(plan);
+        self
     }
 
     /// One call, which Callgrind counts when this process runs under it.
@@ -85,6 +110,47 @@ impl Timer {
         out
     }
 
+    /// [`time`](Self::time) for a function that may be called from several
+    /// threads at once: the function of a family with `threads` or
+    /// `concurrency`, made on as many threads as the case says.
+    #[inline(never)]
+    pub fn time_shared<R: Send>(&mut self, f: impl Fn() -> R + Sync) -> R {
+        self.time_shared_fallible(f, |_| false)
+    }
+
+    /// [`time_shared`](Self::time_shared) for a function that returns a
+    /// `Result`: every thread stops at its first value that `failed` picks,
+    /// and that value is returned.
+    #[inline(never)]
+    pub fn time_shared_fallible<R: Send>(
+        &mut self,
+        f: impl Fn() -> R + Sync,
+        failed: impl Fn(&R) -> bool + Sync,
+    ) -> R {
+        if let Some(plan) = self.load {
+            let (out, outcome) = load::on_threads(plan, &f, &failed);
+            wait_for_device();
+            self.finish_load(outcome);
+            return out;
+        }
+        if self.threads > 1 {
+            let (out, times) = together::together(self.threads, self.iters, &f, &failed);
+            wait_for_device();
+            self.elapsed = Some(together::round(&times));
+            self.per_thread = times;
+            return out;
+        }
+        self.time_fallible(f, failed)
+    }
+
+    fn finish_load(&mut self, outcome: LoadOutcome) {
+        self.elapsed = Some(Elapsed {
+            wall: outcome.duration(),
+            ..Elapsed::default()
+        });
+        self.load_outcome = Some(outcome);
+    }
+
     /// [`time`](Self::time) for an async function: each call's future is
     /// awaited in turn on `runtime`, the clocks started and stopped inside
     /// it, so that entering the runtime is left out.
@@ -93,21 +159,30 @@ impl Timer {
     pub fn time_async<F: Future>(
         &mut self,
         runtime: &tokio::runtime::Runtime,
-        f: impl FnMut() -> F,
+        f: impl Fn() -> F,
     ) -> F::Output {
         self.time_async_fallible(runtime, f, |_| false)
     }
 
     /// [`time_async`](Self::time_async) for an async function that returns
     /// a `Result`: stops at the first value that `failed` picks.
+    ///
+    /// Under `concurrency`, the requests in flight are futures polled
+    /// together by one task on `runtime`.
     #[cfg(feature = "tokio")]
     #[inline(never)]
     pub fn time_async_fallible<F: Future>(
         &mut self,
         runtime: &tokio::runtime::Runtime,
-        mut f: impl FnMut() -> F,
+        f: impl Fn() -> F,
         failed: impl Fn(&F::Output) -> bool,
     ) -> F::Output {
+        if let Some(plan) = self.load {
+            let (out, outcome) = runtime.block_on(load::in_flight(plan, &f, &failed));
+            wait_for_device();
+            self.finish_load(outcome);
+            return out;
+        }
         let (iters, counted) = (self.iters, self.counted);
         let (out, elapsed) = runtime.block_on(async {
             let clocks = Clocks::start();
@@ -129,9 +204,20 @@ impl Timer {
         out
     }
 
-    /// What the calls took, once they were made.
+    /// What the calls took, once they were made: on several threads, from
+    /// their start together until the slowest was done.
     pub(crate) fn elapsed(&self) -> Option<Elapsed> {
         self.elapsed
+    }
+
+    /// What each thread's calls took, when several threads made them.
+    pub(crate) fn per_thread(&self) -> &[Elapsed] {
+        &self.per_thread
+    }
+
+    /// What a load measured, once its requests were made.
+    pub(crate) fn take_load(&mut self) -> Option<LoadOutcome> {
+        self.load_outcome.take()
     }
 }
 

@@ -71,6 +71,15 @@ pub struct CaseRecord {
     /// `throughput = elements(EXPR)` or `bytes(EXPR)`; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput: Option<super::ThroughputRecord>,
+    /// The load a family with `concurrency = [...]` ran the case under:
+    /// requests in flight, requests finished and their rate; `None`
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<super::ConcurrencyRecord>,
+    /// The threads a family with `threads = [...]` made each call on, and
+    /// how far apart their times were; `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<super::ThreadsRecord>,
 }
 
 impl CaseRecord {
@@ -404,6 +413,11 @@ pub enum Sampler {
     /// warmed up once, then sampled three times (nine for a case judged by
     /// wall time).
     Paired,
+    /// The load of a family with `concurrency = [...]`: requests kept in
+    /// flight for the timed period, each one's latency recorded. The
+    /// samples are the mean latency of the requests that finished in each
+    /// tenth of the period.
+    Load,
 }
 
 /// Memory of the process around one case.

@@ -8,6 +8,7 @@
 //! the modules that measure, run or parse, which all build them.
 
 mod case;
+mod concurrency;
 mod context;
 mod fields;
 mod memo;
@@ -15,6 +16,7 @@ mod method;
 mod paired;
 mod percentiles;
 mod shard;
+mod threads;
 mod throughput;
 mod verdict;
 
@@ -29,6 +31,7 @@ use crate::atomic_file;
 pub use case::{
     CallgrindRecord, CaseError, CaseRecord, MemoryRecord, Sampler, Stage, TimeRecord, TimingMode,
 };
+pub use concurrency::ConcurrencyRecord;
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
 pub use fields::{field, numeric_fields};
 pub use memo::{LeakRecord, MemoCounters, MemoInput, MemoRecord, RunMemoRecord};
@@ -37,6 +40,7 @@ pub use nnbench_units::{Direction, Figure};
 pub use paired::{PairedClock, PairedRecord, PairedRun};
 pub use percentiles::Percentiles;
 pub use shard::{ShardRecord, ShardRun};
+pub use threads::ThreadsRecord;
 pub use throughput::{ThroughputRecord, ThroughputUnit};
 pub use verdict::Verdict;
 
@@ -325,6 +329,8 @@ mod tests {
                 value: Json::Null,
                 direction: None,
                 throughput: None,
+                concurrency: Some(ConcurrencyRecord::new(8, 100, 1e9)),
+                threads: Some(ThreadsRecord::new(vec![8.0, 12.0])),
                 fail_on: None,
                 error: Some(CaseError {
                     stage: Stage::Memo,

@@ -39,8 +39,31 @@ pub struct Family {
     /// The `fail_on` option: regression limits over the comparison's own,
     /// for the figures it names (`"time=10%,rss=off"`).
     pub fail_on: Option<&'static str>,
+    /// The `concurrency` option: requests in flight, one case per level.
+    pub concurrency: &'static [usize],
+    /// The `threads` option: threads making each call, one case per count.
+    pub threads: &'static [usize],
     /// Builds the family's cases in declared order.
     pub cases: fn() -> Vec<CaseSpec>,
+}
+
+impl Family {
+    /// The levels a case of this family runs at, each a case of its own,
+    /// from its `concurrency` or `threads` option; empty without either.
+    pub(crate) fn levels(&self) -> Vec<Parallel> {
+        let concurrency = self.concurrency.iter().map(|&n| Parallel::Concurrency(n));
+        let threads = self.threads.iter().map(|&n| Parallel::Threads(n));
+        concurrency.chain(threads).collect()
+    }
+}
+
+/// How many threads make a case's calls at once, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Parallel {
+    /// Each call is made on this many threads, started together.
+    Threads(usize),
+    /// This many requests are kept in flight for the timed period.
+    Concurrency(usize),
 }
 
 inventory::collect!(Family);
@@ -85,5 +108,22 @@ impl CaseSpec {
     ) -> Self {
         self.throughput = Some((unit, Box::new(count)));
         self
+    }
+}
+
+impl Parallel {
+    /// The parameter that holds the level in the case's id and record.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Parallel::Threads(_) => "threads",
+            Parallel::Concurrency(_) => "concurrency",
+        }
+    }
+
+    /// Threads, or requests in flight.
+    pub(crate) fn level(self) -> usize {
+        match self {
+            Parallel::Threads(n) | Parallel::Concurrency(n) => n,
+        }
     }
 }

@@ -8,10 +8,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 pub use args::Args;
+pub(crate) use family::Parallel;
 pub use family::{Call, CaseSpec, Count, Family, Hook};
 
 use crate::error::panic_message;
-use crate::param::Params;
+use crate::param::{Param, Params};
 
 /// One case of the registry.
 pub(crate) struct Case {
@@ -24,6 +25,9 @@ pub(crate) struct Case {
     pub body: Body,
     /// What one call handles, for a family with a `throughput`.
     pub throughput: Option<(crate::record::ThroughputUnit, Box<Count>)>,
+    /// The threads or requests in flight of a family with `threads` or
+    /// `concurrency`.
+    pub parallel: Option<Parallel>,
 }
 
 pub(crate) enum Body {
@@ -48,14 +52,15 @@ pub(crate) fn cases() -> Vec<Case> {
         } else {
             family.name.into()
         };
-        match catch_unwind(AssertUnwindSafe(family.cases)) {
-            Ok(specs) => cases.extend(specs.into_iter().map(|spec| Case {
+        match specs(family) {
+            Ok(specs) => cases.extend(specs.into_iter().map(|(spec, parallel)| Case {
                 id: spec.params.id(&name),
                 family_name: Arc::clone(&name),
                 family,
                 params: spec.params,
                 body: Body::Call(spec.call),
                 throughput: spec.throughput,
+                parallel,
             })),
             Err(payload) => cases.push(Case {
                 id: name.to_string(),
@@ -63,6 +68,7 @@ pub(crate) fn cases() -> Vec<Case> {
                 family,
                 params: Params::default(),
                 throughput: None,
+                parallel: None,
                 body: Body::BrokenGrid(format!(
                     "building the parameter grid of `{}` panicked: {}",
                     name,
@@ -73,6 +79,40 @@ pub(crate) fn cases() -> Vec<Case> {
     }
     make_ids_unique(&mut cases);
     cases
+}
+
+/// What a panic carries.
+type Panic = Box<dyn std::any::Any + Send>;
+
+/// The family's case specs in declared order; with `concurrency` or
+/// `threads`, each at every level in turn, the level a parameter of its own.
+fn specs(family: &Family) -> Result<Vec<(CaseSpec, Option<Parallel>)>, Panic> {
+    let levels = family.levels();
+    if levels.is_empty() {
+        let specs = catch_unwind(AssertUnwindSafe(family.cases))?;
+        return Ok(specs.into_iter().map(|spec| (spec, None)).collect());
+    }
+    // Specs own their values and calls: each level builds the grid anew.
+    let mut by_level = Vec::with_capacity(levels.len());
+    for _ in &levels {
+        by_level.push(catch_unwind(AssertUnwindSafe(family.cases))?.into_iter());
+    }
+    let mut specs = Vec::new();
+    'cases: loop {
+        for (&parallel, built) in levels.iter().zip(&mut by_level) {
+            let Some(mut spec) = built.next() else {
+                break 'cases;
+            };
+            let level = parallel.level();
+            spec.params.push(Param::plain(
+                parallel.name(),
+                level,
+                serde_json::Value::from(level),
+            ));
+            specs.push((spec, Some(parallel)));
+        }
+    }
+    Ok(specs)
 }
 
 /// `module::name`, the module path without its crate.

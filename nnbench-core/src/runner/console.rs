@@ -144,11 +144,19 @@ impl Console {
         // Throughput and the tail show only where some case has them.
         let rates = record.cases.iter().any(|c| c.throughput.is_some());
         let tails = record.cases.iter().any(|c| c.time.percentiles.is_some());
+        let loads = record.cases.iter().any(|c| c.concurrency.is_some());
+        let spreads = record.cases.iter().any(|c| c.threads.is_some());
         if rates {
             header.push("throughput".into());
         }
         if tails {
             header.push("p99".into());
+        }
+        if loads {
+            header.push("requests/s".into());
+        }
+        if spreads {
+            header.push("thread spread".into());
         }
         header.extend(["load", "call RSS", "GPU"].map(String::from));
         let mut table = Table::new();
@@ -194,6 +202,19 @@ impl Console {
             if tails {
                 let p99 = case.time.percentiles.map(|p| format_ns(p.p99_ns));
                 row.push(Cell::new(p99.unwrap_or_else(|| "-".into())));
+            }
+            if loads {
+                let rate = case
+                    .concurrency
+                    .map(|c| format_count(c.requests_per_second));
+                row.push(Cell::new(rate.unwrap_or_else(|| "-".into())));
+            }
+            if spreads {
+                let spread = case
+                    .threads
+                    .as_ref()
+                    .map(|t| format!("{:.0}%", t.spread * 100.0));
+                row.push(Cell::new(spread.unwrap_or_else(|| "-".into())));
             }
             row.extend([
                 Cell::new(format_ns(case.load_ns as f64)),
@@ -271,6 +292,14 @@ fn time(case: &CaseRecord) -> String {
     let t = &case.time;
     match t.mode {
         _ if t.samples == 0 => "-".into(),
+        // Under load, each request's latency: the median of all of them.
+        _ if case.concurrency.is_some() => {
+            format!(
+                "{} ({} req)",
+                format_ns(t.median_ns),
+                format_count(t.iters as f64)
+            )
+        }
         TimingMode::Once => format_ns(t.median_ns),
         TimingMode::Instructions => match t.instructions {
             Some(count) => format!("{} instr", format_count(count as f64)),

@@ -13,10 +13,13 @@ use super::console::Console;
 use crate::measure::adaptive::{self, Precision};
 use crate::measure::callgrind::{self, Dumps};
 use crate::measure::cpu::Elapsed;
+use crate::measure::load::LoadPlan;
 use crate::measure::round::{self, Round};
 use crate::measure::{CaseMeter, Timer, one_call, summarize};
-use crate::record::{CallgrindRecord, Sampler, TimeRecord, TimingMode};
-use crate::registry::{Args, Call};
+use crate::record::{
+    CallgrindRecord, ConcurrencyRecord, Sampler, ThreadsRecord, TimeRecord, TimingMode,
+};
+use crate::registry::{Args, Call, Case, Parallel};
 use crate::settings::{Baselines, Sampling, Timing, TimingSettings};
 use crate::{Error, Result};
 
@@ -24,6 +27,11 @@ use crate::{Error, Result};
 const SAMPLE_SIZE: usize = 100;
 const WARM_UP: Duration = Duration::from_secs(3);
 const MEASUREMENT: Duration = Duration::from_secs(5);
+
+/// How long a case under `concurrency` makes requests before they are
+/// recorded, and for how long they are, unless its family says.
+const LOAD_WARM_UP: Duration = Duration::from_millis(100);
+const LOAD_DURATION: Duration = Duration::from_secs(1);
 
 /// How one case is timed, all settings resolved.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +42,19 @@ pub(crate) struct Plan {
     pub sampler: Sampler,
     /// In a round of a paired run, what to take of the case.
     pub round: Round,
+    /// The threads or requests in flight the calls are made by.
+    pub parallel: Option<Parallel>,
+}
+
+/// What timing a case's call gave.
+pub(crate) struct Timed {
+    /// The value of its first call.
+    pub metric: Json,
+    pub time: TimeRecord,
+    /// The load it ran under, with `concurrency`.
+    pub concurrency: Option<ConcurrencyRecord>,
+    /// Each thread's time, with `threads`.
+    pub threads: Option<ThreadsRecord>,
 }
 
 /// One criterion for the whole run, made when a case first samples, and
@@ -56,7 +77,8 @@ impl Engine {
         }
     }
 
-    /// Calls once for the metric, then samples if `plan` says so.
+    /// Calls once for the metric, then samples if `plan` says so (or, under
+    /// `concurrency`, keeps requests in flight).
     pub(crate) fn time(
         &mut self,
         id: &str,
@@ -65,20 +87,39 @@ impl Engine {
         plan: &Plan,
         console: &Console,
         mut meter: Option<&mut CaseMeter>,
-    ) -> Result<(Json, TimeRecord)> {
+    ) -> Result<Timed> {
+        let timed = |metric, time| Timed {
+            metric,
+            time,
+            concurrency: None,
+            threads: None,
+        };
         if plan.timing == Timing::Instructions {
-            return self.count(id, call, args);
+            return self
+                .count(id, call, args)
+                .map(|(metric, time)| timed(metric, time));
         }
-        let mut first = Timer::new(1);
+        let threads = match plan.parallel {
+            Some(Parallel::Threads(n)) => n,
+            _ => 1,
+        };
+        let mut first = Timer::new(1).on_threads(threads);
         let metric = call(args, &mut first)?;
         let once = first.elapsed().unwrap_or_default();
+        if let Some(Parallel::Concurrency(level)) = plan.parallel {
+            return load(call, args, plan, level, metric);
+        }
         let sample = match plan.timing {
             Timing::Once | Timing::Instructions => false,
             Timing::Sampled => true,
             Timing::Auto => once.wall < plan.auto_threshold,
         };
         if !sample {
-            return Ok((metric, one_call(once)));
+            let threads = (threads > 1).then(|| per_thread(&[(1, first.per_thread().to_vec())]));
+            return Ok(Timed {
+                threads,
+                ..timed(metric, one_call(once))
+            });
         }
         // What criterion does around the calls (set-up, then analysis of
         // the samples) is not the case's memory: the peaks are noted after
@@ -88,28 +129,40 @@ impl Engine {
             meter.checkpoint();
         }
         let mut sampling_started = false;
+        let mut each_thread = Vec::new();
         let routine = |iters| {
             if let Some(meter) = meter.as_deref_mut()
                 && !std::mem::replace(&mut sampling_started, true)
             {
                 meter.forget_since_checkpoint();
             }
-            let mut timer = Timer::new(iters);
+            let mut timer = Timer::new(iters).on_threads(threads);
             let outcome = call(args, &mut timer).map(|_| timer.elapsed().unwrap_or_default());
+            if threads > 1 {
+                each_thread.push((iters, timer.per_thread().to_vec()));
+            }
             if let Some(meter) = meter.as_deref_mut() {
                 meter.checkpoint();
             }
             outcome
         };
         let samples = match plan.sampler {
-            Sampler::Adaptive => adaptive::sample(&precision(&plan.sampling), routine),
+            Sampler::Adaptive | Sampler::Load => {
+                adaptive::sample(&precision(&plan.sampling), routine)
+            }
             Sampler::Criterion => self.sample(id, &plan.sampling, console, routine),
             Sampler::Paired => round::sample(plan.round, routine),
         };
         if let Some(meter) = meter {
             meter.forget_since_checkpoint();
         }
-        Ok((metric, summarize(plan.sampler, &samples?)))
+        let samples = samples?;
+        // The samples kept are the last ones taken: warm-up came first.
+        let kept = &each_thread[each_thread.len().saturating_sub(samples.len())..];
+        Ok(Timed {
+            threads: (threads > 1).then(|| per_thread(kept)),
+            ..timed(metric, summarize(plan.sampler, &samples))
+        })
     }
 
     /// Calls once, with Callgrind collecting around the call alone, and
@@ -212,6 +265,48 @@ impl Engine {
     }
 }
 
+/// Keeps `level` requests of `call` in flight for the timed period (one
+/// each, when the case is timed once).
+fn load(call: &Call, args: &Args, plan: &Plan, level: usize, metric: Json) -> Result<Timed> {
+    let load = LoadPlan {
+        level,
+        warm_up: plan.sampling.warm_up.unwrap_or(LOAD_WARM_UP),
+        duration: plan.sampling.measurement_time.unwrap_or(LOAD_DURATION),
+        once: plan.timing == Timing::Once,
+    };
+    let mut timer = Timer::new(1).under_load(load);
+    call(args, &mut timer)?;
+    let outcome = timer.take_load().ok_or_else(|| {
+        Error::msg("its call made no requests under load: only a function of a family with `concurrency` can be loaded")
+    })?;
+    Ok(Timed {
+        metric,
+        time: outcome.time(),
+        concurrency: Some(outcome.concurrency()),
+        threads: None,
+    })
+}
+
+/// Each thread's median time per call over `samples` of `(calls, what
+/// each thread's calls took)`.
+fn per_thread(samples: &[(u64, Vec<Elapsed>)]) -> ThreadsRecord {
+    let count = samples.iter().map(|(_, t)| t.len()).max().unwrap_or(0);
+    let medians = (0..count)
+        .map(|thread| {
+            let mut per_call: Vec<f64> = samples
+                .iter()
+                .filter_map(|(iters, times)| {
+                    let wall = times.get(thread)?.wall.as_nanos() as f64;
+                    Some(wall / (*iters).max(1) as f64)
+                })
+                .collect();
+            per_call.sort_by(f64::total_cmp);
+            adaptive::median(&per_call)
+        })
+        .collect();
+    ThreadsRecord::new(medians)
+}
+
 /// The settings of nnbench's sampler: the sample size is the least number
 /// of samples, the measurement time the most time spent sampling.
 fn precision(sampling: &Sampling) -> Precision {
@@ -227,46 +322,38 @@ fn precision(sampling: &Sampling) -> Precision {
 /// Whether `case` is counted under Callgrind in this run (`timing =
 /// instructions` or `--instructions`, outside test mode): a bench binary
 /// runs it in a worker under valgrind.
-pub(crate) fn counted(case: &crate::registry::Case, settings: &crate::settings::Settings) -> bool {
-    plan(
-        &case.id,
-        &settings.timing,
-        case.family.timing,
-        case.family.sampling,
-    )
-    .timing
-        == Timing::Instructions
+pub(crate) fn counted(case: &Case, settings: &crate::settings::Settings) -> bool {
+    plan(case, &settings.timing).timing == Timing::Instructions
 }
 
-/// The plan for case `id` of a family: run settings override the
-/// family's, which override the defaults. criterion samples when the run
-/// asks for sampling (`--sampled`), the rounds of a paired run in a
-/// paired worker, nnbench's sampler otherwise.
-pub(crate) fn plan(
-    id: &str,
-    run: &TimingSettings,
-    family_timing: Option<Timing>,
-    family_sampling: Sampling,
-) -> Plan {
+/// The plan for `case`: run settings override its family's, which
+/// override the defaults. criterion samples when the run asks for
+/// sampling (`--sampled`), the rounds of a paired run in a paired worker,
+/// nnbench's sampler otherwise; the load driver under `concurrency`.
+pub(crate) fn plan(case: &Case, run: &TimingSettings) -> Plan {
     let round = run
         .rounds
         .as_ref()
-        .map(|rounds| rounds.get(id).copied().unwrap_or(Round::CALIBRATE));
+        .map(|rounds| rounds.get(&case.id).copied().unwrap_or(Round::CALIBRATE));
+    let family = case.family;
     Plan {
         timing: if run.test_mode {
             Timing::Once
         } else {
-            run.forced.0.or(family_timing).unwrap_or_default()
+            run.forced.0.or(family.timing).unwrap_or_default()
         },
-        sampling: family_sampling.overridden_by(run.sampling),
+        sampling: family.sampling.overridden_by(run.sampling),
         auto_threshold: run.auto_threshold(),
         round: round.unwrap_or(Round::CALIBRATE),
-        sampler: if round.is_some() {
+        sampler: if matches!(case.parallel, Some(Parallel::Concurrency(_))) {
+            Sampler::Load
+        } else if round.is_some() {
             Sampler::Paired
         } else if run.forced.0 == Some(Timing::Sampled) {
             Sampler::Criterion
         } else {
             Sampler::Adaptive
         },
+        parallel: case.parallel,
     }
 }

@@ -9,13 +9,13 @@ use nnbench_units::format_bytes;
 use serde_json::Value as Json;
 
 use super::console::Console;
-use super::engine::{self, Engine};
+use super::engine::{self, Engine, Timed};
 use crate::error::panic_message;
 use crate::measure::CaseMeter;
 use crate::memo::{self, ErasedMemo, Sizes, journal};
 use crate::record::{
-    CaseError, CaseRecord, LeakRecord, MemoRecord, MemoryRecord, Stage, ThroughputRecord,
-    TimeRecord, TimingMode,
+    CaseError, CaseRecord, ConcurrencyRecord, LeakRecord, MemoRecord, MemoryRecord, Stage,
+    ThreadsRecord, ThroughputRecord, TimeRecord, TimingMode,
 };
 use crate::registry::{Args, Body, Case, Hook};
 use crate::settings::Settings;
@@ -109,18 +109,14 @@ pub(crate) fn run(
     memo_record.prefetched = around.prefetch();
     let mut value = Json::Null;
     let mut throughput = None;
+    let (mut concurrency, mut threads) = (None, None);
     let mut time = TimeRecord {
         samples: 0,
         iters: 0,
         ..TimeRecord::default()
     };
     if let (true, Body::Call(call)) = (failure.is_clear(), &case.body) {
-        let plan = engine::plan(
-            &case.id,
-            &settings.timing,
-            case.family.timing,
-            case.family.sampling,
-        );
+        let plan = engine::plan(case, &settings.timing);
         around.entering(Stage::Call);
         let fixtures = load_start.is_some() || case.family.setup.is_some();
         match meter.as_mut() {
@@ -136,15 +132,16 @@ pub(crate) fn run(
             meter.leave_call();
         }
         match timed {
-            Ok((metric, timed)) => {
-                if let Some(why) = missing_fields(case, &metric) {
+            Ok(timed) => {
+                if let Some(why) = missing_fields(case, &timed.metric) {
                     failure.add(Stage::Call, &Error::msg(why));
                 }
                 match throughput_of(case, &args, &timed) {
                     Ok(rate) => throughput = rate,
                     Err(error) => failure.add(Stage::Call, &error),
                 }
-                (value, time) = (metric, timed);
+                (value, time) = (timed.metric, timed.time);
+                (concurrency, threads) = (timed.concurrency, timed.threads);
             }
             Err(error) => failure.add(Stage::Call, &error),
         }
@@ -184,17 +181,28 @@ pub(crate) fn run(
             memo: memo_record,
             warnings: journal.warnings,
             throughput,
+            concurrency,
+            threads,
         },
     )
 }
 
 /// The case's throughput, for a family that declares one and a call that
-/// was timed: its expression counted over the case's arguments.
-fn throughput_of(case: &Case, args: &Args, time: &TimeRecord) -> Result<Option<ThroughputRecord>> {
+/// was timed: its expression counted over the case's arguments, at the
+/// rate of the median call, or of the requests that finished under load.
+fn throughput_of(case: &Case, args: &Args, timed: &Timed) -> Result<Option<ThroughputRecord>> {
     let Some((unit, count)) = &case.throughput else {
         return Ok(None);
     };
     let per_call = guarded(|| count(args)).map_err(|e| e.context("counting its throughput"))?;
+    let time = &timed.time;
+    if let Some(load) = &timed.concurrency {
+        return Ok(Some(ThroughputRecord {
+            unit: *unit,
+            per_call,
+            per_second: per_call as f64 * load.requests_per_second,
+        }));
+    }
     Ok(
         (time.median_ns > 0.0 && time.mode != TimingMode::Instructions)
             .then(|| ThroughputRecord::new(*unit, per_call, time.median_ns)),
@@ -308,6 +316,8 @@ pub(crate) fn unfinished(
             memo: MemoRecord::default(),
             warnings: Vec::new(),
             throughput: None,
+            concurrency: None,
+            threads: None,
         },
     )
 }
@@ -322,6 +332,8 @@ struct Outcome {
     memo: MemoRecord,
     warnings: Vec<String>,
     throughput: Option<ThroughputRecord>,
+    concurrency: Option<ConcurrencyRecord>,
+    threads: Option<ThreadsRecord>,
 }
 
 /// The record of `case`, which came to `outcome`.
@@ -343,6 +355,8 @@ fn record(case: &Case, outcome: Outcome) -> CaseRecord {
         shard: None,
         paired: None,
         throughput: outcome.throughput,
+        concurrency: outcome.concurrency,
+        threads: outcome.threads,
         directions: case
             .family
             .directions

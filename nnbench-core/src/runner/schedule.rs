@@ -178,6 +178,8 @@ mod tests {
         direction: None,
         directions: &[],
         fail_on: None,
+        concurrency: &[],
+        threads: &[],
         cases: Vec::new,
     };
 
@@ -189,6 +191,7 @@ mod tests {
             params: Params::new(params),
             body: Body::BrokenGrid(String::new()),
             throughput: None,
+            parallel: None,
         }
     }
 

@@ -1,0 +1,212 @@
+//! Calls made on several threads at once: `threads = [...]`. Each thread
+//! makes its calls and reads its own clocks, all of them released together
+//! by a barrier once every one of them exists.
+
+use std::panic::resume_unwind;
+use std::sync::{Barrier, Condvar, Mutex};
+use std::thread::{Scope, ScopedJoinHandle};
+
+use super::cpu::{Clocks, Elapsed};
+
+/// Runs `f` `iters` times on each of `count` threads, this one among them,
+/// started together; stops a thread at its first value that `failed`
+/// picks. Returns this thread's last value, or the first failed one of any
+/// thread, and what each thread's calls took.
+///
+/// A panic on any thread is raised again here once every thread is done.
+///
+/// # Panics
+///
+/// When the system cannot start a thread, naming how many it could.
+pub(crate) fn together<R: Send>(
+    count: usize,
+    iters: u64,
+    f: &(impl Fn() -> R + Sync),
+    failed: &(impl Fn(&R) -> bool + Sync),
+) -> (R, Vec<Elapsed>) {
+    let count = count.max(1);
+    let gate = Gate::default();
+    let barrier = Barrier::new(count);
+    std::thread::scope(|scope| {
+        let mut others = Vec::with_capacity(count - 1);
+        for at in 1..count {
+            match start(scope, at, &gate, &barrier, iters, f, failed) {
+                Ok(handle) => others.push(handle),
+                Err(error) => {
+                    gate.open(false);
+                    panic!("could not start thread {} of {count}: {error}", at + 1);
+                }
+            }
+        }
+        gate.open(true);
+        barrier.wait();
+        let (mut out, own) = calls(iters, f, failed);
+        let mut times = vec![own];
+        let mut panicked = None;
+        for handle in others {
+            match handle.join() {
+                Ok(Some((theirs, elapsed))) => {
+                    times.push(elapsed);
+                    if failed(&theirs) && !failed(&out) {
+                        out = theirs;
+                    }
+                }
+                Ok(None) => {}
+                Err(payload) => panicked = panicked.or(Some(payload)),
+            }
+        }
+        if let Some(payload) = panicked {
+            resume_unwind(payload);
+        }
+        (out, times)
+    })
+}
+
+type Handle<'scope, R> = ScopedJoinHandle<'scope, Option<(R, Elapsed)>>;
+
+/// Starts thread `at`, which waits at the gate, then at the barrier.
+fn start<'scope, 'env, R: Send + 'scope>(
+    scope: &'scope Scope<'scope, 'env>,
+    at: usize,
+    gate: &'env Gate,
+    barrier: &'env Barrier,
+    iters: u64,
+    f: &'env (impl Fn() -> R + Sync),
+    failed: &'env (impl Fn(&R) -> bool + Sync),
+) -> std::io::Result<Handle<'scope, R>> {
+    std::thread::Builder::new()
+        .name(format!("nnbench-thread-{at}"))
+        .spawn_scoped(scope, move || {
+            if !gate.wait() {
+                return None;
+            }
+            barrier.wait();
+            Some(calls(iters, f, failed))
+        })
+}
+
+/// `iters` calls of `f` on this thread, timed by its own clocks.
+fn calls<R>(iters: u64, f: &impl Fn() -> R, failed: &impl Fn(&R) -> bool) -> (R, Elapsed) {
+    let clocks = Clocks::start();
+    for _ in 1..iters {
+        let out = f();
+        if failed(&out) {
+            return (out, clocks.stop());
+        }
+        std::hint::black_box(out);
+    }
+    let out = std::hint::black_box(f());
+    (out, clocks.stop())
+}
+
+/// What the threads' calls took together: the wall time of the slowest
+/// thread, which is the round's (they started together), and each CPU
+/// clock's mean over the threads.
+pub(crate) fn round(times: &[Elapsed]) -> Elapsed {
+    let n = times.len().max(1) as u32;
+    let all = |clock: fn(&Elapsed) -> Option<std::time::Duration>| {
+        times
+            .iter()
+            .map(clock)
+            .sum::<Option<std::time::Duration>>()
+            .map(|total| total / n)
+    };
+    Elapsed {
+        wall: times.iter().map(|e| e.wall).max().unwrap_or_default(),
+        thread_cpu: all(|e| e.thread_cpu),
+        process_cpu: None,
+        instructions: times
+            .iter()
+            .map(|e| e.instructions)
+            .sum::<Option<u64>>()
+            .map(|total| total / u64::from(n)),
+    }
+}
+
+/// Holds started threads until every one of them is: opened to let them
+/// run, or closed when one could not start, so that none waits forever at
+/// a barrier sized for them all.
+#[derive(Default)]
+pub(crate) struct Gate {
+    open: Mutex<Option<bool>>,
+    changed: Condvar,
+}
+
+impl Gate {
+    /// Lets the waiting threads go on (`true`) or turn back (`false`).
+    pub(crate) fn open(&self, go: bool) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        *open = Some(go);
+        self.changed.notify_all();
+    }
+
+    /// Waits until the gate opens; whether to go on.
+    pub(crate) fn wait(&self) -> bool {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(go) = *open {
+                return go;
+            }
+            open = self.changed.wait(open).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[test]
+    fn every_thread_makes_its_calls_on_a_thread_of_its_own() {
+        let calls = AtomicUsize::new(0);
+        let names = Mutex::new(HashSet::new());
+        let (out, times) = together(
+            4,
+            5,
+            &|| {
+                calls.fetch_add(1, Ordering::Relaxed);
+                names.lock().unwrap().insert(std::thread::current().id());
+                7
+            },
+            &|_| false,
+        );
+        assert_eq!((out, times.len()), (7, 4));
+        assert_eq!(calls.into_inner(), 20);
+        assert_eq!(names.into_inner().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn a_failure_on_another_thread_is_the_value() {
+        let (out, _) = together(
+            3,
+            2,
+            &|| {
+                let name = std::thread::current().name().map(str::to_owned);
+                name.filter(|n| n == "nnbench-thread-2").ok_or(())
+            },
+            &|r: &Result<String, ()>| r.is_ok(),
+        );
+        assert_eq!(out.as_deref(), Ok("nnbench-thread-2"));
+    }
+
+    #[test]
+    fn a_panic_on_another_thread_is_raised_here() {
+        let caught = std::panic::catch_unwind(|| {
+            together(
+                2,
+                1,
+                &|| {
+                    if std::thread::current().name() == Some("nnbench-thread-1") {
+                        panic!("boom on a worker");
+                    }
+                },
+                &|_| false,
+            )
+        });
+        let payload = caught.expect_err("the worker's panic comes back");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom on a worker"));
+    }
+}

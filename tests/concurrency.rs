@@ -1,0 +1,153 @@
+//! `concurrency = [...]`: a case per level, each keeping that many
+//! requests in flight for its timed period, with each request's latency
+//! and the rate of those that finished in the record.
+
+#[path = "support/alone.rs"]
+mod alone;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use alone::run;
+use nnbench::Runner;
+use nnbench::record::{CaseRecord, RunRecord, Sampler, TimingMode};
+
+fn at(record: &RunRecord, level: u64) -> &CaseRecord {
+    record
+        .cases
+        .iter()
+        .find(|c| c.params["concurrency"] == level)
+        .unwrap_or_else(|| panic!("no case at concurrency {level}"))
+}
+
+/// A request that waits on something else (a socket, a disk) for 2 ms.
+#[nnbench::benchmark(concurrency = [1, 8], warm_up = "20ms", measurement_time = "200ms")]
+fn waiting() -> u32 {
+    std::thread::sleep(Duration::from_millis(2));
+    7
+}
+
+#[test]
+fn requests_that_wait_are_served_faster_with_more_in_flight() {
+    let record = run("waiting/");
+    let ids: Vec<&str> = record.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["waiting/concurrency=1", "waiting/concurrency=8"]);
+    for case in &record.cases {
+        assert!(case.error.is_none(), "{:?}", case.error);
+        assert_eq!(case.value, 7, "the first call's value is the metric");
+        assert_eq!(case.time.mode, TimingMode::Sampled);
+        assert_eq!(case.time.sampler, Some(Sampler::Load));
+        let load = case.concurrency.expect("the load is recorded");
+        assert_eq!(load.duration_ns, 200e6);
+        assert_eq!(load.requests, case.time.iters);
+        let p = case.time.percentiles.expect("each request's latency");
+        assert!(p.p50_ns >= 2e6, "a request waits 2 ms: {p:?}");
+        assert!(p.p50_ns <= p.p90_ns && p.p90_ns <= p.p99_ns && p.p99_ns <= p.max_ns);
+    }
+    let (one, eight) = (at(&record, 1), at(&record, 8));
+    let rate = |c: &CaseRecord| c.concurrency.map_or(0.0, |l| l.requests_per_second);
+    // Eight sleeping requests overlap: close to eight times the rate, at
+    // least three times on the busiest machine.
+    assert!(
+        rate(eight) > 3.0 * rate(one),
+        "{} req/s at 1, {} req/s at 8",
+        rate(one),
+        rate(eight)
+    );
+}
+
+/// A request that only computes.
+#[nnbench::benchmark(concurrency = [1, 4], warm_up = "20ms", measurement_time = "200ms")]
+fn computing() -> u64 {
+    (0..20_000u64).fold(0, |acc, n| acc.wrapping_add(std::hint::black_box(n * n)))
+}
+
+#[test]
+fn requests_that_compute_are_not_served_faster_than_the_cores_allow() {
+    let record = run("computing/");
+    let rate = |level| {
+        at(&record, level)
+            .concurrency
+            .map_or(0.0, |l| l.requests_per_second)
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    // Four requests in flight compute on at most `cores` cores at once:
+    // the rate cannot grow past that (a wide margin for a noisy machine).
+    assert!(
+        rate(4) < 1.5 * cores.min(4.0) * rate(1),
+        "{} req/s at 1, {} at 4 on {cores} cores",
+        rate(1),
+        rate(4)
+    );
+}
+
+static MADE: AtomicUsize = AtomicUsize::new(0);
+
+/// Fails on its fifth request.
+#[nnbench::benchmark(concurrency = [3], warm_up = "1ms", measurement_time = "2s")]
+fn flaky() -> Result<usize, String> {
+    let n = MADE.fetch_add(1, Ordering::SeqCst);
+    if n == 4 {
+        return Err(format!("request {n} was refused"));
+    }
+    Ok(n)
+}
+
+#[test]
+fn a_failed_request_fails_the_case_at_once() {
+    let record = run("flaky/");
+    let case = &record.cases[0];
+    let error = case.error.as_ref().expect("the case failed");
+    assert_eq!(error.message, "request 4 was refused");
+    assert!(case.concurrency.is_none());
+    // Three threads stopped soon after the fifth request, not 2 s later.
+    assert!(MADE.load(Ordering::SeqCst) < 10_000);
+}
+
+/// Panics on a request thread.
+#[nnbench::benchmark(concurrency = [2], measurement_time = "100ms")]
+fn panicking() {
+    if std::thread::current().name() == Some("nnbench-request-1") {
+        panic!("the model is not loaded");
+    }
+}
+
+#[test]
+fn a_panic_on_a_request_thread_fails_the_case_with_its_message() {
+    let record = run("panicking/");
+    let error = record.cases[0].error.as_ref().expect("the case failed");
+    assert!(
+        error.message.contains("the model is not loaded"),
+        "{}",
+        error.message
+    );
+}
+
+/// In test mode, one request per level's worker.
+#[nnbench::product(size = [10usize], concurrency = [1, 4])]
+fn quick(size: usize) -> usize {
+    size
+}
+
+#[test]
+fn in_test_mode_each_worker_makes_one_request() {
+    let _alone = alone::alone();
+    let record = Runner::new()
+        .filter("quick/")
+        .test_mode(true)
+        .quiet(true)
+        .run()
+        .expect("the run");
+    let ids: Vec<&str> = record.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["quick/size=10,concurrency=1", "quick/size=10,concurrency=4"]
+    );
+    for case in &record.cases {
+        let level = case.params["concurrency"].as_u64().unwrap();
+        let load = case.concurrency.expect("the load");
+        assert_eq!((load.level, load.requests), (level, level));
+        assert_eq!(case.time.mode, TimingMode::Once);
+        assert_eq!(case.time.samples, level);
+    }
+}
