@@ -151,3 +151,95 @@ fn in_test_mode_each_worker_makes_one_request() {
         assert_eq!(case.time.samples, level);
     }
 }
+
+/// Three levels of load, in test mode: one request per worker.
+#[nnbench::product(reply = ["short", "long"], concurrency = [1, 2, 4])]
+fn answered(reply: &str) -> usize {
+    reply.len()
+}
+
+#[test]
+fn the_report_draws_latency_and_requests_against_concurrency() {
+    let record = {
+        let _alone = alone::alone();
+        Runner::new()
+            .filter("answered/")
+            .test_mode(true)
+            .quiet(true)
+            .run()
+            .expect("the run")
+    };
+    assert_eq!(record.cases.len(), 6);
+    let dir = tempfile::tempdir().expect("a folder");
+    let run = dir.path().join("run.json");
+    record.write(&run).expect("the record");
+    let page = dir.path().join("report.html");
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_nnbench"))
+        .env("NNBENCH_HISTORY", "/no/such/history.sqlite")
+        .args(["report", "-o"])
+        .arg(&page)
+        .arg(&run)
+        .output()
+        .expect("nnbench runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let html = std::fs::read_to_string(&page).expect("the page");
+    for title in [
+        "answered: median latency against concurrency, latest run",
+        "answered: p99 latency against concurrency, latest run",
+        "answered: requests per second against concurrency, latest run",
+    ] {
+        assert!(html.contains(title), "no chart {title:?}");
+    }
+    // A line for each reply, drawn over the three levels.
+    assert!(html.contains("reply=long") && html.contains("reply=short"));
+    assert!(html.contains("<th>requests /s</th>"));
+}
+
+#[test]
+fn fewer_requests_per_second_regress_when_a_limit_asks() {
+    use nnbench::record::{Figure, Verdict};
+    use nnbench_core::compare::{Thresholds, compare};
+
+    let base = {
+        let _alone = alone::alone();
+        Runner::new()
+            .filter("answered/reply=long,concurrency=4")
+            .test_mode(true)
+            .quiet(true)
+            .run()
+            .expect("the run")
+    };
+    assert_eq!(base.cases.len(), 1, "{:?}", base.cases);
+    let mut slower = base.clone();
+    let load = slower.cases[0].concurrency.as_mut().expect("the load");
+    load.requests_per_second *= 0.8;
+    let verdict = |thresholds: &Thresholds, head: &RunRecord| {
+        let comparison = compare(&base, head, thresholds);
+        let case = &comparison.cases[0];
+        let requests = case.figures.iter().find(|f| f.figure == Figure::Requests);
+        (
+            requests.expect("requests compared").verdict,
+            requests.unwrap().gated,
+        )
+    };
+    // Reported by default; gated, and regressed, when a limit asks.
+    assert_eq!(
+        verdict(&Thresholds::default(), &slower),
+        (Verdict::Regressed, false)
+    );
+    let gated = Thresholds::default()
+        .with_spec("requests=10%")
+        .expect("a limit");
+    assert_eq!(verdict(&gated, &slower), (Verdict::Regressed, true));
+    let mut faster = base.clone();
+    faster.cases[0]
+        .concurrency
+        .as_mut()
+        .unwrap()
+        .requests_per_second *= 1.5;
+    assert_eq!(verdict(&gated, &faster).0, Verdict::Improved);
+}

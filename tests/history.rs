@@ -331,8 +331,8 @@ fn an_older_layout_is_brought_up_to_date() {
     History::open(&path).unwrap().add(&record(), None).unwrap();
     {
         // As the first layout left it: no direction of the metric, no
-        // instruction counts, no fields of struct metrics, no throughput
-        // or p99.
+        // instruction counts, no fields of struct metrics, no throughput,
+        // p99 or requests per second.
         let connection = rusqlite::Connection::open(&path).unwrap();
         connection
             .execute_batch(
@@ -341,6 +341,7 @@ fn an_older_layout_is_brought_up_to_date() {
                  ALTER TABLE figures DROP COLUMN instructions;
                  ALTER TABLE figures DROP COLUMN throughput;
                  ALTER TABLE figures DROP COLUMN p99_ns;
+                 ALTER TABLE figures DROP COLUMN requests_per_second;
                  DROP TABLE field_values;
                  PRAGMA user_version = 1;",
             )
@@ -355,7 +356,7 @@ fn an_older_layout_is_brought_up_to_date() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
 }
 
 fn the_tool_adds_lists_and_shows() {

@@ -58,11 +58,14 @@ pub enum Figure {
     /// The 99th percentile of the time per call, for calls timed one by
     /// one.
     P99,
+    /// Requests per second under load, for a family with `concurrency`
+    /// (more is better).
+    Requests,
 }
 
 impl Figure {
     /// Every figure, in the order reports list them.
-    pub const ALL: [Figure; 9] = [
+    pub const ALL: [Figure; 10] = [
         Figure::Time,
         Figure::Load,
         Figure::Rss,
@@ -72,6 +75,7 @@ impl Figure {
         Figure::Instructions,
         Figure::Throughput,
         Figure::P99,
+        Figure::Requests,
     ];
 
     /// Its name in limits (`time=10%`), records and reports.
@@ -92,6 +96,7 @@ impl Figure {
             Figure::Instructions => "instructions",
             Figure::Throughput => "throughput",
             Figure::P99 => "p99",
+            Figure::Requests => "requests",
         }
     }
 
@@ -107,9 +112,23 @@ impl Figure {
         match self {
             Figure::Time | Figure::Load | Figure::P99 => Unit::Time,
             Figure::Rss | Figure::Heap | Figure::Gpu => Unit::Bytes,
-            Figure::Value | Figure::Throughput => Unit::Number,
+            Figure::Value | Figure::Throughput | Figure::Requests => Unit::Number,
             Figure::Instructions => Unit::Count,
         }
+    }
+
+    /// Whether more of it is better: a rate. A value's direction is its
+    /// family's, not the figure's.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nnbench_units::Figure;
+    /// assert!(Figure::Requests.higher_is_better());
+    /// assert!(!Figure::Time.higher_is_better());
+    /// ```
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Figure::Throughput | Figure::Requests)
     }
 }
 
@@ -125,7 +144,7 @@ impl fmt::Display for Figure {
 ///
 /// ```
 /// let err = "speed".parse::<nnbench_units::Figure>().unwrap_err();
-/// assert!(err.to_string().contains("time, load, rss, heap, gpu, value, instructions, throughput and p99"));
+/// assert!(err.to_string().contains("time, load, rss, heap, gpu, value, instructions, throughput, p99 and requests"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFigure(pub String);
@@ -134,7 +153,7 @@ impl fmt::Display for UnknownFigure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, value, instructions, throughput and p99",
+            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, value, instructions, throughput, p99 and requests",
             self.0
         )
     }
@@ -166,7 +185,8 @@ mod tests {
                 .to_string()
                 .matches(", ")
                 .count(),
-            7
+            Figure::ALL.len() - 2,
+            "every figure is named"
         );
     }
 }

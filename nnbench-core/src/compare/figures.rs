@@ -158,6 +158,7 @@ fn compare_figure(
         Figure::Instructions | Figure::P99 => {
             amounts(figure, base.figure(figure), head.figure(figure), threshold)
         }
+        Figure::Requests => rates(figure, base.figure(figure), head.figure(figure), threshold),
         Figure::Throughput => throughput(base, head, threshold, t.significance),
     }
 }
@@ -328,6 +329,22 @@ fn amounts(
         Some((b, h)) if !threshold.exceeded(b, h) => Verdict::Unchanged,
         Some((b, h)) if h > b => Verdict::Regressed,
         Some(_) => Verdict::Improved,
+    };
+    Some(out)
+}
+
+/// A rate, of which more is better: judged as an amount, the other way.
+fn rates(
+    figure: Figure,
+    base: Option<f64>,
+    head: Option<f64>,
+    threshold: Threshold,
+) -> Option<FigureComparison> {
+    let mut out = amounts(figure, base, head, threshold)?;
+    out.verdict = match out.verdict {
+        Verdict::Regressed => Verdict::Improved,
+        Verdict::Improved => Verdict::Regressed,
+        other => other,
     };
     Some(out)
 }

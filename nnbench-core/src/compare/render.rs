@@ -262,7 +262,7 @@ fn markdown(c: &Comparison) -> String {
 /// [`figure_line`] writes the digits a comparison saw move.
 fn at_a_glance(figure: Figure, value: f64) -> String {
     match (figure, figure.unit()) {
-        (Figure::Throughput, _) => format!("{}/s", format_count(value)),
+        (Figure::Throughput | Figure::Requests, _) => format!("{}/s", format_count(value)),
         (_, Unit::Number) if value.abs() >= 1e4 => format_count(value),
         (_, Unit::Number) => {
             let text = format!("{value:.4}");
@@ -278,9 +278,9 @@ fn cell(text: &str) -> String {
 }
 
 /// The head run's figures, a column for each field of a struct metric and
-/// for time, throughput and p99, folded under a summary: how a sweep of
-/// models reads at a glance. Empty when no case has a struct metric, a
-/// throughput or a p99.
+/// for time, throughput, p99 and requests per second, folded under a
+/// summary: how a sweep of models reads at a glance. Empty when no case
+/// has a struct metric, a throughput, a p99 or a load.
 fn head_figures(c: &Comparison) -> String {
     let both: Vec<&CaseComparison> = c
         .cases
@@ -294,7 +294,7 @@ fn head_figures(c: &Comparison) -> String {
             columns.push(column);
         }
     }
-    let extras = [Figure::Throughput, Figure::P99];
+    let extras = [Figure::Throughput, Figure::P99, Figure::Requests];
     let present = |figure: Figure| {
         both.iter()
             .flat_map(|k| &k.figures)

@@ -64,8 +64,9 @@ impl Threshold {
 ///   few instructions where collection starts and stops;
 /// - throughput (items or bytes per second) as time: by more than 10%,
 ///   tested on the same samples;
-/// - memo load time and the 99th percentile of the time per call are
-///   reported, not gated (`p99=20%` gates the latter).
+/// - memo load time, the 99th percentile of the time per call and the
+///   requests per second under load are reported, not gated (`p99=20%`
+///   and `requests=10%` gate the latter two).
 ///
 /// # Example
 ///
@@ -109,6 +110,7 @@ impl Default for Thresholds {
                 (Figure::Instructions, t(0.005, 100.0, true)),
                 (Figure::Throughput, t(0.10, 0.0, true)),
                 (Figure::P99, t(0.10, 0.0, false)),
+                (Figure::Requests, t(0.10, 0.0, false)),
             ]),
             fields: BTreeMap::new(),
             significance: 0.001,

@@ -173,7 +173,8 @@ impl History {
             "SELECT machines.key, runs.branch, runs.bench, figures.case_id,
                     coalesce(runs.commit_sha, 'run ' || runs.id), figures.failed,
                     time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions,
-                    throughput, p99_ns, case_params.direction, case_params.directions
+                    throughput, p99_ns, requests_per_second, case_params.direction,
+                    case_params.directions
              FROM figures
              JOIN runs ON runs.id = figures.run_id
              JOIN machines ON machines.id = runs.machine_id
@@ -199,10 +200,11 @@ impl History {
                 row.get(12)?,
                 row.get(13)?,
                 row.get(14)?,
+                row.get(15)?,
             ];
             let direction =
-                super::runs::direction_from(row.get::<_, Option<String>>(15)?.as_deref());
-            let directions = super::runs::directions_from(row.get(16)?);
+                super::runs::direction_from(row.get::<_, Option<String>>(16)?.as_deref());
+            let directions = super::runs::directions_from(row.get(17)?);
             let same = tracks.last().is_some_and(|t| {
                 t.machine == machine && t.branch == branch && t.bench == bench && t.case == case
             });
@@ -340,7 +342,7 @@ fn track_steps(track: &Track, search: &StepSearch) -> Vec<FigureStep> {
         let better = |before: f64, after: f64| match (figure, track.direction) {
             (Figure::Value, Some(direction)) => Some(direction.improves(before, after)),
             (Figure::Value, None) => None,
-            (Figure::Throughput, _) => Some(after > before),
+            (rate, _) if rate.higher_is_better() => Some(after > before),
             _ => Some(after < before),
         };
         let threshold = search.thresholds.get(figure);

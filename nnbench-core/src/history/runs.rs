@@ -127,6 +127,8 @@ pub struct CasePoint {
     /// The 99th percentile of the time per call, ns, for calls timed one
     /// by one.
     pub p99_ns: Option<f64>,
+    /// Requests per second under load, for a family with `concurrency`.
+    pub requests_per_second: Option<f64>,
     /// The numeric fields of a struct metric, by their dotted names.
     pub fields: BTreeMap<String, f64>,
 }
@@ -153,6 +155,7 @@ impl CasePoint {
             Figure::Instructions => self.instructions,
             Figure::Throughput => self.throughput,
             Figure::P99 => self.p99_ns,
+            Figure::Requests => self.requests_per_second,
         }
     }
 }
@@ -266,8 +269,8 @@ impl History {
                      direction = excluded.direction, directions = excluded.directions",
             )?;
             let mut figures_of = transaction.prepare(
-                "INSERT OR REPLACE INTO figures (run_id, case_id, failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions, throughput, p99_ns)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                "INSERT OR REPLACE INTO figures (run_id, case_id, failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions, throughput, p99_ns, requests_per_second)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )?;
             let mut fields_of = transaction.prepare(
                 "INSERT OR REPLACE INTO field_values (run_id, case_id, field, value)
@@ -363,7 +366,7 @@ impl History {
             let mut statement = self.connection.prepare(
                 "SELECT runs.id, machines.key, commit_sha, branch, started_at, figures.failed,
                         time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions,
-                        throughput, p99_ns
+                        throughput, p99_ns, requests_per_second
                  FROM figures
                  JOIN runs ON runs.id = figures.run_id
                  JOIN machines ON machines.id = runs.machine_id
@@ -475,7 +478,7 @@ impl History {
             let mut statement = self.connection.prepare(
                 "SELECT figures.case_id, runs.id, machines.key, commit_sha, branch, started_at,
                         figures.failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value,
-                        instructions, throughput, p99_ns
+                        instructions, throughput, p99_ns, requests_per_second
                  FROM figures
                  JOIN runs ON runs.id = figures.run_id
                  JOIN machines ON machines.id = runs.machine_id
@@ -525,6 +528,7 @@ fn point(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<CasePoint> {
         instructions: r.get(at + 12)?,
         throughput: r.get(at + 13)?,
         p99_ns: r.get(at + 14)?,
+        requests_per_second: r.get(at + 15)?,
         fields: BTreeMap::new(),
     })
 }

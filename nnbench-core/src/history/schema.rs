@@ -65,6 +65,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
     // 5: throughput, and the 99th percentile of calls timed one by one.
     "ALTER TABLE figures ADD COLUMN throughput REAL;
     ALTER TABLE figures ADD COLUMN p99_ns REAL;",
+    // 6: requests per second under load.
+    "ALTER TABLE figures ADD COLUMN requests_per_second REAL;",
 ];
 
 /// What a database holds before it is brought up to date.

@@ -204,6 +204,7 @@ impl CaseRecord {
             Figure::Instructions => self.time.instructions.map(|n| n as f64),
             Figure::Throughput => self.throughput.map(|t| t.per_second),
             Figure::P99 => self.time.percentiles.map(|p| p.p99_ns),
+            Figure::Requests => self.concurrency.map(|c| c.requests_per_second),
         }
     }
 

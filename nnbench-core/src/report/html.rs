@@ -24,10 +24,11 @@ use crate::history::{
 use crate::record::{Direction, Figure};
 
 /// The figures charted, with their titles.
-const CHARTED: [(Figure, &str); 7] = [
+const CHARTED: [(Figure, &str); 8] = [
     (Figure::Time, "time per call"),
     (Figure::P99, "p99 time per call"),
     (Figure::Throughput, "throughput (per second)"),
+    (Figure::Requests, "requests per second under load"),
     (Figure::Instructions, "instructions per call"),
     (Figure::Rss, "peak RSS growth"),
     (Figure::Gpu, "peak GPU memory"),
@@ -303,7 +304,7 @@ impl Section<'_> {
                 };
                 body.push_str(&chart.html());
             }
-            if let Some(grid) = self.grid(family, &latest_figures) {
+            for grid in self.grid(family, &latest_figures) {
                 body.push_str(&grid.html());
             }
             let context = Context {
@@ -408,24 +409,37 @@ impl Section<'_> {
 
     /// The latest run's figure against a numeric parameter, one line for
     /// each combination of the others: the model size × batch size sweep
-    /// as lines. Time, or the value when the family has no time.
-    fn grid(&self, family: &str, latest: &[(String, CasePoint)]) -> Option<Chart> {
+    /// as lines. Time, or the value when the family has no time; for a
+    /// family under load, its latency (median and p99) and its requests per
+    /// second against `concurrency`.
+    fn grid(&self, family: &str, latest: &[(String, CasePoint)]) -> Vec<Chart> {
         let rows: Vec<(&CaseInfo, &CasePoint)> = latest
             .iter()
             .filter_map(|(id, point)| Some((self.cases.get(id)?, point)))
             .filter(|(case, point)| case.family == family && !point.failed)
             .collect();
         if rows.len() < 3 {
-            return None;
+            return Vec::new();
+        }
+        let numeric = |name: &str| {
+            rows.iter()
+                .all(|(c, _)| c.params.get(name).is_some_and(Json::is_number))
+        };
+        if numeric("concurrency") && rows.iter().any(|(_, p)| p.requests_per_second.is_some()) {
+            return [
+                (Figure::Time, "median latency"),
+                (Figure::P99, "p99 latency"),
+                (Figure::Requests, "requests per second"),
+            ]
+            .into_iter()
+            .filter_map(|(figure, what)| against(family, &rows, "concurrency", figure, what))
+            .collect();
         }
         // The parameter with the most distinct numbers is the x axis.
         let names: Vec<&String> = rows[0].0.params.keys().collect();
-        let axis = names
+        let Some(axis) = names
             .iter()
-            .filter(|name| {
-                rows.iter()
-                    .all(|(c, _)| c.params.get(name.as_str()).is_some_and(Json::is_number))
-            })
+            .filter(|name| numeric(name.as_str()))
             .max_by_key(|name| {
                 let mut values: Vec<String> = rows
                     .iter()
@@ -434,61 +448,18 @@ impl Section<'_> {
                 values.sort();
                 values.dedup();
                 values.len()
-            })?;
+            })
+        else {
+            return Vec::new();
+        };
         let (figure, what) = if rows.iter().any(|(_, p)| p.time_ns.is_some()) {
             (Figure::Time, "time per call")
         } else {
             (Figure::Value, "value")
         };
-        let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-        for (case, point) in &rows {
-            let x = case.params[axis.as_str()].as_f64()?;
-            let Some(y) = point.figure(figure) else {
-                continue;
-            };
-            let others: Vec<String> = case
-                .params
-                .iter()
-                .filter(|(name, _)| *name != *axis)
-                .map(|(name, value)| {
-                    format!(
-                        "{name}={}",
-                        value.as_str().map_or(value.to_string(), str::to_owned)
-                    )
-                })
-                .collect();
-            lines.entry(others.join(",")).or_default().push((x, y));
-        }
-        let distinct = lines.values().map(Vec::len).max().unwrap_or(0);
-        if distinct < 2 {
-            return None;
-        }
-        let mut lines: Vec<(String, Vec<(f64, f64)>)> = lines.into_iter().collect();
-        lines.sort_by(|a, b| natural(&a.0, &b.0));
-        let lines: Vec<Line> = lines
+        against(family, &rows, axis, figure, what)
             .into_iter()
-            .take(MOST_LINES)
-            .enumerate()
-            .map(|(colour, (name, mut points))| {
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                Line {
-                    name: if name.is_empty() {
-                        family.to_owned()
-                    } else {
-                        name
-                    },
-                    colour,
-                    points,
-                }
-            })
-            .collect();
-        Some(Chart {
-            title: format!("{family}: {what} against {axis}, latest run"),
-            x: XAxis::Numbers((*axis).clone()),
-            unit: figure.unit(),
-            lines,
-            markers: Vec::new(),
-        })
+            .collect()
     }
 
     /// The latest run's figures of the family's cases, a struct metric's
@@ -510,7 +481,7 @@ impl Section<'_> {
         }
         fields.truncate(MOST_FIELD_COLUMNS);
         let value = fields.is_empty() || rows.iter().any(|(_, p)| p.value.is_some());
-        body.push_str("<table class=\"latest\"><tr><th>case (latest run)</th><th>time</th><th>p99</th><th>throughput /s</th><th>load</th><th>peak RSS growth</th><th>GPU</th>");
+        body.push_str("<table class=\"latest\"><tr><th>case (latest run)</th><th>time</th><th>p99</th><th>throughput /s</th><th>requests /s</th><th>load</th><th>peak RSS growth</th><th>GPU</th>");
         if value {
             body.push_str("<th>value</th>");
         }
@@ -523,7 +494,7 @@ impl Section<'_> {
             let _ = write!(body, "<th>{}{mark}</th>", escape(field));
         }
         body.push_str("</tr>");
-        let columns = 6 + usize::from(value) + fields.len();
+        let columns = 7 + usize::from(value) + fields.len();
         for (case, point) in rows {
             if point.failed {
                 let _ = write!(
@@ -554,6 +525,7 @@ impl Section<'_> {
             let mut shown = vec![
                 Figure::P99,
                 Figure::Throughput,
+                Figure::Requests,
                 Figure::Load,
                 Figure::Rss,
                 Figure::Gpu,
@@ -575,6 +547,67 @@ impl Section<'_> {
         }
         body.push_str("</table>");
     }
+}
+
+/// `figure` of `rows` against their numeric parameter `axis`, a line for
+/// each combination of the other parameters; `None` when no line has two
+/// points.
+fn against(
+    family: &str,
+    rows: &[(&CaseInfo, &CasePoint)],
+    axis: &str,
+    figure: Figure,
+    what: &str,
+) -> Option<Chart> {
+    let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for (case, point) in rows {
+        let x = case.params.get(axis)?.as_f64()?;
+        let Some(y) = point.figure(figure) else {
+            continue;
+        };
+        let others: Vec<String> = case
+            .params
+            .iter()
+            .filter(|(name, _)| *name != axis)
+            .map(|(name, value)| {
+                format!(
+                    "{name}={}",
+                    value.as_str().map_or(value.to_string(), str::to_owned)
+                )
+            })
+            .collect();
+        lines.entry(others.join(",")).or_default().push((x, y));
+    }
+    let distinct = lines.values().map(Vec::len).max().unwrap_or(0);
+    if distinct < 2 {
+        return None;
+    }
+    let mut lines: Vec<(String, Vec<(f64, f64)>)> = lines.into_iter().collect();
+    lines.sort_by(|a, b| natural(&a.0, &b.0));
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .take(MOST_LINES)
+        .enumerate()
+        .map(|(colour, (name, mut points))| {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Line {
+                name: if name.is_empty() {
+                    family.to_owned()
+                } else {
+                    name
+                },
+                colour,
+                points,
+            }
+        })
+        .collect();
+    Some(Chart {
+        title: format!("{family}: {what} against {axis}, latest run"),
+        x: XAxis::Numbers(axis.to_owned()),
+        unit: figure.unit(),
+        lines,
+        markers: Vec::new(),
+    })
 }
 
 /// What a section's charts of one family draw from: the latest run's
