@@ -178,9 +178,7 @@ fn parallel(options: &Options, sig: &syn::Signature, errors: &mut Errors) {
                 format!("`{name}` cannot be counted under `timing = instructions`, which makes one call on one thread"),
             ));
         }
-        if sig.inputs.iter().any(|input| {
-            matches!(input, FnArg::Typed(t) if matches!(&*t.pat, Pat::Ident(p) if p.ident == name))
-        }) {
+        if is_param(sig, &Ident::new(name, *span)) {
             errors.push(syn::Error::new(
                 *span,
                 format!("`{name}` is the level of each case, and `{}` has a parameter of that name: rename the parameter", sig.ident),

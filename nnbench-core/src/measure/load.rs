@@ -7,12 +7,13 @@
 //! polled together by one task, as a client with many requests in flight
 //! on one connection makes them.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::together::Gate;
+use super::together;
 use crate::record::{ConcurrencyRecord, Percentiles, Sampler, TimeRecord, TimingMode};
 
 /// How long the timed period is split into windows, whose mean latencies
@@ -168,55 +169,18 @@ pub(crate) fn on_threads<R: Send>(
     f: &(impl Fn() -> R + Sync),
     failed: &(impl Fn(&R) -> bool + Sync),
 ) -> (R, LoadOutcome) {
-    let level = plan.level.max(1);
     let stop = AtomicBool::new(false);
-    let gate = Gate::default();
-    let work = |start: Instant| {
-        let mut worker = Worker::new(plan, start, &stop);
+    let start = OnceLock::new();
+    let workers = together::scoped(plan.level, "nnbench-request", || {
+        let mut worker = Worker::new(plan, *start.get_or_init(Instant::now), &stop);
         while let Some(began) = worker.next() {
             if !worker.returned(began, f(), failed) {
                 break;
             }
         }
         worker
-    };
-    let start_at = std::sync::OnceLock::new();
-    std::thread::scope(|scope| {
-        let mut others = Vec::with_capacity(level - 1);
-        for at in 1..level {
-            let spawned = std::thread::Builder::new()
-                .name(format!("nnbench-request-{at}"))
-                .spawn_scoped(scope, || {
-                    gate.wait()
-                        .then(|| work(*start_at.get_or_init(Instant::now)))
-                });
-            match spawned {
-                Ok(handle) => others.push(handle),
-                Err(error) => {
-                    gate.open(false);
-                    panic!(
-                        "could not start request thread {} of {level}: {error}",
-                        at + 1
-                    );
-                }
-            }
-        }
-        let start = *start_at.get_or_init(Instant::now);
-        gate.open(true);
-        let mut joined = Joined::new(work(start));
-        let mut panicked = None;
-        for handle in others {
-            match handle.join() {
-                Ok(Some(worker)) => joined.add(worker, failed),
-                Ok(None) => {}
-                Err(payload) => panicked = panicked.or(Some(payload)),
-            }
-        }
-        if let Some(payload) = panicked {
-            std::panic::resume_unwind(payload);
-        }
-        joined.finish(plan)
-    })
+    });
+    joined(workers, failed, plan)
 }
 
 /// Keeps `plan.level` futures of `f` in flight, polled together by the
@@ -239,48 +203,25 @@ pub(crate) async fn in_flight<F: Future>(
         }
         worker
     });
-    let mut done = futures_util::future::join_all(workers).await.into_iter();
-    let first = done
-        .next()
-        .unwrap_or_else(|| unreachable!("one worker at least"));
-    let mut joined = Joined::new(first);
-    for worker in done {
-        joined.add(worker, failed);
-    }
-    joined.finish(plan)
+    joined(futures_util::future::join_all(workers).await, failed, plan)
 }
 
 /// The workers of one load, done: the first one's last value, unless
-/// another's failed, and every tally.
-struct Joined<R> {
-    out: Option<R>,
-    tally: Tally,
-}
-
-impl<R> Joined<R> {
-    fn new(first: Worker<'_, R>) -> Self {
-        Self {
-            out: first.last,
-            tally: first.tally,
-        }
+/// another's failed, and every tally together.
+fn joined<'a, R: 'a>(
+    workers: impl IntoIterator<Item = Worker<'a, R>>,
+    failed: impl Fn(&R) -> bool,
+    plan: LoadPlan,
+) -> (R, LoadOutcome) {
+    let mut tally = Tally::new();
+    let mut lasts = Vec::new();
+    for worker in workers {
+        tally.add(worker.tally);
+        lasts.extend(worker.last);
     }
-
-    fn add(&mut self, worker: Worker<'_, R>, failed: &impl Fn(&R) -> bool) {
-        self.tally.add(worker.tally);
-        if let Some(theirs) = worker.last
-            && failed(&theirs)
-            && !self.out.as_ref().is_some_and(failed)
-        {
-            self.out = Some(theirs);
-        }
-    }
-
-    fn finish(self, plan: LoadPlan) -> (R, LoadOutcome) {
-        let out = self
-            .out
-            .unwrap_or_else(|| unreachable!("every worker makes a request"));
-        (out, LoadOutcome::new(plan, self.tally))
-    }
+    let out = together::first_failed(lasts, failed)
+        .unwrap_or_else(|| unreachable!("every worker makes a request"));
+    (out, LoadOutcome::new(plan, tally))
 }
 
 impl LoadOutcome {

@@ -128,10 +128,7 @@ impl Timer {
         failed: impl Fn(&R) -> bool + Sync,
     ) -> R {
         if let Some(plan) = self.load {
-            let (out, outcome) = load::on_threads(plan, &f, &failed);
-            wait_for_device();
-            self.finish_load(outcome);
-            return out;
+            return self.finish_load(load::on_threads(plan, &f, &failed));
         }
         if self.threads > 1 {
             let (out, times) = together::together(self.threads, self.iters, &f, &failed);
@@ -143,12 +140,16 @@ impl Timer {
         self.time_fallible(f, failed)
     }
 
-    fn finish_load(&mut self, outcome: LoadOutcome) {
+    /// Keeps what a load measured, once the device is done with its work;
+    /// returns the value it gave.
+    fn finish_load<R>(&mut self, (out, outcome): (R, LoadOutcome)) -> R {
+        wait_for_device();
         self.elapsed = Some(Elapsed {
             wall: outcome.duration(),
             ..Elapsed::default()
         });
         self.load_outcome = Some(outcome);
+        out
     }
 
     /// [`time`](Self::time) for an async function: each call's future is
@@ -178,10 +179,7 @@ impl Timer {
         failed: impl Fn(&F::Output) -> bool,
     ) -> F::Output {
         if let Some(plan) = self.load {
-            let (out, outcome) = runtime.block_on(load::in_flight(plan, &f, &failed));
-            wait_for_device();
-            self.finish_load(outcome);
-            return out;
+            return self.finish_load(runtime.block_on(load::in_flight(plan, &f, &failed)));
         }
         let (iters, counted) = (self.iters, self.counted);
         let (out, elapsed) = runtime.block_on(async {

@@ -4,7 +4,6 @@
 
 use std::panic::resume_unwind;
 use std::sync::{Barrier, Condvar, Mutex};
-use std::thread::{Scope, ScopedJoinHandle};
 
 use super::cpu::{Clocks, Elapsed};
 
@@ -13,24 +12,45 @@ use super::cpu::{Clocks, Elapsed};
 /// picks. Returns this thread's last value, or the first failed one of any
 /// thread, and what each thread's calls took.
 ///
-/// A panic on any thread is raised again here once every thread is done.
-///
 /// # Panics
 ///
-/// When the system cannot start a thread, naming how many it could.
+/// When the system cannot start a thread, and again here when a call
+/// panicked on any thread.
 pub(crate) fn together<R: Send>(
     count: usize,
     iters: u64,
     f: &(impl Fn() -> R + Sync),
     failed: &(impl Fn(&R) -> bool + Sync),
 ) -> (R, Vec<Elapsed>) {
+    let barrier = Barrier::new(count.max(1));
+    let ran = scoped(count, "nnbench-thread", || {
+        barrier.wait();
+        calls(iters, f, failed)
+    });
+    let times = ran.iter().map(|(_, elapsed)| *elapsed).collect();
+    let out = first_failed(ran.into_iter().map(|(out, _)| out), failed)
+        .unwrap_or_else(|| unreachable!("this thread makes its calls"));
+    (out, times)
+}
+
+/// Runs `work` on `count` threads at once, this one first among them, the
+/// others named `{name}-1`, `{name}-2`, ... and held at a gate until every
+/// one of them exists. Returns what each returned, this thread's first.
+///
+/// # Panics
+///
+/// When the system cannot start a thread, and again here, once every
+/// thread is done, when `work` panicked on any of them.
+pub(crate) fn scoped<T: Send>(count: usize, name: &str, work: impl Fn() -> T + Sync) -> Vec<T> {
     let count = count.max(1);
     let gate = Gate::default();
-    let barrier = Barrier::new(count);
     std::thread::scope(|scope| {
         let mut others = Vec::with_capacity(count - 1);
         for at in 1..count {
-            match start(scope, at, &gate, &barrier, iters, f, failed) {
+            let spawned = std::thread::Builder::new()
+                .name(format!("{name}-{at}"))
+                .spawn_scoped(scope, || gate.wait().then(&work));
+            match spawned {
                 Ok(handle) => others.push(handle),
                 Err(error) => {
                     gate.open(false);
@@ -39,50 +59,36 @@ pub(crate) fn together<R: Send>(
             }
         }
         gate.open(true);
-        barrier.wait();
-        let (mut out, own) = calls(iters, f, failed);
-        let mut times = vec![own];
+        let mut done = vec![work()];
         let mut panicked = None;
         for handle in others {
             match handle.join() {
-                Ok(Some((theirs, elapsed))) => {
-                    times.push(elapsed);
-                    if failed(&theirs) && !failed(&out) {
-                        out = theirs;
-                    }
-                }
-                Ok(None) => {}
+                Ok(returned) => done.extend(returned),
                 Err(payload) => panicked = panicked.or(Some(payload)),
             }
         }
         if let Some(payload) = panicked {
             resume_unwind(payload);
         }
-        (out, times)
+        done
     })
 }
 
-type Handle<'scope, R> = ScopedJoinHandle<'scope, Option<(R, Elapsed)>>;
-
-/// Starts thread `at`, which waits at the gate, then at the barrier.
-fn start<'scope, 'env, R: Send + 'scope>(
-    scope: &'scope Scope<'scope, 'env>,
-    at: usize,
-    gate: &'env Gate,
-    barrier: &'env Barrier,
-    iters: u64,
-    f: &'env (impl Fn() -> R + Sync),
-    failed: &'env (impl Fn(&R) -> bool + Sync),
-) -> std::io::Result<Handle<'scope, R>> {
-    std::thread::Builder::new()
-        .name(format!("nnbench-thread-{at}"))
-        .spawn_scoped(scope, move || {
-            if !gate.wait() {
-                return None;
-            }
-            barrier.wait();
-            Some(calls(iters, f, failed))
-        })
+/// The first of `values` that `failed` picks, else the first of them.
+pub(crate) fn first_failed<R>(
+    values: impl IntoIterator<Item = R>,
+    failed: impl Fn(&R) -> bool,
+) -> Option<R> {
+    let mut first = None;
+    for value in values {
+        if failed(&value) {
+            return Some(value);
+        }
+        if first.is_none() {
+            first = Some(value);
+        }
+    }
+    first
 }
 
 /// `iters` calls of `f` on this thread, timed by its own clocks.
@@ -127,21 +133,21 @@ pub(crate) fn round(times: &[Elapsed]) -> Elapsed {
 /// run, or closed when one could not start, so that none waits forever at
 /// a barrier sized for them all.
 #[derive(Default)]
-pub(crate) struct Gate {
+struct Gate {
     open: Mutex<Option<bool>>,
     changed: Condvar,
 }
 
 impl Gate {
     /// Lets the waiting threads go on (`true`) or turn back (`false`).
-    pub(crate) fn open(&self, go: bool) {
+    fn open(&self, go: bool) {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         *open = Some(go);
         self.changed.notify_all();
     }
 
     /// Waits until the gate opens; whether to go on.
-    pub(crate) fn wait(&self) -> bool {
+    fn wait(&self) -> bool {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if let Some(go) = *open {

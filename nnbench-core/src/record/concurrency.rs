@@ -30,16 +30,11 @@ impl ConcurrencyRecord {
     /// `requests` finished in `duration_ns` at `level` requests in flight
     /// (0 per second for a period too short to measure).
     pub fn new(level: u64, requests: u64, duration_ns: f64) -> Self {
-        let requests_per_second = if duration_ns > 0.0 {
-            requests as f64 / (duration_ns / 1e9)
-        } else {
-            0.0
-        };
         Self {
             level,
             requests,
             duration_ns,
-            requests_per_second,
+            requests_per_second: super::throughput::per_second(requests, duration_ns),
         }
     }
 }

@@ -60,16 +60,21 @@ impl ThroughputRecord {
     /// The throughput of calls handling `per_call` in `median_ns` each (0
     /// per second when the call took no measurable time).
     pub fn new(unit: ThroughputUnit, per_call: u64, median_ns: f64) -> Self {
-        let per_second = if median_ns > 0.0 {
-            per_call as f64 / (median_ns / 1e9)
-        } else {
-            0.0
-        };
         Self {
             unit,
             per_call,
-            per_second,
+            per_second: per_second(per_call, median_ns),
         }
+    }
+}
+
+/// `count` per second of `ns` nanoseconds; 0 when `ns` is too short to
+/// measure.
+pub(super) fn per_second(count: u64, ns: f64) -> f64 {
+    if ns > 0.0 {
+        count as f64 / (ns / 1e9)
+    } else {
+        0.0
     }
 }
 

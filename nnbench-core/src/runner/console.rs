@@ -141,23 +141,13 @@ impl Console {
         }
         header.extend(fields.iter().cloned());
         header.push("time".into());
-        // Throughput and the tail show only where some case has them.
-        let rates = record.cases.iter().any(|c| c.throughput.is_some());
-        let tails = record.cases.iter().any(|c| c.time.percentiles.is_some());
-        let loads = record.cases.iter().any(|c| c.concurrency.is_some());
-        let spreads = record.cases.iter().any(|c| c.threads.is_some());
-        if rates {
-            header.push("throughput".into());
-        }
-        if tails {
-            header.push("p99".into());
-        }
-        if loads {
-            header.push("requests/s".into());
-        }
-        if spreads {
-            header.push("thread spread".into());
-        }
+        // Throughput, the tail, the load and the threads' spread show only
+        // where some case has them.
+        let extras: Vec<(&str, Extra)> = EXTRAS
+            .into_iter()
+            .filter(|(_, cell)| record.cases.iter().any(|c| cell(c).is_some()))
+            .collect();
+        header.extend(extras.iter().map(|(name, _)| (*name).to_owned()));
         header.extend(["load", "call RSS", "GPU"].map(String::from));
         let mut table = Table::new();
         table
@@ -194,27 +184,8 @@ impl Console {
                 row.push(Cell::new(cell));
             }
             row.push(Cell::new(time(case)));
-            if rates {
-                row.push(Cell::new(
-                    case.throughput.map_or("-".into(), |t| t.to_string()),
-                ));
-            }
-            if tails {
-                let p99 = case.time.percentiles.map(|p| format_ns(p.p99_ns));
-                row.push(Cell::new(p99.unwrap_or_else(|| "-".into())));
-            }
-            if loads {
-                let rate = case
-                    .concurrency
-                    .map(|c| format_count(c.requests_per_second));
-                row.push(Cell::new(rate.unwrap_or_else(|| "-".into())));
-            }
-            if spreads {
-                let spread = case
-                    .threads
-                    .as_ref()
-                    .map(|t| format!("{:.0}%", t.spread * 100.0));
-                row.push(Cell::new(spread.unwrap_or_else(|| "-".into())));
+            for (_, cell) in &extras {
+                row.push(Cell::new(cell(case).unwrap_or_else(|| "-".into())));
             }
             row.extend([
                 Cell::new(format_ns(case.load_ns as f64)),
@@ -240,6 +211,23 @@ impl Console {
         );
     }
 }
+
+/// A column of the table that some cases have a cell in.
+type Extra = fn(&CaseRecord) -> Option<String>;
+
+/// The columns shown only when some case has a cell in them.
+const EXTRAS: [(&str, Extra); 4] = [
+    ("throughput", |c| c.throughput.map(|t| t.to_string())),
+    ("p99", |c| c.time.percentiles.map(|p| format_ns(p.p99_ns))),
+    ("requests/s", |c| {
+        c.concurrency.map(|l| format_count(l.requests_per_second))
+    }),
+    ("thread spread", |c| {
+        c.threads
+            .as_ref()
+            .map(|t| format!("{:.0}%", t.spread * 100.0))
+    }),
+];
 
 /// `[=====>    ] 12/40 cases, 1 failed, 3m left`, redrawn a few times a
 /// second, on stdout with the case lines above it.
