@@ -207,3 +207,56 @@ fn requests_in_flight_overlap_their_waits_but_not_their_work() {
     // One task polls all sixteen on one thread: the work cannot overlap.
     assert!(many < 1.5 * one, "{one} req/s at 1, {many} at 16");
 }
+
+#[inline(never)]
+fn polled_hot_loop() -> u64 {
+    (0..std::hint::black_box(2_000_000u64)).fold(0, |a, x| a ^ x.wrapping_mul(x))
+}
+
+#[inline(never)]
+fn blocking_hot_loop() -> u64 {
+    (0..std::hint::black_box(2_000_000u64)).fold(1, |a, x| a.wrapping_add(x ^ 5))
+}
+
+/// Work done as it is polled, and work handed to the runtime's blocking
+/// threads.
+#[nnbench::benchmark(runtime = multi_thread, timing = once)]
+async fn profiled_server() -> u64 {
+    let blocking = tokio::task::spawn_blocking(blocking_hot_loop);
+    polled_hot_loop() ^ blocking.await.unwrap_or(0)
+}
+
+#[test]
+fn a_profile_holds_the_polled_work_and_the_runtimes() {
+    let _alone = alone::alone();
+    let dir = tempfile::tempdir().unwrap();
+    let record = nnbench::Runner::new()
+        .filter("profiled_server")
+        .quiet(true)
+        .latest_dir(dir.path())
+        .sampling(nnbench::Sampling {
+            measurement_time: Some(Duration::from_millis(400)),
+            ..nnbench::Sampling::default()
+        })
+        .profile(true)
+        .run()
+        .expect("the run");
+    let case = &record.cases[0];
+    let path = case
+        .profile
+        .as_ref()
+        .unwrap_or_else(|| panic!("{:?}", case.warnings));
+    let svg = std::fs::read_to_string(path).unwrap();
+    assert!(
+        svg.contains("polled_hot_loop"),
+        "the work polled on the calling thread"
+    );
+    assert!(
+        svg.contains("blocking_hot_loop"),
+        "the work on the runtime's threads"
+    );
+    assert!(
+        svg.contains(">nnbench-async ("),
+        "the runtime's threads under their name"
+    );
+}

@@ -332,7 +332,7 @@ fn an_older_layout_is_brought_up_to_date() {
     {
         // As the first layout left it: no direction of the metric, no
         // instruction counts, no fields of struct metrics, no throughput,
-        // p99 or requests per second.
+        // p99, requests per second or profiles.
         let connection = rusqlite::Connection::open(&path).unwrap();
         connection
             .execute_batch(
@@ -342,6 +342,7 @@ fn an_older_layout_is_brought_up_to_date() {
                  ALTER TABLE figures DROP COLUMN throughput;
                  ALTER TABLE figures DROP COLUMN p99_ns;
                  ALTER TABLE figures DROP COLUMN requests_per_second;
+                 ALTER TABLE figures DROP COLUMN profile;
                  DROP TABLE field_values;
                  PRAGMA user_version = 1;",
             )
@@ -356,7 +357,7 @@ fn an_older_layout_is_brought_up_to_date() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
 }
 
 fn the_tool_adds_lists_and_shows() {

@@ -129,6 +129,8 @@ pub struct CasePoint {
     pub p99_ns: Option<f64>,
     /// Requests per second under load, for a family with `concurrency`.
     pub requests_per_second: Option<f64>,
+    /// The flamegraph of the case's calls, for a run with `--profile`.
+    pub profile: Option<String>,
     /// The numeric fields of a struct metric, by their dotted names.
     pub fields: BTreeMap<String, f64>,
 }
@@ -269,8 +271,8 @@ impl History {
                      direction = excluded.direction, directions = excluded.directions",
             )?;
             let mut figures_of = transaction.prepare(
-                "INSERT OR REPLACE INTO figures (run_id, case_id, failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions, throughput, p99_ns, requests_per_second)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT OR REPLACE INTO figures (run_id, case_id, failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions, throughput, p99_ns, requests_per_second, profile)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )?;
             let mut fields_of = transaction.prepare(
                 "INSERT OR REPLACE INTO field_values (run_id, case_id, field, value)
@@ -294,6 +296,9 @@ impl History {
                     Value::Integer(i64::from(case.error.is_some())),
                 ];
                 row.extend(figures(case).map(|f| f.map_or(Value::Null, Value::Real)));
+                row.push(case.profile.as_ref().map_or(Value::Null, |path| {
+                    Value::Text(path.to_string_lossy().into_owned())
+                }));
                 figures_of.execute(rusqlite::params_from_iter(row))?;
             }
         }
@@ -366,7 +371,7 @@ impl History {
             let mut statement = self.connection.prepare(
                 "SELECT runs.id, machines.key, commit_sha, branch, started_at, figures.failed,
                         time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value, instructions,
-                        throughput, p99_ns, requests_per_second
+                        throughput, p99_ns, requests_per_second, profile
                  FROM figures
                  JOIN runs ON runs.id = figures.run_id
                  JOIN machines ON machines.id = runs.machine_id
@@ -478,7 +483,7 @@ impl History {
             let mut statement = self.connection.prepare(
                 "SELECT figures.case_id, runs.id, machines.key, commit_sha, branch, started_at,
                         figures.failed, time_ns, load_ns, rss_bytes, heap_bytes, gpu_bytes, value,
-                        instructions, throughput, p99_ns, requests_per_second
+                        instructions, throughput, p99_ns, requests_per_second, profile
                  FROM figures
                  JOIN runs ON runs.id = figures.run_id
                  JOIN machines ON machines.id = runs.machine_id
@@ -529,6 +534,7 @@ fn point(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<CasePoint> {
         throughput: r.get(at + 13)?,
         p99_ns: r.get(at + 14)?,
         requests_per_second: r.get(at + 15)?,
+        profile: r.get(at + 16)?,
         fields: BTreeMap::new(),
     })
 }

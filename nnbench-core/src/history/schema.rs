@@ -67,6 +67,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE figures ADD COLUMN p99_ns REAL;",
     // 6: requests per second under load.
     "ALTER TABLE figures ADD COLUMN requests_per_second REAL;",
+    // 7: where the flamegraph of a profiled case's calls was drawn.
+    "ALTER TABLE figures ADD COLUMN profile TEXT;",
 ];
 
 /// What a database holds before it is brought up to date.

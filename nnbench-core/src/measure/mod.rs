@@ -10,6 +10,7 @@ pub mod gpu;
 pub(crate) mod load;
 #[cfg_attr(not(target_os = "linux"), path = "perf_elsewhere.rs")]
 pub(crate) mod perf;
+pub(crate) mod profile;
 pub(crate) mod round;
 pub mod rss;
 #[cfg(feature = "tokio")]
@@ -29,6 +30,11 @@ use crate::alloc;
 pub use crate::record::RssMethod;
 use crate::record::{GpuMethod, MemoryRecord};
 use sampler::Watch;
+
+/// The name of the async cases' runtime threads, which run the work the
+/// cases spawn: a profile keeps them, as it leaves out the harness's
+/// other threads.
+pub(crate) const RUNTIME_THREADS: &str = "nnbench-async";
 
 /// `NNBENCH_RSS=sampled` makes the runner sample even where the kernel
 /// could keep the peak, to compare the two or to test the fallback.

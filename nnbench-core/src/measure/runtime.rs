@@ -94,7 +94,7 @@ pub fn runtime(flavor: Flavor) -> Result<&'static Runtime, RuntimeError> {
     slot.get_or_init(|| {
         builder
             .enable_all()
-            .thread_name("nnbench-async")
+            .thread_name(super::RUNTIME_THREADS)
             .build()
             .map_err(|e| e.to_string())
     })

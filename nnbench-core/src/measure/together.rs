@@ -49,7 +49,11 @@ pub(crate) fn scoped<T: Send>(count: usize, name: &str, work: impl Fn() -> T + S
         for at in 1..count {
             let spawned = std::thread::Builder::new()
                 .name(format!("{name}-{at}"))
-                .spawn_scoped(scope, || gate.wait().then(&work));
+                .spawn_scoped(scope, || {
+                    let mut out = None;
+                    super::profile::within(&mut || out = gate.wait().then(&work));
+                    out
+                });
             match spawned {
                 Ok(handle) => others.push(handle),
                 Err(error) => {

@@ -80,6 +80,11 @@ pub struct CaseRecord {
     /// how far apart their times were; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<super::ThreadsRecord>,
+    /// The flamegraph of the case's calls (`--profile`): an SVG under
+    /// `target/nnbench/<bench>/profiles/`; `None` without `--profile`, or
+    /// when the profiler could not take one (a warning says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<std::path::PathBuf>,
 }
 
 impl CaseRecord {

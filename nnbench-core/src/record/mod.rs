@@ -331,6 +331,7 @@ mod tests {
                 throughput: None,
                 concurrency: Some(ConcurrencyRecord::new(8, 100, 1e9)),
                 threads: Some(ThreadsRecord::new(vec![8.0, 12.0])),
+                profile: Some("target/nnbench/sweep/profiles/accuracy/model=m1.svg".into()),
                 fail_on: None,
                 error: Some(CaseError {
                     stage: Stage::Memo,

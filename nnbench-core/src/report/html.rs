@@ -481,7 +481,11 @@ impl Section<'_> {
         }
         fields.truncate(MOST_FIELD_COLUMNS);
         let value = fields.is_empty() || rows.iter().any(|(_, p)| p.value.is_some());
+        let profiled = rows.iter().any(|(_, p)| p.profile.is_some());
         body.push_str("<table class=\"latest\"><tr><th>case (latest run)</th><th>time</th><th>p99</th><th>throughput /s</th><th>requests /s</th><th>load</th><th>peak RSS growth</th><th>GPU</th>");
+        if profiled {
+            body.push_str("<th>profile</th>");
+        }
         if value {
             body.push_str("<th>value</th>");
         }
@@ -494,7 +498,7 @@ impl Section<'_> {
             let _ = write!(body, "<th>{}{mark}</th>", escape(field));
         }
         body.push_str("</tr>");
-        let columns = 7 + usize::from(value) + fields.len();
+        let columns = 7 + usize::from(profiled) + usize::from(value) + fields.len();
         for (case, point) in rows {
             if point.failed {
                 let _ = write!(
@@ -536,6 +540,18 @@ impl Section<'_> {
             for figure in shown {
                 let _ = write!(body, "<td>{}</td>", escape(&cell(figure)));
             }
+            if profiled {
+                match &point.profile {
+                    Some(path) => {
+                        let _ = write!(
+                            body,
+                            "<td><a href=\"{}\">flamegraph</a></td>",
+                            escape(&href(path))
+                        );
+                    }
+                    None => body.push_str("<td>-</td>"),
+                }
+            }
             for field in &fields {
                 let text = point
                     .fields
@@ -547,6 +563,32 @@ impl Section<'_> {
         }
         body.push_str("</table>");
     }
+}
+
+/// A link to the file at `path`: an absolute path stays one, so that the
+/// page opened from the machine that ran the cases finds the file; the
+/// bytes a URL cannot hold are escaped.
+fn href(path: &str) -> String {
+    let mut link = String::with_capacity(path.len());
+    for byte in path.bytes() {
+        match byte {
+            b'a'..=b'z'
+            | b'A'..=b'Z'
+            | b'0'..=b'9'
+            | b'/'
+            | b'.'
+            | b'_'
+            | b'-'
+            | b'~'
+            | b'='
+            | b','
+            | b'+' => link.push(char::from(byte)),
+            _ => {
+                let _ = write!(link, "%{byte:02X}");
+            }
+        }
+    }
+    link
 }
 
 /// `figure` of `rows` against their numeric parameter `axis`, a line for
@@ -743,6 +785,17 @@ fn colour_rules() -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_escapes_what_a_url_cannot_hold() {
+        assert_eq!(
+            href("/t/profiles/eval/model=Memo(a b)#1.svg"),
+            "/t/profiles/eval/model=Memo%28a%20b%29%231.svg"
+        );
+        assert_eq!(href("/t/sum.svg"), "/t/sum.svg");
+    }
+
     #[test]
     fn numbers_in_ids_sort_as_numbers() {
         let mut ids = vec![

@@ -15,6 +15,15 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     settings.output.name = Some(bench.to_owned());
     settings.output.repo_dir = Some(manifest_dir.into());
     settings.process.bench_binary = true;
+    let mut dir = crate::paths::bench_dir(bench);
+    // Shards run side by side on one machine keep apart their latest
+    // record, progress and baselines.
+    if let Some(shard) = settings.sharding.shard {
+        dir = dir.join(format!("shard-{}-of-{}", shard.index(), shard.count()));
+    }
+    // A worker draws the flamegraphs of the cases it runs where its
+    // supervisor would.
+    settings.profiling.dir = Some(dir.join("profiles"));
     #[cfg(unix)]
     if let Some(socket) = std::env::var_os(super::isolate::WORKER_ENV) {
         // SAFETY: the bench binary's `main` starts here, before any thread
@@ -34,12 +43,6 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         }
     }
     if command_line.bench {
-        let mut dir = crate::paths::bench_dir(bench);
-        // Shards run side by side on one machine keep apart their latest
-        // record, progress and baselines.
-        if let Some(shard) = settings.sharding.shard {
-            dir = dir.join(format!("shard-{}-of-{}", shard.index(), shard.count()));
-        }
         settings.output.latest_dir = Some(dir);
         settings.process.interruptible = match super::interrupt::install() {
             Ok(()) => true,

@@ -420,6 +420,49 @@ impl Runner {
         self
     }
 
+    /// After timing each case, samples its calls again for the measurement
+    /// time (1 s unless set) under a sampling profiler, and draws them as a
+    /// flamegraph: `--profile`. Memo loading, hooks and the harness are
+    /// left out. The SVG goes to `<latest_dir>/profiles/<case id>.svg`
+    /// (a bench binary's `target/nnbench/<bench>/profiles/`), its path to
+    /// the case's [`profile`](crate::CaseRecord::profile). A profiler that
+    /// cannot start (another one runs in the process, or this is not Unix)
+    /// leaves a warning on the case, which passes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// #[nnbench::benchmark]
+    /// fn profiled_checksum() -> u64 {
+    ///     (0..std::hint::black_box(100_000u64)).map(|x| x * x % 7).sum()
+    /// }
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let record = nnbench::Runner::new()
+    ///     .filter("profiled_checksum")
+    ///     .test_mode(true)
+    ///     .quiet(true)
+    ///     .latest_dir(dir.path())
+    ///     .sampling(nnbench::Sampling {
+    ///         measurement_time: Some(Duration::from_millis(300)),
+    ///         ..Default::default()
+    ///     })
+    ///     .profile(true)
+    ///     .run()
+    ///     .unwrap();
+    /// let case = &record.cases[0];
+    /// let svg = case.profile.as_ref().expect("a profile, or a warning why not");
+    /// assert!(svg.starts_with(dir.path().join("profiles")));
+    /// assert!(std::fs::read_to_string(svg).unwrap().contains("profiled_checksum"));
+    /// ```
+    #[must_use]
+    pub fn profile(mut self, on: bool) -> Self {
+        self.settings.profiling.profile = on;
+        self
+    }
+
     /// Saves the run record as baseline `name`, beside `latest.json`
     /// (`<latest_dir>/baselines/<name>.json`), and criterion's estimates of
     /// sampled cases under the same name: `--save-baseline NAME`. A bench

@@ -54,6 +54,9 @@ pub(crate) fn run(
     let cache = memo::global_cache();
     let mut engine = Engine::new(settings.baselines.clone());
     let mut prefetcher = Prefetcher::new(settings);
+    if settings.profiling.profile {
+        crate::measure::profile::prepare();
+    }
     let mut end = End {
         interrupted: None,
         warnings: Vec::new(),

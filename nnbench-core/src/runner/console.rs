@@ -209,7 +209,32 @@ impl Console {
             record.memo.evictions,
             record.memo.entries_at_end,
         );
+        let drawn: Vec<&std::path::Path> = record
+            .cases
+            .iter()
+            .filter_map(|c| c.profile.as_deref())
+            .collect();
+        if let Some(dir) = common_folder(&drawn) {
+            let _ = writeln!(
+                out,
+                "flamegraphs of {} cases: {}",
+                drawn.len(),
+                dir.display()
+            );
+        }
     }
+}
+
+/// The deepest folder that holds every one of `files`.
+fn common_folder(files: &[&std::path::Path]) -> Option<std::path::PathBuf> {
+    let (first, rest) = files.split_first()?;
+    let mut folder = first.parent()?.to_owned();
+    while !rest.iter().all(|file| file.starts_with(&folder)) {
+        if !folder.pop() {
+            return None;
+        }
+    }
+    Some(folder)
 }
 
 /// A column of the table that some cases have a cell in.

@@ -3,13 +3,15 @@
 //! case; teardown and eviction still happen.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Instant;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use nnbench_units::format_bytes;
 use serde_json::Value as Json;
 
 use super::console::Console;
-use super::engine::{self, Engine, Timed};
+use super::engine::{self, Engine, Plan, Timed};
+use super::profile;
 use crate::error::panic_message;
 use crate::measure::CaseMeter;
 use crate::memo::{self, ErasedMemo, Sizes, journal};
@@ -17,7 +19,7 @@ use crate::record::{
     CaseError, CaseRecord, ConcurrencyRecord, LeakRecord, MemoRecord, MemoryRecord, Stage,
     ThreadsRecord, ThroughputRecord, TimeRecord, TimingMode,
 };
-use crate::registry::{Args, Body, Case, Hook};
+use crate::registry::{Args, Body, Call, Case, Hook};
 use crate::settings::Settings;
 use crate::{Error, Result, State};
 
@@ -110,6 +112,7 @@ pub(crate) fn run(
     let mut value = Json::Null;
     let mut throughput = None;
     let (mut concurrency, mut threads) = (None, None);
+    let (mut profile, mut warnings) = (None, Vec::new());
     let mut time = TimeRecord {
         samples: 0,
         iters: 0,
@@ -126,6 +129,13 @@ pub(crate) fn run(
         }
         let timed =
             guarded(|| engine.time(&case.id, &**call, &args, &plan, console, meter.as_mut()));
+        if let (Ok(timed), true) = (&timed, settings.profiling.profile) {
+            match profiled(case, &**call, &args, &plan, timed, settings, meter.as_mut()) {
+                Ok(Ok(path)) => profile = Some(path),
+                Ok(Err(why)) => warnings.push(format!("no profile: {why}")),
+                Err(error) => failure.add(Stage::Call, &error),
+            }
+        }
         if let Some(meter) = meter.as_mut()
             && case.family.teardown.is_some()
         {
@@ -179,10 +189,11 @@ pub(crate) fn run(
                 m.finish(memo_resident.host, memo_resident.device)
             }),
             memo: memo_record,
-            warnings: journal.warnings,
+            warnings: [warnings, journal.warnings].concat(),
             throughput,
             concurrency,
             threads,
+            profile,
         },
     )
 }
@@ -250,6 +261,33 @@ fn run_hook(hook: Option<Hook>, state: Option<&State>, case: &Case) -> Result<()
 }
 
 /// Runs `f`, turning a panic into an error that carries its message.
+/// The case's calls under the profiler, once they were timed: the path
+/// of their flamegraph, or why there is none. What the profiled calls
+/// used is not the case's memory.
+fn profiled(
+    case: &Case,
+    call: &Call,
+    args: &Args,
+    plan: &Plan,
+    timed: &Timed,
+    settings: &Settings,
+    mut meter: Option<&mut CaseMeter>,
+) -> Result<std::result::Result<PathBuf, String>> {
+    if let Some(why) = profile::refused(plan) {
+        return Ok(Err(why));
+    }
+    if let Some(meter) = meter.as_deref_mut() {
+        meter.checkpoint();
+    }
+    let per_call = Duration::from_nanos(timed.time.median_ns as u64);
+    let dir = profile::dir(settings);
+    let taken = guarded(|| profile::take(&case.id, call, args, plan, per_call, &dir));
+    if let Some(meter) = meter {
+        meter.forget_since_checkpoint();
+    }
+    taken
+}
+
 fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
         Err(Error::msg(format!(
@@ -318,6 +356,7 @@ pub(crate) fn unfinished(
             throughput: None,
             concurrency: None,
             threads: None,
+            profile: None,
         },
     )
 }
@@ -334,6 +373,7 @@ struct Outcome {
     throughput: Option<ThroughputRecord>,
     concurrency: Option<ConcurrencyRecord>,
     threads: Option<ThreadsRecord>,
+    profile: Option<PathBuf>,
 }
 
 /// The record of `case`, which came to `outcome`.
@@ -357,6 +397,7 @@ fn record(case: &Case, outcome: Outcome) -> CaseRecord {
         throughput: outcome.throughput,
         concurrency: outcome.concurrency,
         threads: outcome.threads,
+        profile: outcome.profile,
         directions: case
             .family
             .directions

@@ -23,6 +23,7 @@ mod lifecycle;
 #[cfg(unix)]
 mod paired;
 mod prefetch;
+mod profile;
 mod progress;
 mod provenance;
 mod run;

@@ -1,6 +1,6 @@
 //! What a run is asked to do, as plain values in the groups a user thinks
 //! in: which cases, how they are timed, memory and memos, isolation,
-//! output, baselines, shards, paired runs.
+//! output, baselines, shards, paired runs, profiles.
 //!
 //! A bench binary's command line is these groups (each field's doc comment
 //! is its `--help` line, [`CommandLine`] adds the flags that are actions
@@ -14,6 +14,7 @@ mod memory;
 mod output;
 mod pairing;
 mod parse;
+mod profiling;
 mod selection;
 mod sharding;
 mod timing;
@@ -24,6 +25,7 @@ pub(crate) use isolation::Isolation;
 pub(crate) use memory::{DiskTierAction, MemorySettings};
 pub(crate) use output::Output;
 pub(crate) use pairing::{ClockChoice, Pairing};
+pub(crate) use profiling::Profiling;
 pub(crate) use selection::Selection;
 pub(crate) use sharding::Sharding;
 pub(crate) use timing::{Forced, TimingSettings};
@@ -48,6 +50,8 @@ pub(crate) struct Settings {
     pub sharding: Sharding,
     #[command(flatten)]
     pub pairing: Pairing,
+    #[command(flatten)]
+    pub profiling: Profiling,
     /// What kind of process runs: set by the bench binary, not by flags.
     #[arg(skip)]
     pub process: Process,

@@ -1,0 +1,267 @@
+//! The stacks a profile keeps, folded as flamegraph tools read them (one
+//! line per stack, root first, frames between `;`, then the count), and
+//! drawn as an SVG.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use super::WITHIN;
+
+/// Threads whose names start so are the harness's (the prefetcher, the
+/// watchdog, a worker's listener), run a case's calls (inside
+/// [`within`](super::within)), or are its runtime's.
+const HARNESS_THREADS: &str = "nnbench-";
+
+/// Frames that start a thread, before what it runs.
+const STARTING_FRAMES: [&str; 7] = [
+    "clone",
+    "__clone",
+    "start_thread",
+    "std::sys::",
+    "<std::sys::",
+    "core::ops::function::",
+    "<alloc::boxed::Box<F,A> as core::ops::function::",
+];
+
+/// Frames between [`within`](super::within) and the case's own function:
+/// the generated closure, the timer, the threads and the runtime that make
+/// the calls. Only a run of them at the root of a stack is cut, so that
+/// what the function itself calls is kept whatever it is.
+const CALLING_FRAMES: [&str; 12] = [
+    "nnbench_core::",
+    "<nnbench_core::",
+    "std::thread::",
+    "core::ops::function::",
+    "<F as core::ops::function::",
+    "tokio::",
+    "<tokio::",
+    "futures_util::",
+    "<futures_util::",
+    "core::future::",
+    "<core::future::",
+    "<core::pin::Pin<P> as core::future::",
+];
+
+/// What the frames of the closures the attributes generate contain.
+const GENERATED: &str = "::__nnbench_cases::";
+
+/// One stack the profiler saw, and how many times.
+pub(crate) struct Stack<'a> {
+    /// The name of its thread (at most 15 bytes on Linux).
+    pub thread: &'a str,
+    /// Whether its thread started the profiler.
+    pub on_caller: bool,
+    /// Function names, the innermost first.
+    pub frames: Vec<String>,
+    pub count: u64,
+}
+
+/// The case's stacks, folded: those inside [`within`](super::within) from
+/// the call down, and whole those of threads the case's calls started
+/// themselves (a runtime's workers, a thread pool), under the thread's
+/// name. The harness's stacks are left out: the starting thread's outside
+/// the calls, and every stack of its named threads.
+#[derive(Debug, Default)]
+pub(crate) struct Folded {
+    lines: BTreeMap<String, u64>,
+}
+
+impl Folded {
+    pub(crate) fn new<'a>(stacks: impl IntoIterator<Item = Stack<'a>>) -> Self {
+        let mut lines = BTreeMap::new();
+        for stack in stacks {
+            let Some(line) = fold(&stack) else { continue };
+            *lines.entry(line).or_default() += stack.count;
+        }
+        Self { lines }
+    }
+
+    /// How many samples were kept.
+    pub(crate) fn samples(&self) -> u64 {
+        self.lines.values().sum()
+    }
+
+    /// The folded lines, `root;...;leaf count`.
+    pub(crate) fn lines(&self) -> impl Iterator<Item = String> + '_ {
+        self.lines
+            .iter()
+            .map(|(stack, count)| format!("{stack} {count}"))
+    }
+
+    /// Draws the flamegraph, titled `title`, into `out`.
+    pub(crate) fn svg(&self, title: &str, out: impl Write) -> std::io::Result<()> {
+        use inferno::flamegraph::{self, Options, color};
+        let mut options = Options::default();
+        options.title = title.to_owned();
+        options.subtitle = Some(format!(
+            "{} samples of its calls, memo loading and the harness left out",
+            self.samples()
+        ));
+        options.count_name = "samples".to_owned();
+        options.colors = color::Palette::Multi(color::MultiPalette::Rust);
+        options.deterministic = true;
+        let lines: Vec<String> = self.lines().collect();
+        flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), out)
+    }
+}
+
+/// `stack` root first, as one folded line without its count; `None` when
+/// it is the harness's.
+fn fold(stack: &Stack<'_>) -> Option<String> {
+    let within = stack.frames.iter().position(|name| name == WITHIN);
+    let (frames, root) = match within {
+        Some(at) => (cut(&stack.frames[..at], calling), None),
+        None if stack.on_caller || harness(stack.thread) => return None,
+        None => (cut(&stack.frames, starting), Some(stack.thread)),
+    };
+    if frames.is_empty() {
+        return None;
+    }
+    let names = root
+        .into_iter()
+        .chain(frames.iter().rev().map(String::as_str))
+        // `;` separates frames, and the last space the count.
+        .map(|name| name.replace(';', ":"));
+    Some(names.collect::<Vec<_>>().join(";"))
+}
+
+/// `frames` (innermost first) without the run at their root that `is`
+/// picks.
+fn cut(frames: &[String], is: fn(&str) -> bool) -> &[String] {
+    let root = frames.iter().rev().take_while(|name| is(name)).count();
+    &frames[..frames.len() - root]
+}
+
+/// Whether a thread named `name` is the harness's.
+fn harness(name: &str) -> bool {
+    name.starts_with(HARNESS_THREADS) && !name.starts_with(crate::measure::RUNTIME_THREADS)
+}
+
+/// Whether frame `name` starts a thread.
+fn starting(name: &str) -> bool {
+    STARTING_FRAMES.iter().any(|p| name.starts_with(p))
+}
+
+/// Whether frame `name` is of what makes the case's calls.
+fn calling(name: &str) -> bool {
+    name.contains(GENERATED) || CALLING_FRAMES.iter().any(|p| name.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stack<'a>(thread: &'a str, on_caller: bool, frames: &[&str], count: u64) -> Stack<'a> {
+        Stack {
+            thread,
+            on_caller,
+            frames: frames.iter().map(|f| (*f).to_owned()).collect(),
+            count,
+        }
+    }
+
+    fn folded(stacks: Vec<Stack<'_>>) -> Vec<String> {
+        Folded::new(stacks).lines().collect()
+    }
+
+    #[test]
+    fn the_calls_are_drawn_from_the_case_down() {
+        let lines = folded(vec![
+            stack("main", true, &["hot", "case", WITHIN, "engine", "main"], 7),
+            stack("main", true, &["case", WITHIN, "engine", "main"], 2),
+            stack("main", true, &["hot", "case", WITHIN, "other", "main"], 1),
+        ]);
+        assert_eq!(lines, ["case 2", "case;hot 8"]);
+    }
+
+    #[test]
+    fn what_makes_the_calls_is_cut_from_the_root() {
+        let generated = "bench::_::__nnbench_cases::{{closure}}";
+        let lines = folded(vec![
+            stack(
+                "main",
+                true,
+                &[
+                    "core::slice::sort",
+                    "nnbench_core::helper",
+                    "bench::model",
+                    "nnbench_core::measure::timer::Timer::time",
+                    generated,
+                    "core::ops::function::Fn::call",
+                    "nnbench_core::runner::profile::calls::{{closure}}",
+                    WITHIN,
+                ],
+                3,
+            ),
+            // The timer's own work, inside the calls' frame.
+            stack(
+                "main",
+                true,
+                &[
+                    "nnbench_core::measure::perf::open",
+                    "nnbench_core::measure::timer::Timer::time",
+                    WITHIN,
+                ],
+                1,
+            ),
+        ]);
+        assert_eq!(
+            lines,
+            ["bench::model;nnbench_core::helper;core::slice::sort 3"]
+        );
+    }
+
+    #[test]
+    fn the_harness_is_left_out() {
+        let lines = folded(vec![
+            // The starting thread between calls: sampling bookkeeping.
+            stack("main", true, &["median", "engine", "main"], 5),
+            // The next case's memo, loading beside the calls.
+            stack("nnbench-prefet", false, &["memo_compute", "start"], 9),
+            // A thread of `threads = [...]` before it reached the calls.
+            stack("nnbench-thread-", false, &["gate", "start"], 1),
+            stack("nnbench-thread-", false, &["hot", WITHIN, "start"], 3),
+            // The stack the profiler was in when it ran.
+            stack("main", true, &[WITHIN, "engine"], 1),
+        ]);
+        assert_eq!(lines, ["hot 3"]);
+    }
+
+    #[test]
+    fn threads_the_case_started_are_kept_whole_under_their_name() {
+        let lines = folded(vec![
+            stack(
+                "rayon-worker",
+                false,
+                &[
+                    "forward",
+                    "blocking;task",
+                    "std::sys::thread::start",
+                    "clone3",
+                ],
+                4,
+            ),
+            stack("nnbench-async", false, &["forward", "tokio::blocking"], 2),
+        ]);
+        assert_eq!(
+            lines,
+            [
+                "nnbench-async;tokio::blocking;forward 2",
+                "rayon-worker;blocking:task;forward 4"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_svg_names_the_frames_and_counts_the_samples() {
+        let folded = Folded::new(vec![stack("main", true, &["hot_loop", WITHIN], 12)]);
+        assert_eq!(folded.samples(), 12);
+        let mut svg = Vec::new();
+        folded.svg("sum/n=3", &mut svg).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        assert!(svg.starts_with("<?xml"), "{svg}");
+        assert!(svg.contains("hot_loop"));
+        assert!(svg.contains("sum/n=3"));
+        assert!(svg.contains("12 samples of its calls"));
+    }
+}

@@ -1,0 +1,219 @@
+//! A case's profile (`--profile`): once it is timed, its calls are made
+//! again for the measurement time under the sampling profiler, and what
+//! they ran is drawn as a flamegraph. Separate from the timing, so that
+//! the profiler's interruptions cost the figures nothing.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::engine::Plan;
+use crate::Result;
+use crate::measure::Timer;
+use crate::measure::load::LoadPlan;
+use crate::measure::profile::{Profiler, within};
+use crate::registry::{Args, Call, Parallel};
+use crate::settings::Settings;
+
+/// How long a case's calls are profiled unless its measurement time says.
+const PROFILE_TIME: Duration = Duration::from_secs(1);
+
+/// How long each run of calls between two reads of the clock lasts, about.
+const BATCH: Duration = Duration::from_millis(10);
+
+/// Ids longer than this are cut in the flamegraph's file name.
+const LONGEST_NAME: usize = 96;
+
+/// Profiles the calls of case `id`, each taking about `per_call`, and
+/// draws them into `dir`. The outer error is the call's own (it failed or
+/// panicked while profiled), and fails the case; the inner one says why
+/// there is no profile, a warning.
+pub(crate) fn take(
+    id: &str,
+    call: &Call,
+    args: &Args,
+    plan: &Plan,
+    per_call: Duration,
+    dir: &Path,
+) -> Result<std::result::Result<PathBuf, String>> {
+    let duration = plan.sampling.measurement_time.unwrap_or(PROFILE_TIME);
+    let profiler = match Profiler::start() {
+        Ok(profiler) => profiler,
+        Err(why) => return Ok(Err(why)),
+    };
+    let called = calls(call, args, plan, per_call, duration);
+    let folded = profiler.finish();
+    called.map_err(|error| error.context("while profiled"))?;
+    let folded = match folded {
+        Ok(folded) if folded.samples() == 0 => {
+            return Ok(Err(format!(
+                "the profiler took no sample of its calls in {}: they waited, and did not compute",
+                humantime::format_duration(duration)
+            )));
+        }
+        Ok(folded) => folded,
+        Err(why) => return Ok(Err(why)),
+    };
+    let path = path_of(dir, id);
+    let written = write_atomically(&path, |file| folded.svg(id, file));
+    Ok(written
+        .map(|()| path.clone())
+        .map_err(|error| format!("could not write {}: {error}", path.display())))
+}
+
+/// Where the flamegraphs of a run go: the run's folder for them, else
+/// `profiles` beside its latest record, else under the run's name in
+/// `target/nnbench`.
+pub(crate) fn dir(settings: &Settings) -> PathBuf {
+    let dir = match (&settings.profiling.dir, &settings.output.latest_dir) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(latest)) => latest.join("profiles"),
+        (None, None) => {
+            let run = settings.output.name.as_deref().unwrap_or("nnbench");
+            crate::paths::bench_dir(run).join("profiles")
+        }
+    };
+    // Absolute, so that the record's paths hold wherever it is read.
+    std::path::absolute(&dir).unwrap_or(dir)
+}
+
+/// Makes the case's calls for about `duration`, each inside [`within`],
+/// as its timing made them: in runs of about [`BATCH`], on its threads, or
+/// as requests in flight.
+fn calls(
+    call: &Call,
+    args: &Args,
+    plan: &Plan,
+    per_call: Duration,
+    duration: Duration,
+) -> Result<()> {
+    let called = |timer: &mut Timer| {
+        let mut outcome = Ok(serde_json::Value::Null);
+        within(&mut || outcome = call(args, timer));
+        outcome.map(drop)
+    };
+    if let Some(Parallel::Concurrency(level)) = plan.parallel {
+        let load = LoadPlan {
+            level,
+            warm_up: Duration::ZERO,
+            duration,
+            once: false,
+        };
+        return called(&mut Timer::new(1).under_load(load));
+    }
+    let threads = match plan.parallel {
+        Some(Parallel::Threads(count)) => count,
+        _ => 1,
+    };
+    let iters = (BATCH.as_nanos() / per_call.as_nanos().max(1)).clamp(1, u128::from(u32::MAX));
+    let until = Instant::now() + duration;
+    loop {
+        called(&mut Timer::new(iters as u64).on_threads(threads))?;
+        if Instant::now() >= until {
+            return Ok(());
+        }
+    }
+}
+
+/// `dir/<id>.svg`, each `/` of the id a folder, other characters that do
+/// not belong in a file name replaced; a name that had to change, or be
+/// cut, ends in a hash of the id, so that two cases never share a file.
+fn path_of(dir: &Path, id: &str) -> PathBuf {
+    let mut changed = false;
+    let mut segments: Vec<String> = id
+        .split('/')
+        .map(|segment| {
+            // A run of characters a file name should not hold is one `_`.
+            let mut clean = String::with_capacity(segment.len());
+            for c in segment.chars() {
+                match c {
+                    'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' | '=' | ',' | '+' => {
+                        clean.push(c);
+                    }
+                    _ if clean.ends_with('_') => {}
+                    _ => clean.push('_'),
+                }
+            }
+            if clean.is_empty() || clean.chars().all(|c| c == '.') {
+                clean.insert(0, '_');
+            }
+            if clean.len() > LONGEST_NAME {
+                clean.truncate(LONGEST_NAME);
+            }
+            changed |= clean != segment;
+            clean
+        })
+        .collect();
+    if let Some(last) = segments.last_mut() {
+        if changed {
+            let hash = blake3::hash(id.as_bytes()).to_hex();
+            last.push('-');
+            last.push_str(&hash[..12]);
+        }
+        last.push_str(".svg");
+    }
+    segments.iter().fold(dir.to_owned(), |path, s| path.join(s))
+}
+
+/// Writes `path` through a file beside it renamed into place, so that a
+/// reader never sees half a flamegraph.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(folder)?;
+    let file = tempfile::NamedTempFile::new_in(folder)?;
+    {
+        let mut out = std::io::BufWriter::new(file.as_file());
+        write(&mut out)?;
+        out.flush()?;
+    }
+    file.persist(path).map_err(|error| error.error)?;
+    Ok(())
+}
+
+/// Why a case timed as `plan` says has no profile, if it has none.
+pub(crate) fn refused(plan: &Plan) -> Option<String> {
+    (plan.timing == crate::Timing::Instructions).then(|| {
+        "its instructions were counted under Callgrind, which a profiler would only slow down"
+            .to_owned()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_id_names_its_flamegraph() {
+        let dir = Path::new("profiles");
+        assert_eq!(
+            path_of(dir, "classify/model=small,concurrency=16"),
+            Path::new("profiles/classify/model=small,concurrency=16.svg")
+        );
+        assert_eq!(path_of(dir, "sum"), Path::new("profiles/sum.svg"));
+    }
+
+    #[test]
+    fn a_name_that_had_to_change_keeps_apart_by_its_hash() {
+        let dir = Path::new("p");
+        let spaced = path_of(dir, "eval/model=Memo(a b)");
+        let underscored = path_of(dir, "eval/model=Memo_a_b_");
+        assert_ne!(spaced, underscored);
+        assert!(spaced.starts_with("p/eval"));
+        let name = spaced.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.starts_with("model=Memo_a_b_-") && name.ends_with(".svg"),
+            "{name}"
+        );
+        let debug = path_of(dir, "count/text=Text { len: 2048 },threads=4");
+        let name = debug.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("text=Text_len_2048_,threads=4-"), "{name}");
+        // No segment climbs out of the folder.
+        assert!(path_of(dir, "../x").starts_with("p/_.."));
+        assert!(path_of(dir, "a//b").starts_with("p/a/_"));
+        let long = path_of(dir, &"x".repeat(300));
+        assert!(long.file_name().unwrap().len() < 120);
+    }
+}
