@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::engine::Plan;
 use crate::Result;
+use crate::atomic_file;
 use crate::measure::Timer;
 use crate::measure::load::LoadPlan;
 use crate::measure::profile::{Profiler, within};
@@ -55,10 +56,14 @@ pub(crate) fn take(
         Err(why) => return Ok(Err(why)),
     };
     let path = path_of(dir, id);
-    let written = write_atomically(&path, |file| folded.svg(id, file));
+    let written = atomic_file::write(&path, |file| {
+        let mut out = std::io::BufWriter::new(file);
+        folded.svg(id, &mut out)?;
+        out.flush()
+    });
     Ok(written
         .map(|()| path.clone())
-        .map_err(|error| format!("could not write {}: {error}", path.display())))
+        .map_err(|error| format!("could not write {}: {}", path.display(), error.into_io())))
 }
 
 /// Where the flamegraphs of a run go: the run's folder for them, else
@@ -153,24 +158,6 @@ fn path_of(dir: &Path, id: &str) -> PathBuf {
         last.push_str(".svg");
     }
     segments.iter().fold(dir.to_owned(), |path, s| path.join(s))
-}
-
-/// Writes `path` through a file beside it renamed into place, so that a
-/// reader never sees half a flamegraph.
-fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(folder)?;
-    let file = tempfile::NamedTempFile::new_in(folder)?;
-    {
-        let mut out = std::io::BufWriter::new(file.as_file());
-        write(&mut out)?;
-        out.flush()?;
-    }
-    file.persist(path).map_err(|error| error.error)?;
-    Ok(())
 }
 
 /// Why a case timed as `plan` says has no profile, if it has none.
