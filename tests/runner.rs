@@ -628,3 +628,30 @@ fn a_setting_the_run_cannot_honour_is_a_warning_of_the_run() {
     assert_eq!(json["warnings"][0], record.warnings[0].as_str());
     assert_eq!(json["cases"][0]["warnings"], serde_json::json!([]));
 }
+
+static UNWRITTEN_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+#[nnbench::benchmark]
+fn never_written() -> usize {
+    UNWRITTEN_CALLS.fetch_add(1, Ordering::Relaxed)
+}
+
+#[test]
+fn an_out_file_that_cannot_be_written_fails_before_any_case_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let out = file.join("run.json");
+    let error = quiet()
+        .filter("never_written")
+        .test_mode(true)
+        .out(&out)
+        .run()
+        .expect_err("the record cannot be written there");
+    assert_eq!(UNWRITTEN_CALLS.load(Ordering::Relaxed), 0, "no case ran");
+    let message = format!("{error:#}");
+    assert!(message.starts_with(&out.display().to_string()), "{message}");
+    // The cause is said once.
+    let cause = message.split(": ").nth(1).unwrap().to_owned();
+    assert_eq!(message.matches(&cause).count(), 1, "{message}");
+}

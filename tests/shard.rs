@@ -224,6 +224,15 @@ fn list_shows_a_shards_cases_and_auto_reads_the_scheduler() {
         ("SLURM_ARRAY_TASK_COUNT", "3"),
     ];
     assert_eq!(list(&["--shard", "auto"], &slurm).0, shards[1]);
+    // With the count given, a Slurm task id is the shard number: task 2
+    // rerun alone (`--array=2`) is still shard 2/3.
+    let rerun = [
+        ("SLURM_ARRAY_TASK_ID", "2"),
+        ("SLURM_ARRAY_TASK_MIN", "2"),
+        ("SLURM_ARRAY_TASK_MAX", "2"),
+        ("SLURM_ARRAY_TASK_COUNT", "1"),
+    ];
+    assert_eq!(list(&["--shard", "auto/3"], &rerun).0, shards[1]);
     // A Kubernetes indexed Job of 3 completions, index 2, is shard 3/3.
     let kubernetes = [("JOB_COMPLETION_INDEX", "2")];
     assert_eq!(list(&["--shard", "auto/3"], &kubernetes).0, shards[2]);
@@ -432,30 +441,32 @@ fn a_merged_record_keeps_each_shards_machine_for_history_and_compare() {
 }
 
 fn the_slurm_scripts_run_an_array_and_merge_it() {
+    // A submission as submit.sh leaves it: the bench (this binary) and the
+    // tool copied in, and what the jobs read.
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
-    std::fs::create_dir_all(&results).unwrap();
+    let submission = results.join("20260101T000000Z");
+    std::fs::create_dir_all(&submission).unwrap();
+    std::fs::copy(std::env::current_exe().unwrap(), submission.join("bench")).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_nnbench"), submission.join("nnbench")).unwrap();
+    std::fs::write(
+        submission.join("submission.env"),
+        "SHARDS=3\nFAIL_ON=''\nOPTIONS=()\nMERGE_OPTIONS=()\n",
+    )
+    .unwrap();
     let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/slurm");
-    let exe = std::env::current_exe().unwrap();
-    let tool_dir = Path::new(env!("CARGO_BIN_EXE_nnbench")).parent().unwrap();
-    let search_path = format!(
-        "{}:{}",
-        tool_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    // What Slurm sets in each task of `sbatch --array=0-2`.
-    for task in 0..3 {
+    // What Slurm sets in each task of `sbatch --array=1-3`; the third
+    // task reruns alone (`--array=3`), and is still shard 3.
+    for (task, min, count) in [("1", "1", "3"), ("2", "1", "3"), ("3", "3", "1")] {
         let output = Command::new("bash")
             .arg(scripts.join("shard.sbatch"))
-            .args([path(&exe), path(&results)])
+            .args([path(&submission), "3"])
             .env(support::BENCH_CHILD, "1")
             .env("CARGO_TARGET_DIR", dir.path().join("target"))
             .env("SLURM_ARRAY_JOB_ID", "4242")
-            .env("SLURM_ARRAY_TASK_ID", task.to_string())
-            .env("SLURM_ARRAY_TASK_MIN", "0")
-            .env("SLURM_ARRAY_TASK_MAX", "2")
-            .env("SLURM_ARRAY_TASK_COUNT", "3")
-            .env("SLURM_ARRAY_TASK_STEP", "1")
+            .env("SLURM_ARRAY_TASK_ID", task)
+            .env("SLURM_ARRAY_TASK_MIN", min)
+            .env("SLURM_ARRAY_TASK_COUNT", count)
             .output()
             .unwrap();
         assert!(
@@ -463,18 +474,32 @@ fn the_slurm_scripts_run_an_array_and_merge_it() {
             "task {task}: {}",
             support::said(&output)
         );
+        let shard = RunRecord::read(submission.join(format!("shard-{task}.json"))).unwrap();
+        assert_eq!(shard.cases[0].shard, Some(task.parse().unwrap()));
     }
     let output = Command::new("bash")
         .arg(scripts.join("merge.sbatch"))
-        .arg(path(&results))
-        .env("PATH", search_path)
+        .args([path(&submission), "3"])
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", support::said(&output));
-    let merged = RunRecord::read(results.join("run.json")).unwrap();
+    let merged = RunRecord::read(submission.join("run.json")).unwrap();
     assert_eq!(merged.shards.len(), 3);
     assert_eq!(merged.cases.len(), 48, "every case of this bench");
     assert_eq!(merged.failed(), 0);
+    assert!(submission.join("comparison.md").is_file());
+    assert!(results.join("last.json").is_file(), "the next baseline");
+    // A shard's record gone: the merge says which, and how to rerun it.
+    std::fs::remove_file(submission.join("shard-2.json")).unwrap();
+    let output = Command::new("bash")
+        .arg(scripts.join("merge.sbatch"))
+        .args([path(&submission), "3"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let said = support::said(&output);
+    assert!(said.contains("1 of 3 shards left no record: 2"), "{said}");
+    assert!(said.contains("submit.sh --rerun"), "{said}");
 }
 
 fn main() {

@@ -34,6 +34,24 @@ pub(crate) fn write<T, E>(
     Ok(out)
 }
 
+/// Whether a file can be written at `path`, found by making its folder and
+/// a temporary file there: a run checks its `--out` so before its cases,
+/// not after them.
+pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "a folder is there, where the file would go",
+        ));
+    }
+    fs::create_dir_all(dir)?;
+    tempfile::NamedTempFile::new_in(dir)?.close()
+}
+
 impl WriteError<io::Error> {
     /// The one `io::Error` of a fill that fails only with those.
     pub(crate) fn into_io(self) -> io::Error {

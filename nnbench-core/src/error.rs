@@ -134,7 +134,18 @@ impl From<Error> for Box<dyn StdError + Send + Sync + 'static> {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if f.alternate() {
-            f.write_str(&self.messages().join(": "))
+            // A message that already ends with its cause (`{path}: {source}`)
+            // does not say it twice.
+            let mut text = String::new();
+            for message in self.messages() {
+                if text.is_empty() {
+                    text = message;
+                } else if !text.ends_with(&message) {
+                    text.push_str(": ");
+                    text.push_str(&message);
+                }
+            }
+            f.write_str(&text)
         } else {
             fmt::Display::fmt(&self.inner, f)
         }

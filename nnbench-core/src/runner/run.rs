@@ -12,7 +12,7 @@ use super::schedule::Schedule;
 use super::watchdog::{self, Watchdog};
 use super::{Runner, interrupt, provenance, select};
 use crate::memo::{self, journal};
-use crate::record::{OutputFormat, RunMemoRecord, RunRecord};
+use crate::record::{OutputFormat, RecordError, RunMemoRecord, RunRecord};
 use crate::registry::{self, Case};
 use crate::settings::Settings;
 use crate::{Error, Result};
@@ -69,6 +69,10 @@ impl Runner {
         let settings = &self.settings;
         if let Some(out) = &settings.output.out {
             OutputFormat::of(out)?;
+            crate::atomic_file::check_writable(out).map_err(|source| RecordError::Io {
+                path: out.clone(),
+                source,
+            })?;
         }
         // The run's disk tier is in force on this thread, where its cases
         // and their hooks resolve memos; a run beside it keeps its own.

@@ -11,7 +11,9 @@ pub(crate) struct Sharding {
     /// Run shard K of N of the selected cases (K counts from 1), split so
     /// that cases sharing a memo stay in one shard: `auto` (or `auto/N`)
     /// reads the scheduler's index (a Slurm job array, a Kubernetes
-    /// indexed Job). Every shard of a sweep plans the same split.
+    /// indexed Job; with N, a Slurm task id is the shard number, so that a
+    /// rerun of some tasks keeps theirs). Every shard of a sweep plans the
+    /// same split.
     #[arg(long, value_name = "K/N", env = "NNBENCH_SHARD")]
     pub shard: Option<Shard>,
     /// Balance the shards by the times this record, baseline or history

@@ -70,13 +70,15 @@ pub enum ShardError {
         "--shard auto: JOB_COMPLETION_INDEX gives the index but not how many there are: write --shard auto/N with the Job's completions"
     )]
     NoCount,
-    /// `auto/N` where the scheduler says another count.
-    #[error("--shard auto/{given}: the scheduler runs {found} tasks, not {given}")]
-    CountDisagrees {
+    /// `auto/N` in a Slurm array task whose id is no shard number.
+    #[error(
+        "--shard auto/{count}: Slurm array task {id} is no shard: with a count given, the task ids are the shard numbers, 1 to {count} (sbatch --array=1-{count}, or some of them to rerun those shards)"
+    )]
+    TaskNotShard {
+        /// `SLURM_ARRAY_TASK_ID`.
+        id: usize,
         /// The count given.
-        given: usize,
-        /// The scheduler's.
-        found: usize,
+        count: usize,
     },
     /// A scheduler's variable that cannot be read.
     #[error("--shard auto: {name}={value} is {why}")]

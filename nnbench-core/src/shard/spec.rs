@@ -70,13 +70,17 @@ impl Shard {
     }
 
     /// The shard the scheduler that started this process assigned, from
-    /// its variables: a Slurm job array (`SLURM_ARRAY_TASK_ID` with
-    /// `SLURM_ARRAY_TASK_MIN` and `SLURM_ARRAY_TASK_COUNT` or `_MAX`, and
-    /// `_STEP` when the array has one), or a Kubernetes indexed Job
+    /// its variables: a Slurm job array, or a Kubernetes indexed Job
     /// (`JOB_COMPLETION_INDEX`, from 0; it does not say how many
-    /// completions there are, so `count` must). `count`, when given,
-    /// must agree with the scheduler's. This is `--shard auto` and
+    /// completions there are, so `count` must). This is `--shard auto` and
     /// `--shard auto/N`.
+    ///
+    /// In a Slurm array, without `count` the task's place in the array is
+    /// its shard and the array's size the count (`SLURM_ARRAY_TASK_ID`,
+    /// `_MIN`, `_COUNT` or `_MAX`, and `_STEP`). With `count`, the task id
+    /// is the shard number, 1 to `count`, however many tasks the array has:
+    /// the array is submitted as `--array=1-N`, and a rerun of some of its
+    /// tasks (`--array=2,5`) runs those shards again, not a smaller sweep.
     ///
     /// # Errors
     ///
@@ -114,20 +118,16 @@ impl Shard {
                     }),
             }
         };
-        let (index, found) = if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
-            slurm(id, &number)?
-        } else if let Some(index) = number("JOB_COMPLETION_INDEX")? {
-            (index, None)
-        } else {
-            return Err(ShardError::NoScheduler);
+        let (index, found) = match (number("SLURM_ARRAY_TASK_ID")?, count) {
+            (Some(id), Some(count)) if (1..=count).contains(&id) => (id - 1, None),
+            (Some(id), Some(count)) => return Err(ShardError::TaskNotShard { id, count }),
+            (Some(id), None) => slurm(id, &number)?,
+            (None, _) => match number("JOB_COMPLETION_INDEX")? {
+                Some(index) => (index, None),
+                None => return Err(ShardError::NoScheduler),
+            },
         };
-        let count = match (count, found) {
-            (Some(given), Some(found)) if given != found => {
-                return Err(ShardError::CountDisagrees { given, found });
-            }
-            (Some(n), _) | (None, Some(n)) => n,
-            (None, None) => return Err(ShardError::NoCount),
-        };
+        let count = count.or(found).ok_or(ShardError::NoCount)?;
         Self::new(index + 1, count)
     }
 }
@@ -220,9 +220,6 @@ mod tests {
             ("SLURM_ARRAY_TASK_COUNT", "4"),
         ];
         assert_eq!(from(&vars, None).unwrap().to_string(), "3/4");
-        assert_eq!(from(&vars, Some(4)).unwrap().to_string(), "3/4");
-        let err = from(&vars, Some(5)).unwrap_err().to_string();
-        assert!(err.contains("5") && err.contains("4"), "{err}");
         // sbatch --array=1-7:3 runs ids 1, 4, 7.
         let stepped = [
             ("SLURM_ARRAY_TASK_ID", "7"),
@@ -238,6 +235,32 @@ mod tests {
             ("SLURM_ARRAY_TASK_MAX", "6"),
         ];
         assert_eq!(from(&old, None).unwrap().to_string(), "1/2");
+    }
+
+    #[test]
+    fn with_a_count_slurm_task_ids_are_shard_numbers() {
+        // sbatch --array=1-4, and a rerun of task 3 alone: --array=3.
+        let whole = [
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "4"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ];
+        let rerun = [
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_MIN", "3"),
+            ("SLURM_ARRAY_TASK_MAX", "3"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+        ];
+        assert_eq!(from(&whole, Some(4)).unwrap().to_string(), "3/4");
+        assert_eq!(from(&rerun, Some(4)).unwrap().to_string(), "3/4");
+        assert_eq!(from(&rerun, None).unwrap().to_string(), "1/1");
+        for id in ["0", "5"] {
+            let err = from(&[("SLURM_ARRAY_TASK_ID", id)], Some(4))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("--array=1-4"), "{err}");
+        }
     }
 
     #[test]
