@@ -4,19 +4,20 @@
 //! with GitHub's workflow schema). Skips without them, unless
 //! `NNBENCH_REQUIRE_SCHEMAS` says they must be there (as in CI).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The validator named by environment variable `variable`, if set.
 fn validator(variable: &str) -> Option<PathBuf> {
     let found = std::env::var_os(variable).map(PathBuf::from);
-    assert!(
-        found.is_some() || std::env::var_os("NNBENCH_REQUIRE_SCHEMAS").is_none(),
-        "NNBENCH_REQUIRE_SCHEMAS is set and {variable} is not: eval \"$(scripts/schemas.sh)\" first"
+    support::here_or_skip(
+        found.is_some(),
+        variable,
+        "NNBENCH_REQUIRE_SCHEMAS",
+        "eval \"$(scripts/schemas.sh)\" installs it",
     );
-    if found.is_none() {
-        eprintln!("skipped: no {variable} (eval \"$(scripts/schemas.sh)\" installs it)");
-    }
     found
 }
 

@@ -3,6 +3,8 @@
 //! draws it: every chart there, the trade-off's front drawn, no script
 //! error, screenshots in light and dark kept under the target folder.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -211,12 +213,14 @@ fn chromium() -> Option<PathBuf> {
 
 #[test]
 fn a_browser_draws_every_chart_without_a_script_error() {
-    let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("NNBENCH_REQUIRE_BROWSER").is_none(),
-            "NNBENCH_REQUIRE_BROWSER is set and no Chromium was found (scripts/chromium.sh installs one)"
-        );
-        eprintln!("skipped: no Chromium (scripts/chromium.sh installs Debian's)");
+    let browser = chromium();
+    support::here_or_skip(
+        browser.is_some(),
+        "Chromium",
+        "NNBENCH_REQUIRE_BROWSER",
+        "scripts/chromium.sh installs Debian's",
+    );
+    let Some(browser) = browser else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -28,16 +28,12 @@ fn cluster_here() -> bool {
             .arg("--version")
             .output()
             .is_ok_and(|o| o.status.success());
-    assert!(
-        here || std::env::var_os("NNBENCH_REQUIRE_SLURM").is_none(),
-        "NNBENCH_REQUIRE_SLURM is set and no cluster answers: eval \"$(scripts/slurm-local.sh start)\" first"
-    );
-    if !here {
-        eprintln!(
-            "skipped: no Slurm cluster (eval \"$(scripts/slurm-local.sh start)\" starts one, as root)"
-        );
-    }
-    here
+    support::here_or_skip(
+        here,
+        "Slurm cluster",
+        "NNBENCH_REQUIRE_SLURM",
+        "eval \"$(scripts/slurm-local.sh start)\" starts one, as root",
+    )
 }
 
 fn repo() -> &'static Path {

@@ -95,6 +95,20 @@ pub fn spin(steps: u64, table: &[u64]) -> u64 {
     })
 }
 
+/// Whether what a test needs (`what`, which `how` provides) is `here`;
+/// where it is not, the test skips, unless environment variable `require`
+/// says it must run (as in CI), and then it fails saying so.
+pub fn here_or_skip(here: bool, what: &str, require: &str, how: &str) -> bool {
+    assert!(
+        here || std::env::var_os(require).is_none(),
+        "{require} is set and there is no {what} ({how})"
+    );
+    if !here {
+        eprintln!("skipped: no {what} ({how})");
+    }
+    here
+}
+
 /// Whether valgrind is here to count instructions; where it is not, the
 /// checks that count skip, unless `NNBENCH_REQUIRE_VALGRIND` says it must
 /// be (as in CI).
@@ -104,14 +118,12 @@ pub fn valgrind_here() -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    assert!(
-        here || std::env::var_os("NNBENCH_REQUIRE_VALGRIND").is_none(),
-        "NNBENCH_REQUIRE_VALGRIND is set and no valgrind was found (scripts/valgrind.sh installs one)"
-    );
-    if !here {
-        eprintln!("skipped: no valgrind (scripts/valgrind.sh installs Debian's)");
-    }
-    here
+    here_or_skip(
+        here,
+        "valgrind",
+        "NNBENCH_REQUIRE_VALGRIND",
+        "scripts/valgrind.sh installs Debian's",
+    )
 }
 
 /// A process's stdout and stderr together, for messages in assertions.
