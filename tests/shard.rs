@@ -35,17 +35,31 @@ impl Memo for Data {
     }
 }
 
-/// Six models, four batch sizes: one memo a case.
-#[nnbench::product(model = (0..6).map(Model), batch = [1, 2, 4, 8], timing = once)]
+/// Six models, four batch sizes: one memo a case. A score: higher is better.
+#[nnbench::product(model = (0..6).map(Model), batch = [1, 2, 4, 8], timing = once, metric = higher)]
 fn scored(model: &[f64], batch: u32) -> f64 {
+    fail_in_the_pod_told();
     model.iter().sum::<f64>() * f64::from(batch)
 }
 
 /// The seed sweep's shape: 3 models × 4 datasets × 2 batch sizes.
 #[nnbench::product(model = (10..13).map(Model), data = (0..4).map(Data), batch = [16, 32], timing = once)]
 fn swept(model: &[f64], data: &[f64], batch: u32) -> f64 {
+    fail_in_the_pod_told();
     let dot: f64 = model.iter().zip(data).map(|(m, d)| m * d).sum();
     dot / f64::from(batch)
+}
+
+/// Names the index of the one Kubernetes pod whose cases fail.
+const FAIL_POD: &str = "NNBENCH_TEST_FAIL_POD";
+
+/// Panics in the pod that `FAIL_POD` names: a case that fails on one
+/// shard, as a bug that shows on one machine.
+fn fail_in_the_pod_told() {
+    let pod = std::env::var("JOB_COMPLETION_INDEX").ok();
+    if pod.is_some() && std::env::var(FAIL_POD).ok() == pod {
+        panic!("this pod's cases fail");
+    }
 }
 
 fn bench(args: &[&str]) -> Command {
@@ -502,6 +516,208 @@ fn the_slurm_scripts_run_an_array_and_merge_it() {
     assert!(said.contains("submit.sh --rerun"), "{said}");
 }
 
+/// examples/kubernetes' pod scripts, run here as the Jobs run them: each
+/// pod of the shards Job side by side, with the variables the controller
+/// and the run's ConfigMap give it, then the merge's pod.
+struct KubernetesRun {
+    results: PathBuf,
+    run: &'static str,
+}
+
+impl KubernetesRun {
+    fn script(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/kubernetes")
+            .join(name)
+    }
+
+    fn folder(&self) -> PathBuf {
+        self.results.join(self.run)
+    }
+
+    fn command(&self, script: &str) -> Command {
+        let mut command = Command::new("sh");
+        command
+            .arg(Self::script(script))
+            .env("RESULTS", &self.results)
+            .env("RUN", self.run)
+            .env("SHARDS", "3")
+            .env("BENCH", std::env::current_exe().unwrap())
+            .env("NNBENCH", env!("CARGO_BIN_EXE_nnbench"))
+            .env("FAIL_ON", "time=off,load=off,rss=off,heap=off")
+            .env(support::BENCH_CHILD, "1")
+            .env("CARGO_TARGET_DIR", self.results.join("target"))
+            .env_remove("NNBENCH_SHARD")
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    /// The shards Job's three pods, side by side; `failing` names the
+    /// index whose cases fail. Their outputs, by index.
+    fn shards(&self, failing: Option<&str>) -> Vec<Output> {
+        let pods: Vec<std::process::Child> = (0..3)
+            .map(|index| {
+                let mut pod = self.command("shard.sh");
+                pod.env("JOB_COMPLETION_INDEX", index.to_string());
+                match failing {
+                    Some(index) => pod.env(FAIL_POD, index),
+                    None => pod.env_remove(FAIL_POD),
+                };
+                pod.spawn().expect("a pod starts")
+            })
+            .collect();
+        pods.into_iter()
+            .map(|pod| pod.wait_with_output().expect("a pod ends"))
+            .collect()
+    }
+
+    fn merge(&self) -> Output {
+        self.command("merge.sh").output().expect("the merge runs")
+    }
+}
+
+fn the_kubernetes_pods_run_shards_rerun_a_failed_one_and_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let last = results.join("last.json");
+    let first = KubernetesRun {
+        results: results.clone(),
+        run: "20260101t000000z",
+    };
+    for (index, pod) in first.shards(None).iter().enumerate() {
+        assert!(pod.status.success(), "pod {index}: {}", support::said(pod));
+    }
+    let merge = first.merge();
+    assert!(merge.status.success(), "{}", support::said(&merge));
+    let merged = RunRecord::read(first.folder().join("run.json")).unwrap();
+    assert_eq!(merged.shards.len(), 3);
+    assert_eq!(merged.cases.len(), 48, "every case of this bench");
+    assert!(String::from_utf8_lossy(&merge.stdout).contains("48 cases"));
+    assert_eq!(
+        std::fs::read(&last).unwrap(),
+        std::fs::read(first.folder().join("run.json")).unwrap(),
+        "a run that passed is the next baseline"
+    );
+
+    // The second run's pod 1 (shard 2) fails a case: its index fails, the
+    // others pass, and the merge fails, naming the shard and the rerun.
+    let second = KubernetesRun {
+        results: results.clone(),
+        run: "20260102t000000z",
+    };
+    let pods = second.shards(Some("1"));
+    assert_eq!(
+        pods[1].status.code(),
+        Some(1),
+        "{}",
+        support::said(&pods[1])
+    );
+    assert!(pods[0].status.success() && pods[2].status.success());
+    // Every pod planned by the same costs: the baseline the first of them
+    // named, a copy of last.json.
+    let named = std::fs::read_link(second.folder().join("baseline")).unwrap();
+    assert_eq!(
+        std::fs::read(second.folder().join(&named)).unwrap(),
+        std::fs::read(&last).unwrap()
+    );
+    let copies = std::fs::read_dir(second.folder())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".baseline-")
+        })
+        .count();
+    assert_eq!(
+        copies, 1,
+        "the pods that lost the race removed their copies"
+    );
+    let merge = second.merge();
+    assert_eq!(merge.status.code(), Some(1), "{}", support::said(&merge));
+    let said = support::said(&merge);
+    assert!(said.contains("shards 2 had a failed case"), "{said}");
+    assert!(
+        said.contains("submit.sh --rerun 20260102t000000z"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read(&last).unwrap(),
+        std::fs::read(first.folder().join("run.json")).unwrap(),
+        "a run with a failed case is no baseline"
+    );
+
+    // The rerun: every index starts again, the shards that passed end at
+    // once, shard 2 runs again, and the merge passes.
+    let pods = second.shards(None);
+    for (index, pod) in pods.iter().enumerate() {
+        assert!(pod.status.success(), "pod {index}: {}", support::said(pod));
+    }
+    for index in [0, 2] {
+        let said = support::said(&pods[index]);
+        assert!(said.contains("passed in an earlier attempt"), "{said}");
+    }
+    assert!(!support::said(&pods[1]).contains("earlier attempt"));
+    let merge = second.merge();
+    assert!(merge.status.success(), "{}", support::said(&merge));
+    let rerun_merged = RunRecord::read(second.folder().join("run.json")).unwrap();
+    assert_eq!(values(&rerun_merged), values(&merged));
+    assert_eq!(rerun_merged.failed(), 0);
+
+    // A baseline whose every score is doubled: the third run's scores
+    // regressed, its merge fails with the comparison, and the baseline
+    // stays; with no failed shard, no rerun is offered.
+    let mut baseline: Json = serde_json::from_slice(&std::fs::read(&last).unwrap()).unwrap();
+    for case in baseline["cases"].as_array_mut().unwrap() {
+        if case["family"] != "scored" {
+            continue;
+        }
+        let doubled = case["value"].as_f64().unwrap() * 2.0;
+        case["value"] = serde_json::json!(doubled);
+    }
+    std::fs::write(&last, baseline.to_string()).unwrap();
+    let third = KubernetesRun {
+        results: results.clone(),
+        run: "20260103t000000z",
+    };
+    assert!(third.shards(None).iter().all(|pod| pod.status.success()));
+    let merge = third.merge();
+    assert_eq!(merge.status.code(), Some(1), "{}", support::said(&merge));
+    let said = support::said(&merge);
+    assert!(said.contains("❌"), "{said}");
+    assert!(!said.contains("--rerun"), "{said}");
+    assert_eq!(
+        std::fs::read(&last).unwrap(),
+        baseline.to_string().as_bytes()
+    );
+
+    // A shard that cannot write its record (a folder is where it goes)
+    // leaves none: the merge names it and the rerun.
+    let fourth = KubernetesRun {
+        results,
+        run: "20260104t000000z",
+    };
+    std::fs::create_dir_all(fourth.folder().join("shard-3.json")).unwrap();
+    let pods = fourth.shards(None);
+    assert_eq!(
+        pods[2].status.code(),
+        Some(1),
+        "{}",
+        support::said(&pods[2])
+    );
+    let merge = fourth.merge();
+    assert_eq!(merge.status.code(), Some(1));
+    let said = support::said(&merge);
+    assert!(said.contains("1 of 3 shards left no record: 3"), "{said}");
+    assert!(
+        said.contains("submit.sh --rerun 20260104t000000z"),
+        "{said}"
+    );
+}
+
 fn main() {
     support::main(
         "shard",
@@ -513,6 +729,7 @@ fn main() {
             merge_refuses_what_is_not_one_sweep_naming_the_files,
             a_merged_record_keeps_each_shards_machine_for_history_and_compare,
             the_slurm_scripts_run_an_array_and_merge_it,
+            the_kubernetes_pods_run_shards_rerun_a_failed_one_and_gate,
         ],
     );
 }

@@ -63,6 +63,7 @@ for line in sys.stdin:
 }
 
 # Shard numbers of `$submission` whose record is missing or holds a failed case.
+# shellcheck disable=SC2153 # SHARDS and the OPTIONS come from submission.env
 failed_shards() {
   local k
   for k in $(seq "$SHARDS"); do
@@ -78,8 +79,10 @@ sys.exit(any(c.get("error") for c in cases))' "$submission/shard-$k.json" 2>/dev
 # after them; notes the merge's job id in the submission.
 submit() {
   local tasks=$1 array merge
+  # shellcheck disable=SC2153
   array=$(sbatch --parsable --array="$tasks" "${OPTIONS[@]}" \
     --output="$submission/slurm-%A_%a.out" "$here/shard.sbatch" "$submission" "$SHARDS")
+  # shellcheck disable=SC2153
   merge=$(sbatch --parsable --dependency="afterany:${array%%;*}" "${MERGE_OPTIONS[@]}" \
     --output="$submission/slurm-merge-%j.out" "$here/merge.sbatch" "$submission" "$SHARDS")
   echo "MERGE_JOB=$merge" >>"$submission/submission.env"

@@ -129,6 +129,21 @@ impl CaseComparison {
     pub fn regressed(&self) -> bool {
         self.verdict == Verdict::Regressed
     }
+
+    /// Whether this case fails the comparison: it regressed, or it failed
+    /// on the head side, new or failing before too: a case that cannot run
+    /// is no pass, whatever the base did.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(c: &nnbench_core::compare::Comparison) {
+    /// let failing: Vec<&str> = c.cases.iter().filter(|k| k.fails()).map(|k| k.id.as_str()).collect();
+    /// # }
+    /// ```
+    pub fn fails(&self) -> bool {
+        self.regressed() || self.head_error.is_some()
+    }
 }
 
 /// Which run a side of a comparison is.
@@ -185,17 +200,34 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Whether any case regressed: the comparison fails.
+    /// Whether any case regressed (a case that failed only on the head
+    /// side among them); [`Comparison::fails`] also counts a case that
+    /// fails on both sides or is new and fails.
     ///
     /// # Example
     ///
     /// ```
     /// # fn f(c: &nnbench_core::compare::Comparison) {
-    /// std::process::exit(if c.regressed() { 1 } else { 0 });
+    /// let regressed = c.regressed();
     /// # }
     /// ```
     pub fn regressed(&self) -> bool {
         self.cases.iter().any(CaseComparison::regressed)
+    }
+
+    /// Whether the comparison fails: a case regressed, or failed on the
+    /// head side (see [`CaseComparison::fails`]). `nnbench compare` exits 1
+    /// when it does.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(c: &nnbench_core::compare::Comparison) {
+    /// std::process::exit(if c.fails() { 1 } else { 0 });
+    /// # }
+    /// ```
+    pub fn fails(&self) -> bool {
+        self.cases.iter().any(CaseComparison::fails)
     }
 
     /// How many cases have `verdict`.

@@ -82,8 +82,9 @@ impl Comparison {
                 .count()
         };
         let trade_offs = self.cases.iter().filter(|c| c.trade_off).count();
+        let failing = self.cases.iter().filter(|c| c.head_error.is_some()).count();
         format!(
-            "{} cases: {} regressed, {} improved, {} unchanged, {} not comparable, {} new, {} gone{}",
+            "{} cases: {} regressed, {} improved, {} unchanged, {} not comparable, {} new, {} gone{}{}",
             self.cases.len(),
             both(Verdict::Regressed),
             both(Verdict::Improved),
@@ -95,6 +96,10 @@ impl Comparison {
                 0 => String::new(),
                 1 => " (1 a trade-off)".to_owned(),
                 n => format!(" ({n} trade-offs)"),
+            },
+            match failing {
+                0 => String::new(),
+                n => format!("; {n} failing in the head run"),
             },
         )
     }
@@ -122,9 +127,10 @@ fn listed(c: &Comparison) -> Vec<&CaseComparison> {
 
 fn status(case: &CaseComparison) -> &'static str {
     match (case.presence, case.verdict) {
+        (Presence::New, _) if case.head_error.is_some() => "new, FAILS",
         (Presence::New, _) => "new",
         (Presence::Gone, _) => "gone",
-        (_, Verdict::Regressed) if case.head_error.is_some() => "FAILS",
+        (_, _) if case.head_error.is_some() => "FAILS",
         (_, Verdict::Regressed) if case.trade_off => "REGRESSED (trade-off)",
         (_, Verdict::Regressed) => "REGRESSED",
         (_, _) if case.trade_off => "trade-off",
@@ -218,7 +224,7 @@ fn table(c: &Comparison, color: bool) -> String {
             let mut verdict = Cell::new(status(case));
             if color {
                 verdict = match case.verdict {
-                    Verdict::Regressed => verdict.fg(Color::Red),
+                    _ if case.fails() => verdict.fg(Color::Red),
                     Verdict::Improved => verdict.fg(Color::Green),
                     _ => verdict.fg(Color::Yellow),
                 };
@@ -232,7 +238,7 @@ fn table(c: &Comparison, color: bool) -> String {
 }
 
 fn markdown(c: &Comparison) -> String {
-    let icon = if c.regressed() { "❌" } else { "✅" };
+    let icon = if c.fails() { "❌" } else { "✅" };
     let mut out = format!("### {icon} nnbench: {}\n\n{}\n\n", header(c), c.summary());
     for difference in &c.differences {
         let _ = writeln!(out, "> **Note:** {difference}");

@@ -56,7 +56,8 @@ enum Command {
         #[arg(short = 'F', long, value_name = "FEATURES")]
         features: Option<String>,
     },
-    /// Compare HEAD against BASE, case by case; exit 1 if any case regressed.
+    /// Compare HEAD against BASE, case by case; exit 1 if any case regressed
+    /// or fails in HEAD.
     ///
     /// Each side is a record file (target/nnbench/<bench>/latest.json, or
     /// one written with --out), a folder of records, or the name of a
@@ -280,7 +281,7 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
                 CompareFormat::Json => Format::Json,
             };
             write(out.as_deref(), &comparison.render(format))?;
-            Ok(if comparison.regressed() {
+            Ok(if comparison.fails() {
                 ExitCode::from(1)
             } else {
                 ExitCode::SUCCESS
