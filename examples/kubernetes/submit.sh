@@ -23,6 +23,9 @@
 #   --rerun RUN       in run RUN, the shards that failed or left no
 #                     record run again, then the merge
 #
+# It needs Kubernetes 1.29 or later (`backoffLimitPerIndex`, a pod failure
+# policy) and kubectl on PATH, pointed at the cluster.
+#
 # Each run is named after the time it starts (RUN, e.g. 20261124t101500z)
 # and writes in a folder of its own on the volume, /results/RUN: the
 # shards' records shard-K.json (K = 1..N), run.json (merged) and
