@@ -26,7 +26,7 @@
 # It needs Kubernetes 1.29 or later (`backoffLimitPerIndex`, a pod failure
 # policy) and kubectl on PATH, pointed at the cluster.
 #
-# Each run is named after the time it starts (RUN, e.g. 20261124t101500z)
+# Each run is named after the time it starts (RUN, e.g. 20261124t101500z-3f9a)
 # and writes in a folder of its own on the volume, /results/RUN: the
 # shards' records shard-K.json (K = 1..N), run.json (merged) and
 # comparison.md. /results/last.json is the last run that passed: the next
@@ -124,22 +124,23 @@ wait_for() {
 }
 
 # Runs the shards Job and then the merge Job of run $RUN, `$1` naming
-# their attempt, with `$2` (the ConfigMaps, or nothing) applied first.
+# their attempt, with `$2` (the ConfigMaps, or nothing) first. Created,
+# not applied: a name another run holds fails instead of changing it.
 run() {
   local attempt=$1 first=$2 status=0 JOB
   JOB=nnbench-$RUN-shards$attempt
   if ! why=$({ printf '%s\n' "$first"; render "$here/shards-job.yaml"; } |
-    "${kubectl[@]}" apply --dry-run=server -f - 2>&1 >/dev/null); then
+    "${kubectl[@]}" create --dry-run=server -f - 2>&1 >/dev/null); then
     say "Kubernetes would not take the run: $why"
     exit 1
   fi
-  { printf '%s\n' "$first"; render "$here/shards-job.yaml"; } | "${kubectl[@]}" apply -f - >&2
+  { printf '%s\n' "$first"; render "$here/shards-job.yaml"; } | "${kubectl[@]}" create -f - >&2
   echo "run: $RUN"
   echo "shards: job $JOB, shards 1-$SHARDS"
   echo "rerun failed shards: $0 --rerun $RUN"
   wait_for "$JOB" || say "$JOB failed: the merge says which shards"
   JOB=nnbench-$RUN-merge$attempt
-  render "$here/merge-job.yaml" | "${kubectl[@]}" apply -f - >&2
+  render "$here/merge-job.yaml" | "${kubectl[@]}" create -f - >&2
   echo "merge: job $JOB"
   wait_for "$JOB" || status=1
   "${kubectl[@]}" logs "job/$JOB"
@@ -175,7 +176,7 @@ fi
 [[ $mem =~ ^[0-9]+([EPTGMK]i?|k)?$ ]] || { say "--mem $mem: a memory quantity (4Gi, 512Mi, 8G)"; exit 2; }
 [[ $claim =~ ^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$ ]] || { say "--claim $claim: not a claim's name"; exit 2; }
 # shellcheck disable=SC2034 # read by name, in render and config_maps
-RUN=$(date -u +%Y%m%dt%H%M%Sz) SHARDS=$shards BENCH=$bench NNBENCH=$tool FAIL_ON=$fail_on
+RUN=$(date -u +%Y%m%dt%H%M%Sz)-$(printf %04x $((RANDOM))) SHARDS=$shards BENCH=$bench NNBENCH=$tool FAIL_ON=$fail_on
 # shellcheck disable=SC2034
 IMAGE=$image CPUS=$cpus MEMORY=$mem CLAIM=$claim
 if $print; then
