@@ -11,11 +11,12 @@ set -eu
 : "${RESULTS:=/results}"
 : "${FAIL_ON:=}"
 dir=$RESULTS/$RUN
-records='' missing='' failed='' count=0
+missing='' failed='' count=0
+set -- # the records, one argument each
 k=1
 while [ "$k" -le "$SHARDS" ]; do
   if [ -f "$dir/shard-$k.json" ]; then
-    records="$records $dir/shard-$k.json"
+    set -- "$@" "$dir/shard-$k.json"
     [ -e "$dir/shard-$k.passed" ] || failed="$failed $k"
   else
     missing="$missing $k"
@@ -29,8 +30,7 @@ if [ -n "$missing" ]; then
   echo "merge: rerun them, and this merge after them: $rerun" >&2
   exit 1
 fi
-# shellcheck disable=SC2086 # the records' paths, one word each
-"$NNBENCH" merge $records -o "$dir/run.json"
+"$NNBENCH" merge "$@" -o "$dir/run.json"
 
 baseline=none
 [ ! -L "$dir/baseline" ] || baseline=$(readlink "$dir/baseline")

@@ -223,11 +223,13 @@ fn table(c: &Comparison, color: bool) -> String {
         for case in rows {
             let mut verdict = Cell::new(status(case));
             if color {
-                verdict = match case.verdict {
-                    _ if case.fails() => verdict.fg(Color::Red),
-                    Verdict::Improved => verdict.fg(Color::Green),
-                    _ => verdict.fg(Color::Yellow),
-                };
+                verdict = verdict.fg(if case.fails() {
+                    Color::Red
+                } else if case.verdict == Verdict::Improved {
+                    Color::Green
+                } else {
+                    Color::Yellow
+                });
             }
             table.add_row([Cell::new(&case.id), verdict, Cell::new(details(case))]);
         }
