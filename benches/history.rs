@@ -79,7 +79,7 @@ fn main() {
     let steps = history.steps(&StepSearch::default()).expect("steps").len();
     let search = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    let page = nnbench_core::report::page(&history, &StepSearch::default(), "history bench")
+    let page = nnbench_core::report::page(&history, &StepSearch::default(), "history bench", None)
         .expect("the page");
     let report = start.elapsed().as_secs_f64();
 

@@ -139,26 +139,40 @@ fn each_case_has_a_flamegraph_of_its_calls_without_the_memos() {
         record.cases.iter().any(|c| !c.memo.prefetched.is_empty()),
         "a table loaded beside the case before it"
     );
-    // The report links each case's flamegraph.
-    let page = target.path().join("report.html");
-    let made = support::tool()
-        .env("NNBENCH_HISTORY", "/no/such/history.sqlite")
-        .arg("report")
-        .arg(target.path().join("nnbench/profile/latest.json"))
-        .arg("-o")
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{}", support::said(&made));
-    let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains("<th>profile</th>"));
-    for case in &record.cases {
-        let path = case.profile.as_ref().unwrap().to_str().unwrap();
-        let link = path.replace('(', "%28").replace(')', "%29");
-        assert!(
-            html.contains(&format!("<a href=\"{link}\">flamegraph</a>")),
-            "{link} in {html}"
-        );
+    // The report links each case's flamegraph: relative to the page where
+    // it lies below the page's folder, so that the folder can move whole,
+    // and by its absolute path from a page elsewhere.
+    let elsewhere = tempfile::tempdir().unwrap();
+    for page in [
+        target.path().join("report.html"),
+        elsewhere.path().join("report.html"),
+    ] {
+        let made = support::tool()
+            .env("NNBENCH_HISTORY", "/no/such/history.sqlite")
+            .arg("report")
+            .arg(target.path().join("nnbench/profile/latest.json"))
+            .arg("-o")
+            .arg(&page)
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "{}", support::said(&made));
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(html.contains("<th>profile</th>"));
+        for case in &record.cases {
+            let path = case.profile.as_ref().unwrap();
+            let linked = path
+                .strip_prefix(page.parent().unwrap())
+                .unwrap_or(path)
+                .to_str()
+                .unwrap();
+            assert_eq!(linked.starts_with('/'), page.starts_with(elsewhere.path()));
+            let link = linked.replace('(', "%28").replace(')', "%29");
+            assert!(
+                html.contains(&format!("<a href=\"{link}\">flamegraph</a>")),
+                "{link} in {html}"
+            );
+            assert!(page.parent().unwrap().join(linked).is_file());
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
+use std::path::Path;
 
 use serde_json::Value as Json;
 
@@ -43,6 +44,12 @@ const MOST_FIELD_COLUMNS: usize = 8;
 
 /// The page for the runs `search` selects, with its steps.
 ///
+/// `folder` is where the page will be written: a flamegraph in it, or
+/// below it, is linked by a path relative to it, so that the folder can be
+/// moved or uploaded whole (a CI artifact) and its links still open. Other
+/// files, and every file when `folder` is `None`, are linked by their
+/// absolute paths, which open on the machine that ran the cases.
+///
 /// # Errors
 ///
 /// When the history cannot be read.
@@ -51,10 +58,18 @@ const MOST_FIELD_COLUMNS: usize = 8;
 ///
 /// ```
 /// let history = nnbench_core::history::History::in_memory().unwrap();
-/// let page = nnbench_core::report::page(&history, &Default::default(), "nightly").unwrap();
+/// let page = nnbench_core::report::page(&history, &Default::default(), "nightly", None).unwrap();
 /// assert!(page.starts_with("<!DOCTYPE html>") && page.contains("nightly"));
 /// ```
-pub fn page(history: &History, search: &StepSearch, title: &str) -> Result<String, HistoryError> {
+pub fn page(
+    history: &History,
+    search: &StepSearch,
+    title: &str,
+    folder: Option<&Path>,
+) -> Result<String, HistoryError> {
+    // Both sides resolved, so that a link through a symbolic link or a
+    // `..` still finds the flamegraph under the folder.
+    let folder = folder.map(|folder| std::fs::canonicalize(folder).unwrap_or(folder.to_owned()));
     let runs = history.runs(&search.filter)?;
     let cases: HashMap<String, CaseInfo> = history
         .cases()?
@@ -102,6 +117,7 @@ pub fn page(history: &History, search: &StepSearch, title: &str) -> Result<Strin
                 history,
                 runs,
                 cases: &cases,
+                folder: folder.as_deref(),
                 steps: steps
                     .iter()
                     .filter(|s| s.machine == *machine && s.branch == *branch)
@@ -197,6 +213,8 @@ struct Section<'a> {
     history: &'a History,
     runs: &'a [&'a RunSummary],
     cases: &'a HashMap<String, CaseInfo>,
+    /// Where the page goes, resolved: links to files below it are relative.
+    folder: Option<&'a Path>,
     steps: Vec<&'a FigureStep>,
 }
 
@@ -546,7 +564,7 @@ impl Section<'_> {
                         let _ = write!(
                             body,
                             "<td><a href=\"{}\">flamegraph</a></td>",
-                            escape(&href(path))
+                            escape(&href(&link(path, self.folder)))
                         );
                     }
                     None => body.push_str("<td>-</td>"),
@@ -565,9 +583,26 @@ impl Section<'_> {
     }
 }
 
-/// A link to the file at `path`: an absolute path stays one, so that the
-/// page opened from the machine that ran the cases finds the file; the
-/// bytes a URL cannot hold are escaped.
+/// The path of the file at `path` from a page in `folder`: relative, its
+/// components joined by `/`, where the file lies below the folder; else
+/// `path` itself.
+fn link(path: &str, folder: Option<&Path>) -> String {
+    let Some(folder) = folder else {
+        return path.to_owned();
+    };
+    let file = Path::new(path);
+    let file = std::fs::canonicalize(file).unwrap_or(file.to_owned());
+    match file.strip_prefix(folder) {
+        Ok(below) => below
+            .components()
+            .map(|part| part.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => path.to_owned(),
+    }
+}
+
+/// A link to the file at `path`, the bytes a URL cannot hold escaped.
 fn href(path: &str) -> String {
     let mut link = String::with_capacity(path.len());
     for byte in path.bytes() {
@@ -794,6 +829,24 @@ mod tests {
             "/t/profiles/eval/model=Memo%28a%20b%29%231.svg"
         );
         assert_eq!(href("/t/sum.svg"), "/t/sum.svg");
+    }
+
+    #[test]
+    fn a_file_below_the_page_is_linked_relative_to_it_and_others_absolute() {
+        let folder = Path::new("/no/such/site");
+        assert_eq!(
+            link("/no/such/site/profiles/eval/a.svg", Some(folder)),
+            "profiles/eval/a.svg"
+        );
+        assert_eq!(
+            link("/no/such/other/a.svg", Some(folder)),
+            "/no/such/other/a.svg"
+        );
+        assert_eq!(
+            link("/no/such/site-b/a.svg", Some(folder)),
+            "/no/such/site-b/a.svg"
+        );
+        assert_eq!(link("/no/such/site/a.svg", None), "/no/such/site/a.svg");
     }
 
     #[test]

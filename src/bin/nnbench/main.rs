@@ -150,7 +150,8 @@ enum Command {
         /// target/nnbench/history.sqlite).
         #[arg(long, value_name = "FILE", env = "NNBENCH_HISTORY")]
         history: Option<PathBuf>,
-        /// Where to write the page.
+        /// Where to write the page. Flamegraphs in its folder, or below,
+        /// are linked relative to it, so that the folder can move whole.
         #[arg(short, long, value_name = "FILE")]
         out: PathBuf,
         /// The page's title.
@@ -335,8 +336,11 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
                 }
                 memory
             };
-            let page =
-                nnbench_core::report::page(&history, &search, &title).map_err(|e| e.to_string())?;
+            let folder = std::path::absolute(&out)
+                .ok()
+                .and_then(|page| page.parent().map(std::path::Path::to_owned));
+            let page = nnbench_core::report::page(&history, &search, &title, folder.as_deref())
+                .map_err(|e| e.to_string())?;
             write(Some(&out), &page)?;
             eprintln!("wrote {}", out.display());
             Ok(ExitCode::SUCCESS)
