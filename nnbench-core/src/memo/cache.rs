@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::disk::EntryError;
+use super::distinct::Distinct;
 use super::erased::ErasedMemo;
 use super::graph::Graph;
 use super::journal::{self, Eviction};
@@ -457,45 +458,47 @@ impl Cache {
         self.evict(&*victim.memo)
     }
 
-    /// The computed entry of `memo`, if the cache holds one.
-    fn ready_entry(&self, memo: &dyn ErasedMemo) -> Option<Arc<Entry>> {
-        self.find(memo.key_hash(), memo)
-            .filter(|e| e.ready().is_some())
-    }
-
-    /// The computed entries that the memos of `pending` (those cases still
-    /// to run use) are built from, transitively: known from their last
+    /// Which entries of `open` the memos of `pending` (those cases still to
+    /// run use) are built from, transitively: known from their last
     /// compute, else guessed by type (every held memo of a type that memos
-    /// of their type were built from).
-    fn needed(&self, graph: &Graph, pending: &[&dyn ErasedMemo]) -> Vec<Arc<Entry>> {
-        let mut needed: Vec<Arc<Entry>> = Vec::new();
-        let mut visited: Vec<Box<dyn ErasedMemo>> = Vec::new();
-        let mut frontier: Vec<Box<dyn ErasedMemo>> =
-            pending.iter().map(|m| m.clone_boxed()).collect();
-        while let Some(memo) = frontier.pop() {
-            if visited.iter().any(|v| v.same_as(&*memo)) {
+    /// of their type were built from). Each memo is visited once, each type
+    /// guessed from once, and the walk ends once every entry of `open` is
+    /// found needed: in a sweep of thousands of models trained from a few
+    /// splits, the first model not trained yet keeps every split.
+    fn needed(
+        &self,
+        graph: &Graph,
+        pending: &[&dyn ErasedMemo],
+        mut open: Vec<Arc<Entry>>,
+    ) -> Vec<Arc<Entry>> {
+        let mut needed = Vec::new();
+        let mut visited = Distinct::default();
+        let mut guessed: Vec<TypeId> = Vec::new();
+        let mut rest = pending.iter().copied();
+        let mut frontier: Vec<&dyn ErasedMemo> = Vec::new();
+        while !open.is_empty() {
+            let Some(memo) = frontier.pop().or_else(|| rest.next()) else {
+                break;
+            };
+            if !visited.id(memo).1 {
                 continue;
             }
-            if let Some(inputs) = graph.inputs_of(&*memo) {
-                for input in inputs {
-                    needed.extend(self.ready_entry(&**input));
-                    frontier.push(input.clone_boxed());
-                }
+            let mut found = |is: &dyn Fn(&Entry) -> bool| {
+                let (hit, kept): (Vec<_>, Vec<_>) = open.drain(..).partition(|e| is(e));
+                needed.extend(hit);
+                open = kept;
+            };
+            if let Some(inputs) = graph.inputs_of(memo) {
+                found(&|e| inputs.iter().any(|input| e.memo.same_as(&**input)));
+                frontier.extend(inputs.iter().map(|input| &**input));
             } else {
-                let kinds = graph.types_under(memo.as_any().type_id());
-                if !kinds.is_empty() {
-                    needed.extend(
-                        lock(&self.buckets)
-                            .values()
-                            .flatten()
-                            .filter(|e| {
-                                e.ready().is_some() && kinds.contains(&e.memo.as_any().type_id())
-                            })
-                            .cloned(),
-                    );
+                let kind = memo.as_any().type_id();
+                if !guessed.contains(&kind) {
+                    guessed.push(kind);
+                    let kinds = graph.types_under(kind);
+                    found(&|e| kinds.contains(&e.memo.as_any().type_id()));
                 }
             }
-            visited.push(memo);
         }
         needed
     }
@@ -535,7 +538,39 @@ impl Cache {
         if graph.is_flat() {
             return unused.iter().map(|m| m.clone_boxed()).collect();
         }
-        let needed = self.needed(&graph, pending);
+        // Inner memos that may go: held by nothing outside the cache, and
+        // used by no case still to run (looked for by type first, since a
+        // sweep's pending memos are mostly of other types).
+        let mut inner: Vec<Arc<Entry>> = lock(&self.buckets)
+            .values()
+            .flatten()
+            .filter(|e| {
+                e.ready().is_some_and(|r| Arc::strong_count(&r.value) == 1)
+                    && graph.is_inner(&*e.memo)
+                    && !unused.iter().any(|u| e.memo.same_as(*u))
+            })
+            .cloned()
+            .collect();
+        let kinds: Vec<TypeId> = inner.iter().map(|e| e.memo.as_any().type_id()).collect();
+        let named: Vec<&dyn ErasedMemo> = pending
+            .iter()
+            .copied()
+            .filter(|p| kinds.contains(&p.as_any().type_id()))
+            .collect();
+        inner.retain(|e| !named.iter().any(|p| e.memo.same_as(*p)));
+        // An unused memo that no memo was seen to be built from, of a type
+        // no memo was, can never be needed: the walk does not look for it.
+        let unused_held: Vec<Arc<Entry>> = unused
+            .iter()
+            .filter_map(|m| self.find(m.key_hash(), *m))
+            .collect();
+        let open = unused_held
+            .iter()
+            .filter(|e| graph.is_inner(&*e.memo) || graph.is_input_type(&*e.memo))
+            .chain(&inner)
+            .cloned()
+            .collect();
+        let needed = self.needed(&graph, pending, open);
         let is_needed = |e: &Entry| needed.iter().any(|n| std::ptr::eq(&**n, e));
         let mut victims: Vec<Box<dyn ErasedMemo>> = unused
             .iter()
@@ -543,16 +578,9 @@ impl Cache {
             .map(|m| m.clone_boxed())
             .collect();
         victims.extend(
-            lock(&self.buckets)
-                .values()
-                .flatten()
-                .filter(|e| {
-                    e.ready().is_some_and(|r| Arc::strong_count(&r.value) == 1)
-                        && graph.is_inner(&*e.memo)
-                        && !pending.iter().any(|p| e.memo.same_as(*p))
-                        && !unused.iter().any(|u| e.memo.same_as(*u))
-                        && !is_needed(e)
-                })
+            inner
+                .iter()
+                .filter(|e| !is_needed(e))
                 .map(|e| e.memo.clone_boxed()),
         );
         victims

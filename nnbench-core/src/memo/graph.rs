@@ -91,6 +91,13 @@ impl Graph {
             .is_some_and(|b| b.iter().any(|m| m.same_as(memo)))
     }
 
+    /// Whether some memo's compute resolved a memo of `memo`'s type: a
+    /// memo not computed yet of the outer type may resolve this one.
+    pub(crate) fn is_input_type(&self, memo: &dyn ErasedMemo) -> bool {
+        let kind = memo.as_any().type_id();
+        self.types.iter().any(|&(_, inner, _)| inner == kind)
+    }
+
     /// The types memos of type `outer` may be built from: those its memos
     /// resolved, and theirs, transitively.
     pub(crate) fn types_under(&self, outer: TypeId) -> Vec<TypeId> {
@@ -146,6 +153,7 @@ mod tests {
 
         assert!(graph.is_inner(&Model(1)) && graph.is_inner(&Data(0)));
         assert!(!graph.is_inner(&Small(1)) && !graph.is_inner(&Model(2)));
+        assert!(graph.is_input_type(&Model(2)) && !graph.is_input_type(&Small(1)));
 
         let under = graph.types_under(TypeId::of::<Small>());
         assert_eq!(under, [TypeId::of::<Model>(), TypeId::of::<Data>()]);
