@@ -560,12 +560,13 @@ impl Cache {
         inner.retain(|e| !named.iter().any(|p| e.memo.same_as(*p)));
         // An unused memo that no memo was seen to be built from, of a type
         // no memo was, can never be needed: the walk does not look for it.
-        let unused_held: Vec<Arc<Entry>> = unused
+        let unused: Vec<(&dyn ErasedMemo, Option<Arc<Entry>>)> = unused
             .iter()
-            .filter_map(|m| self.find(m.key_hash(), *m))
+            .map(|m| (*m, self.find(m.key_hash(), *m)))
             .collect();
-        let open = unused_held
+        let open = unused
             .iter()
+            .filter_map(|(_, held)| held.as_ref())
             .filter(|e| graph.is_inner(&*e.memo) || graph.is_input_type(&*e.memo))
             .chain(&inner)
             .cloned()
@@ -574,8 +575,8 @@ impl Cache {
         let is_needed = |e: &Entry| needed.iter().any(|n| std::ptr::eq(&**n, e));
         let mut victims: Vec<Box<dyn ErasedMemo>> = unused
             .iter()
-            .filter(|m| self.find(m.key_hash(), **m).is_none_or(|e| !is_needed(&e)))
-            .map(|m| m.clone_boxed())
+            .filter(|(_, held)| held.as_deref().is_none_or(|e| !is_needed(e)))
+            .map(|(m, _)| m.clone_boxed())
             .collect();
         victims.extend(
             inner
