@@ -6,11 +6,7 @@
 //!    trivial function, with memory recording on and off;
 //! 3. what reading and resetting the peaks around the call (the call's
 //!    own memory, apart from its memos) adds to each case;
-//! 4. a resolve of a memo already in the cache;
-//! 5. the harness's cost per case of a sweep whose models are trained from
-//!    a few shared splits (memos built from memos), at 1,000 and 4,000
-//!    models: what eviction's walk of the memos still to use costs, which
-//!    must grow with the cases, not with their square.
+//! 4. a resolve of a memo already in the cache.
 //!
 //! `cargo bench --bench overhead`
 
@@ -56,38 +52,6 @@ impl Memo for Tokenizer {
     fn compute(&self) -> nnbench::Result<Vec<u32>> {
         Ok((0..self.size as u32).collect())
     }
-}
-
-/// One of a few data splits that every model is trained from.
-#[derive(Clone, Debug, Hash, PartialEq, Eq)]
-struct Split(u32);
-
-impl Memo for Split {
-    type Value = u32;
-    fn compute(&self) -> nnbench::Result<u32> {
-        Ok(self.0)
-    }
-}
-
-/// A model trained from split `id % 8`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq)]
-struct Trained(u32);
-
-impl Memo for Trained {
-    type Value = u32;
-    fn compute(&self) -> nnbench::Result<u32> {
-        Ok(*nnbench::memo::resolve(&Split(self.0 % 8))? ^ self.0)
-    }
-}
-
-#[nnbench::product(model = (0..1_000u32).map(Trained), timing = once)]
-fn overhead_chain_1k(model: &u32) -> u32 {
-    black_box(*model)
-}
-
-#[nnbench::product(model = (0..4_000u32).map(Trained), timing = once)]
-fn overhead_chain_4k(model: &u32) -> u32 {
-    black_box(*model)
 }
 
 /// Settings of both sides of the comparison.
@@ -139,13 +103,12 @@ fn median_of_sample_file(path: &Path) -> f64 {
     median(&per_call)
 }
 
-/// Harness time per case of the cases whose ids contain `filter`: the
-/// whole run, the registry, the schedule and the memos included, less the
-/// function's own time.
-fn per_case_cost(filter: &str, record_memory: bool) -> f64 {
+/// Harness time per case of the 10,000-case grid: the whole run, the
+/// registry and the schedule included, less the function's own time.
+fn per_case_cost(record_memory: bool) -> f64 {
     let start = Instant::now();
     let record = Runner::new()
-        .filter(filter)
+        .filter("overhead_grid/")
         .timing(Timing::Once)
         .record_memory(record_memory)
         .quiet(true)
@@ -185,17 +148,9 @@ fn main() {
     let hit = cache_hit();
     let (mut with_memory, mut without_memory) = (Vec::new(), Vec::new());
     for _ in 0..if test_mode { 1 } else { 5 } {
-        with_memory.push(per_case_cost("overhead_grid/", true));
-        without_memory.push(per_case_cost("overhead_grid/", false));
+        with_memory.push(per_case_cost(true));
+        without_memory.push(per_case_cost(false));
     }
-    // Side by side, so that both sizes see the same machine.
-    let (mut chain_1k, mut chain_4k) = (Vec::new(), Vec::new());
-    for _ in 0..if test_mode { 1 } else { 5 } {
-        chain_1k.push(per_case_cost("overhead_chain_1k/", true));
-        chain_4k.push(per_case_cost("overhead_chain_4k/", true));
-    }
-    let (chain_1k, chain_4k) = (median(&chain_1k), median(&chain_4k));
-    let chain_growth = chain_4k / chain_1k;
     let with_memory = median(&with_memory);
     let without_memory = median(&without_memory);
 
@@ -252,19 +207,6 @@ fn main() {
         "  and read as it ends, per case with a teardown hook".to_owned(),
         format_ns(leave),
         "none without one (the case's last reading serves)".to_owned(),
-    ]);
-    table.add_row([
-        "harness cost per case, models trained from 8 shared splits: 4,000 models / 1,000"
-            .to_owned(),
-        format!(
-            "{chain_growth:.2} ({} / {})",
-            format_ns(chain_4k),
-            format_ns(chain_1k)
-        ),
-        format!(
-            "<= 2 {}; 4 if eviction's walk grew with the square of the models",
-            harness::verdict(chain_growth <= 2.0)
-        ),
     ]);
     table.add_row([
         "resolve of a cached memo".to_owned(),
