@@ -27,11 +27,36 @@ pub(crate) fn write<T, E>(
         _ => Path::new("."),
     };
     fs::create_dir_all(dir).map_err(WriteError::Io)?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(WriteError::Io)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(WriteError::Io)?;
     let out = fill(temp.as_file_mut()).map_err(WriteError::Fill)?;
     temp.as_file().sync_all().map_err(WriteError::Io)?;
     temp.persist(path).map_err(|e| WriteError::Io(e.error))?;
     Ok(out)
+}
+
+/// The file that `temporary`, a file [`write`] fills (`.<name>.<random>.tmp`
+/// beside it), would become; `None` for any other file. What a process
+/// killed while writing leaves is found by it.
+pub(crate) fn target_of_temporary(temporary: &Path) -> Option<std::path::PathBuf> {
+    let name = temporary.file_name()?.to_str()?;
+    let inner = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (target, random) = inner.rsplit_once('.')?;
+    (!target.is_empty() && !random.is_empty()).then(|| temporary.with_file_name(target))
+}
+
+/// A name [`write`] could give the temporary file of `path`.
+#[cfg(test)]
+pub(crate) fn temporary_beside(path: &Path) -> Option<std::path::PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    Some(path.with_file_name(format!(".{name}.a1B2c3.tmp")))
 }
 
 /// Whether a file can be written at `path`, found by making its folder and
@@ -66,6 +91,27 @@ mod tests {
     use std::io::Write as _;
 
     use super::*;
+
+    #[test]
+    fn a_temporary_file_names_the_file_it_becomes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ab.memo");
+        let seen = std::cell::RefCell::new(None);
+        write(&path, |f| {
+            let temp = fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .next()
+                .unwrap()
+                .path();
+            *seen.borrow_mut() = target_of_temporary(&temp);
+            f.write_all(b"x")
+        })
+        .unwrap();
+        assert_eq!(seen.into_inner(), Some(path.clone()));
+        assert_eq!(target_of_temporary(&path), None);
+        assert_eq!(target_of_temporary(&dir.path().join(".x.tmp")), None);
+    }
 
     #[test]
     fn a_failed_fill_leaves_the_old_file_and_no_temporary() {

@@ -278,6 +278,14 @@ impl Params {
             })
     }
 
+    /// [`memos`](Self::memos), by parameter name.
+    pub(crate) fn memos_named(&self) -> impl Iterator<Item = (&'static str, &dyn ErasedMemo)> {
+        self.params.iter().filter_map(|p| match &p.kind {
+            ParamKind::Memo(memo) => Some((p.name, &**memo)),
+            ParamKind::Plain { .. } => None,
+        })
+    }
+
     fn find(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.name == name)
     }

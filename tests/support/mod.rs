@@ -126,6 +126,17 @@ pub fn valgrind_here() -> bool {
     )
 }
 
+/// What a child test process printed after `child: ` (a test that runs
+/// this test binary again as one), once it succeeded.
+pub fn child_line(output: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", said(output));
+    stdout
+        .lines()
+        .find_map(|l| l.split_once("child: ").map(|(_, rest)| rest.to_owned()))
+        .unwrap_or_else(|| panic!("no child line in {}", said(output)))
+}
+
 /// A process's stdout and stderr together, for messages in assertions.
 pub fn said(output: &std::process::Output) -> String {
     format!(

@@ -574,6 +574,7 @@ fn by_machine(record: &RunRecord) -> Vec<(Machine, RunRecord)> {
                         context: context.clone(),
                         cases: Vec::new(),
                         memo: shard.map_or_else(|| record.memo.clone(), |s| s.memo.clone()),
+                        memos: crate::record::MemosRecord::default(),
                         warnings: Vec::new(),
                         paired: None,
                         prefetch: record.prefetch,

@@ -7,11 +7,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use super::disk::EntryError;
+use super::disk::{EntryError, Meta};
 use super::distinct::Distinct;
 use super::erased::ErasedMemo;
 use super::graph::Graph;
 use super::journal::{self, Eviction};
+use super::seen::Seen;
+use super::stamp::{self, Input, Stamp};
 use super::{Memo, MemoError};
 use crate::error::panic_message;
 use crate::measure::rss;
@@ -26,6 +28,8 @@ struct Ready {
     bytes: u64,
     /// GPU memory.
     device_bytes: u64,
+    /// What the value was made from.
+    stamp: Arc<Stamp>,
 }
 
 struct Entry {
@@ -34,6 +38,9 @@ struct Entry {
     /// The cache's clock at the entry's last resolve, for least-recently-used
     /// eviction under a memory budget.
     last_used: AtomicU64,
+    /// The run in which the value was last found to be made from inputs
+    /// that still hold.
+    checked_in: AtomicU64,
     /// `OnceLock` gives single flight: one caller computes, the others block
     /// until the value (or the failure) is there.
     outcome: OnceLock<Outcome>,
@@ -190,9 +197,29 @@ pub(crate) struct Cache {
     /// Sizes of entries computed before, by key hash: what loading one of
     /// them again is expected to take, before it is loaded.
     sizes: Mutex<HashMap<u64, Sizes>>,
+    /// Per memo type, the most one of its memos held once loaded.
+    type_sizes: Mutex<HashMap<TypeId, Sizes>>,
     /// What each memo's compute resolved. Locked before `buckets` where
     /// both are held.
     graph: Mutex<Graph>,
+    /// Every memo resolved in the process, by type and description: the
+    /// inputs a value records are asked again through them.
+    known: Mutex<HashMap<String, Box<dyn ErasedMemo>>>,
+}
+
+/// The key of a memo among those [`Cache::known`] holds.
+fn known_as(type_name: &str, memo: &str) -> String {
+    format!("{type_name}\u{0}{memo}")
+}
+
+/// Counts the runs of the process: a value kept in memory from an earlier
+/// run is checked against its inputs once in each later one.
+static RUN: AtomicU64 = AtomicU64::new(0);
+
+/// Starts a run: each value the cache holds is checked against what it
+/// was made from at its first use in it.
+pub(crate) fn begin_run() {
+    RUN.fetch_add(1, Relaxed);
 }
 
 pub(crate) fn global() -> &'static Cache {
@@ -263,10 +290,49 @@ impl Cache {
             memo: memo.clone_boxed(),
             counters,
             last_used: AtomicU64::new(0),
+            checked_in: AtomicU64::new(RUN.load(Relaxed)),
             outcome: OnceLock::new(),
         });
         bucket.push(Arc::clone(&entry));
+        drop(buckets);
+        lock(&self.known)
+            .entry(known_as(memo.type_name(), &memo.describe()))
+            .or_insert_with(|| memo.clone_boxed());
         entry
+    }
+
+    /// What `input` looks like now, where this process knows its memo.
+    fn at_hand(&self, input: &Input) -> Option<Seen> {
+        let memo = lock(&self.known)
+            .get(&known_as(&input.type_name, &input.memo))
+            .map(|memo| memo.clone_boxed())?;
+        // Asked outside the lock: a fingerprint is the user's code.
+        Some(memo.seen())
+    }
+
+    /// Why a value of `memo` made under `stamp` may not be used now.
+    fn stale(&self, memo: &dyn ErasedMemo, stamp: &Stamp) -> Option<String> {
+        if let Some(why) = stamp.seen.changed_to(&memo.seen()) {
+            return Some(format!("it changed: {why}"));
+        }
+        stamp::stale(&stamp.inputs, &|input| self.at_hand(input))
+    }
+
+    /// At the first use of `entry` in a run, checks that its value was made
+    /// from inputs that still hold; if not, evicts it, says why, and gives
+    /// the entry that replaces it.
+    fn recheck(&self, entry: &Arc<Entry>) -> Option<Arc<Entry>> {
+        let run = RUN.load(Relaxed);
+        let checked = entry.checked_in.load(Relaxed);
+        let ready = entry.ready().filter(|_| checked != run)?;
+        entry
+            .checked_in
+            .compare_exchange(checked, run, Relaxed, Relaxed)
+            .ok()?;
+        let why = self.stale(&*entry.memo, &ready.stamp)?;
+        journal::warn(format!("memo {} recomputed: {why}", entry.memo.describe()));
+        self.evict(&*entry.memo);
+        Some(self.entry(&*entry.memo))
     }
 
     fn find(&self, hash: u64, memo: &dyn ErasedMemo) -> Option<Arc<Entry>> {
@@ -284,7 +350,10 @@ impl Cache {
         Result<Arc<dyn Any + Send + Sync>, Arc<MemoError>>,
         Resolution,
     ) {
-        let entry = self.entry(memo);
+        let mut entry = self.entry(memo);
+        if let Some(replaced) = self.recheck(&entry) {
+            entry = replaced;
+        }
         entry
             .last_used
             .store(self.clock.fetch_add(1, Relaxed) + 1, Relaxed);
@@ -302,14 +371,23 @@ impl Cache {
         let mut how = Resolution::Hit;
         let outcome = entry.outcome.get_or_init(|| {
             let _computing = computing::enter(&entry);
-            let (outcome, origin) = load_or_compute(&*entry.memo);
+            let (outcome, origin) = self.load_or_compute(&*entry.memo);
             how = origin;
             lock(&self.graph).computed(&*entry.memo);
             if let Ok(ready) = &outcome {
                 lock(&self.sizes).insert(entry.memo.key_hash(), ready.sizes());
+                let mut types = lock(&self.type_sizes);
+                let largest = types.entry(entry.memo.as_any().type_id()).or_default();
+                *largest = Sizes {
+                    host: largest.host.max(ready.bytes),
+                    device: largest.device.max(ready.device_bytes),
+                };
             }
             outcome
         });
+        if let Ok(ready) = outcome {
+            computing::note_input(memo, || Input::of(memo, &ready.stamp));
+        }
         entry.counters.add(how.counters(outcome.is_err()));
         let value = match outcome {
             Ok(ready) => Ok(Arc::clone(&ready.value)),
@@ -396,33 +474,38 @@ impl Cache {
     }
 
     /// [`expected_bytes`](Self::expected_bytes), or for a memo never loaded
-    /// the largest resident entry of the same memo type: the models of a
+    /// the largest of its type loaded so far (0 if none): the models of a
     /// sweep are alike.
     pub(crate) fn estimated_bytes(&self, memo: &dyn ErasedMemo) -> Sizes {
-        if let Some(known) = lock(&self.sizes).get(&memo.key_hash()) {
-            return *known;
-        }
-        let kind = memo.as_any().type_id();
-        lock(&self.buckets)
-            .values()
-            .flatten()
-            .filter(|e| e.memo.as_any().type_id() == kind)
-            .filter_map(|e| e.ready())
-            .fold(Sizes::default(), |largest, r| Sizes {
-                host: largest.host.max(r.bytes),
-                device: largest.device.max(r.device_bytes),
-            })
+        self.known_bytes(memo)
+            .or_else(|| self.type_bytes(memo))
+            .unwrap_or_default()
     }
 
-    /// Evicts the least recently used computed entry that `keep` does not
-    /// keep (preferring entries nothing else holds, whose eviction frees
-    /// memory), and that holds GPU memory if `on_device`, spilling it to the
-    /// disk tier first if it persists and is not there yet. Returns whether
-    /// one was evicted.
-    pub(crate) fn evict_least_recent(
+    /// What `memo` held when it was last loaded in this process, if it was.
+    pub(crate) fn known_bytes(&self, memo: &dyn ErasedMemo) -> Option<Sizes> {
+        lock(&self.sizes).get(&memo.key_hash()).copied()
+    }
+
+    /// The most a memo of `memo`'s type held once loaded in this process,
+    /// if one was.
+    pub(crate) fn type_bytes(&self, memo: &dyn ErasedMemo) -> Option<Sizes> {
+        lock(&self.type_sizes)
+            .get(&memo.as_any().type_id())
+            .copied()
+    }
+
+    /// Evicts a computed entry that `keep` does not keep and that holds
+    /// GPU memory if `on_device`, spilling it to the disk tier first if it
+    /// persists and is not there yet: the one nothing else holds (whose
+    /// eviction frees memory) that `ahead` puts furthest (when it is used
+    /// next in a planned order), else the least recently used. Returns
+    /// whether one was evicted.
+    pub(crate) fn evict_one(
         &self,
         keep: &dyn Fn(&dyn ErasedMemo) -> bool,
         on_device: bool,
+        ahead: &dyn Fn(&dyn ErasedMemo) -> u64,
     ) -> bool {
         let victim = {
             let buckets = lock(&self.buckets);
@@ -432,17 +515,27 @@ impl Cache {
                 .filter(|e| {
                     e.ready().is_some_and(|r| !on_device || r.device_bytes > 0) && !keep(&*e.memo)
                 })
-                .min_by_key(|e| {
+                .max_by_key(|e| {
                     let held = e.ready().map_or(0, |r| Arc::strong_count(&r.value)) > 1;
-                    (held, e.last_used.load(Relaxed))
+                    (
+                        !held,
+                        ahead(&*e.memo),
+                        std::cmp::Reverse(e.last_used.load(Relaxed)),
+                    )
                 })
                 .cloned()
         };
         let Some(victim) = victim else { return false };
-        if let (Some(ready), Some((path, key))) = (victim.ready(), victim.memo.disk_path())
+        if let Some(ready) = victim.ready()
+            && let Some((path, key)) = victim.memo.disk_key(&ready.stamp.seen)
             && !path.exists()
+            && let Ok(Some(_held)) = super::disk::try_hold(&path)
+            && savable(&*victim.memo, &ready.stamp)
         {
-            match victim.memo.save_erased(&path, &key, &*ready.value) {
+            match victim
+                .memo
+                .save_erased(&path, &key, &ready.meta(), &*ready.value)
+            {
                 Ok(_) => {
                     victim.counters.add(MemoCounters {
                         spills: 1,
@@ -627,6 +720,13 @@ impl Cache {
             .fold(Sizes::default(), Sizes::add)
     }
 
+    /// What the cache did since the process started, over every type.
+    pub(crate) fn totals(&self) -> MemoCounters {
+        lock(&self.types)
+            .iter()
+            .fold(MemoCounters::default(), |total, (_, c)| total + c.load())
+    }
+
     pub(crate) fn stats(&self) -> MemoStats {
         let mut total = self
             .stats_by_type()
@@ -637,7 +737,7 @@ impl Cache {
                 disk_bytes: 0,
                 counters: total.counters + t.stats.counters,
             });
-        total.disk_bytes = super::disk::bytes_on_disk();
+        total.disk_bytes = super::disk::current().bytes();
         total
     }
 
@@ -703,21 +803,34 @@ fn evicted(entry: Arc<Entry>) {
     drop(entry);
 }
 
-/// The entries this thread is computing, outermost first: a resolve of one
-/// of them from inside its own compute is a cycle.
+/// The entries this thread is computing, outermost first, with the memos
+/// each compute resolved so far: a resolve of one of them from inside its
+/// own compute is a cycle.
 mod computing {
     use std::cell::RefCell;
     use std::sync::Arc;
 
     use super::Entry;
+    use crate::memo::ErasedMemo;
+    use crate::memo::stamp::Input;
+
+    struct Frame {
+        entry: Arc<Entry>,
+        inputs: Vec<(Box<dyn ErasedMemo>, Input)>,
+    }
 
     thread_local! {
-        static STACK: RefCell<Vec<Arc<Entry>>> = const { RefCell::new(Vec::new()) };
+        static STACK: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
     }
 
     /// Marks `entry` as computed by this thread until the guard drops.
     pub(super) fn enter(entry: &Arc<Entry>) -> Guard {
-        STACK.with(|s| s.borrow_mut().push(Arc::clone(entry)));
+        STACK.with(|s| {
+            s.borrow_mut().push(Frame {
+                entry: Arc::clone(entry),
+                inputs: Vec::new(),
+            });
+        });
         Guard
     }
 
@@ -731,7 +844,40 @@ mod computing {
 
     /// The entry this thread is computing now, innermost, if any.
     pub(super) fn current() -> Option<Arc<Entry>> {
-        STACK.with(|s| s.borrow().last().cloned())
+        STACK.with(|s| s.borrow().last().map(|f| Arc::clone(&f.entry)))
+    }
+
+    /// Notes that the compute going on resolved `memo`, as `input` makes
+    /// it (once, however often it resolves it).
+    pub(super) fn note_input(memo: &dyn ErasedMemo, input: impl FnOnce() -> Input) {
+        let known = STACK.with(|s| {
+            s.borrow()
+                .last()
+                .map(|f| f.inputs.iter().any(|(m, _)| m.same_as(memo)))
+        });
+        if known != Some(false) {
+            return;
+        }
+        // Made outside the borrow: it may read files.
+        let input = input();
+        STACK.with(|s| {
+            if let Some(frame) = s.borrow_mut().last_mut() {
+                frame.inputs.push((memo.clone_boxed(), input));
+            }
+        });
+    }
+
+    /// The memos the innermost compute resolved, in first-resolve order.
+    pub(super) fn take_inputs() -> Vec<Input> {
+        STACK.with(|s| {
+            s.borrow_mut()
+                .last_mut()
+                .map(|f| std::mem::take(&mut f.inputs))
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(_, input)| input)
+                .collect()
+        })
     }
 
     /// `A -> B -> A` when this thread is computing `entry` (`A`), through
@@ -739,9 +885,10 @@ mod computing {
     pub(super) fn cycle_to(entry: &Arc<Entry>) -> Option<String> {
         STACK.with(|s| {
             let stack = s.borrow();
-            let from = stack.iter().position(|e| Arc::ptr_eq(e, entry))?;
+            let from = stack.iter().position(|f| Arc::ptr_eq(&f.entry, entry))?;
             let names: Vec<String> = stack[from..]
                 .iter()
+                .map(|f| &f.entry)
                 .chain([entry])
                 .map(|e| e.memo.describe())
                 .collect();
@@ -750,38 +897,114 @@ mod computing {
     }
 }
 
-/// Loads the value from the disk tier if the memo persists and its entry is
-/// good, else computes it (and saves it, if it persists).
-fn load_or_compute(memo: &dyn ErasedMemo) -> (Outcome, Resolution) {
-    let disk = memo.disk_path();
-    if let Some((path, key)) = &disk {
-        let before = rss::current_bytes();
-        match catch_unwind(AssertUnwindSafe(|| memo.load_erased(path, key))) {
-            Ok(Ok((value, exact))) => {
-                return (Ok(ready(memo, value, exact, before)), Resolution::Loaded);
-            }
-            Ok(Err(EntryError::Missing)) => {}
-            Ok(Err(unusable)) => journal::warn(format!(
-                "memo {}: the disk tier's entry is not used ({unusable}); computing it again",
-                memo.describe()
-            )),
-            Err(payload) => journal::warn(format!(
-                "memo {}: loading its disk entry panicked ({}); computing it again",
-                memo.describe(),
-                panic_message(&*payload)
-            )),
+impl Ready {
+    /// What its disk entry says besides the payload.
+    fn meta(&self) -> Meta {
+        Meta {
+            inputs: Some(self.stamp.inputs.clone()),
+            bytes: Some(self.bytes),
+            device_bytes: self.device_bytes,
         }
     }
-    let outcome = compute(memo);
-    if let (Ok(ready), Some((path, key))) = (&outcome, &disk)
-        && let Err(e) = memo.save_erased(path, key, &*ready.value)
-    {
-        journal::warn(format!(
-            "memo {} could not be saved to the disk tier ({e:#}); it stays in memory only",
-            memo.describe()
-        ));
+}
+
+/// Whether a value made under `stamp` may be saved to the disk tier: not
+/// when one of its inputs could not be fingerprinted, since a later run
+/// could not tell whether it still holds.
+fn savable(memo: &dyn ErasedMemo, stamp: &Stamp) -> bool {
+    let Some(input) = stamp.inputs.iter().find_map(Input::unreadable) else {
+        return true;
+    };
+    journal::warn(format!(
+        "memo {} is not saved to the disk tier: its input `{}` could not be fingerprinted ({})",
+        memo.describe(),
+        input.memo,
+        input.seen.unreadable.as_deref().unwrap_or_default()
+    ));
+    false
+}
+
+impl Cache {
+    /// Loads the value from the disk tier if the memo persists and its
+    /// entry is good and made from inputs that still hold, else computes
+    /// it (and saves it, if it persists).
+    fn load_or_compute(&self, memo: &dyn ErasedMemo) -> (Outcome, Resolution) {
+        let seen = memo.seen();
+        let disk = memo.disk_key(&seen);
+        let mut _held = None;
+        if let Some((path, key)) = &disk {
+            match self.load(memo, path, key, &seen) {
+                Ok(ready) => return (Ok(ready), Resolution::Loaded),
+                Err(EntryError::Missing) => {}
+                Err(EntryError::Stale(why)) => {
+                    journal::warn(format!("memo {} recomputed: {why}", memo.describe()))
+                }
+                Err(unusable) => journal::warn(format!(
+                    "memo {}: the disk tier's entry is not used ({unusable}); computing it again",
+                    memo.describe()
+                )),
+            }
+            match super::disk::hold(path) {
+                Ok((held, waited)) => {
+                    if waited > std::time::Duration::from_secs(1) {
+                        journal::warn(format!(
+                            "memo {} waited {} for another process computing it",
+                            memo.describe(),
+                            nnbench_units::format_ns(waited.as_nanos() as f64)
+                        ));
+                    }
+                    // Another process may have saved it since the first look.
+                    if let Ok(ready) = self.load(memo, path, key, &seen) {
+                        return (Ok(ready), Resolution::Loaded);
+                    }
+                    _held = Some(held);
+                }
+                Err(e) => journal::warn(format!(
+                    "memo {}: its disk entry could not be locked ({e}); other processes sharing \
+                     the tier may compute it too",
+                    memo.describe()
+                )),
+            }
+        }
+        let outcome = compute(memo, seen);
+        if let (Ok(ready), Some((path, key))) = (&outcome, &disk)
+            && savable(memo, &ready.stamp)
+            && let Err(e) = memo.save_erased(path, key, &ready.meta(), &*ready.value)
+        {
+            journal::warn(format!(
+                "memo {} could not be saved to the disk tier ({e:#}); it stays in memory only",
+                memo.describe()
+            ));
+        }
+        (outcome, Resolution::Computed)
     }
-    (outcome, Resolution::Computed)
+
+    /// The value of `memo`'s disk entry at `path`, unless the entry is
+    /// missing, unusable or stale.
+    fn load(
+        &self,
+        memo: &dyn ErasedMemo,
+        path: &std::path::Path,
+        key: &super::disk::Key,
+        seen: &Seen,
+    ) -> Result<Ready, EntryError> {
+        let before = rss::current_bytes();
+        let stale = |inputs: &[Input]| stamp::stale(inputs, &|input| self.at_hand(input));
+        match catch_unwind(AssertUnwindSafe(|| memo.load_erased(path, key, &stale))) {
+            Ok(Ok(((value, exact), meta))) => {
+                let stamp = Stamp {
+                    seen: seen.clone(),
+                    inputs: meta.inputs.unwrap_or_default(),
+                };
+                Ok(ready(memo, value, exact, before, stamp))
+            }
+            Ok(Err(error)) => Err(error),
+            Err(payload) => Err(EntryError::Unusable {
+                path: path.to_owned(),
+                reason: format!("loading it panicked: {}", panic_message(&*payload)),
+            }),
+        }
+    }
 }
 
 fn ready(
@@ -789,6 +1012,7 @@ fn ready(
     value: Arc<dyn Any + Send + Sync>,
     exact: Option<u64>,
     before: Option<u64>,
+    stamp: Stamp,
 ) -> Ready {
     let grown = match (before, rss::current_bytes()) {
         (Some(before), Some(after)) => after.saturating_sub(before),
@@ -798,13 +1022,21 @@ fn ready(
         device_bytes: memo.device_bytes_erased(&*value),
         value,
         bytes: exact.unwrap_or(grown),
+        stamp: Arc::new(stamp),
     }
 }
 
-fn compute(memo: &dyn ErasedMemo) -> Outcome {
+/// Computes `memo`, whose own inputs look as `seen` says; the stamp of its
+/// value records the memos its compute resolved.
+fn compute(memo: &dyn ErasedMemo, seen: Seen) -> Outcome {
     let before = rss::current_bytes();
-    match catch_unwind(AssertUnwindSafe(|| memo.compute_erased())) {
-        Ok(Ok((value, exact))) => Ok(ready(memo, value, exact, before)),
+    let result = catch_unwind(AssertUnwindSafe(|| memo.compute_erased()));
+    let stamp = Stamp {
+        seen,
+        inputs: computing::take_inputs(),
+    };
+    match result {
+        Ok(Ok((value, exact))) => Ok(ready(memo, value, exact, before, stamp)),
         Ok(Err(error)) => Err(Arc::new(MemoError::Failed {
             memo: memo.describe(),
             source: error.into_boxed(),

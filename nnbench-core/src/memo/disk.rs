@@ -25,6 +25,7 @@ use std::sync::{PoisonError, RwLock};
 
 use serde::{Deserialize, Serialize};
 
+use super::stamp::Input;
 use crate::atomic_file::{self, WriteError};
 use crate::store::Payload;
 
@@ -164,12 +165,29 @@ impl Key {
     }
 }
 
+/// What an entry says of its value besides the payload.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Meta {
+    /// The memos its compute resolved, as they were then; `None` in an
+    /// entry written before they were recorded, which cannot be checked.
+    #[serde(default)]
+    pub inputs: Option<Vec<Input>>,
+    /// The bytes the value held in memory when it was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// The bytes it held in GPU memory.
+    #[serde(default)]
+    pub device_bytes: u64,
+}
+
 #[derive(Debug, Serialize, Deserialize)]
-struct Header {
+pub(crate) struct Header {
     #[serde(flatten)]
-    key: Key,
+    pub key: Key,
+    #[serde(flatten)]
+    pub meta: Meta,
     payload_offset: u64,
-    payload_bytes: u64,
+    pub payload_bytes: u64,
     checksum: String,
 }
 
@@ -182,6 +200,10 @@ pub(crate) enum EntryError {
     /// There is one, but it must not be loaded: warn, compute, overwrite.
     #[error("{}: {reason}", path.display())]
     Unusable { path: PathBuf, reason: String },
+    /// There is one, made from inputs that changed since: compute,
+    /// overwrite, and say why.
+    #[error("{0}")]
+    Stale(String),
 }
 
 fn unusable(path: &Path, reason: impl Into<String>) -> EntryError {
@@ -191,13 +213,16 @@ fn unusable(path: &Path, reason: impl Into<String>) -> EntryError {
     }
 }
 
-/// Opens and verifies the entry for `key`; `load` reads the value from its
-/// payload.
+/// Opens and verifies the entry for `key`; `stale` says why what it was
+/// made from no longer holds, if it does not, before its payload is read;
+/// `load` reads the value from its payload. A loaded entry's time is set
+/// to now: the tier drops the entries least recently used first.
 pub(crate) fn load<T>(
     path: &Path,
     key: &Key,
+    stale: impl FnOnce(&[Input]) -> Option<String>,
     load: impl FnOnce(Payload<'_>) -> crate::Result<T>,
-) -> Result<(T, u64), EntryError> {
+) -> Result<(T, Meta), EntryError> {
     let mut file = match File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(EntryError::Missing),
@@ -212,6 +237,15 @@ pub(crate) fn load<T>(
                 header.key, key
             ),
         ));
+    }
+    let Some(inputs) = &header.meta.inputs else {
+        return Err(unusable(
+            path,
+            "written by an older nnbench, which did not record what the value was made from",
+        ));
+    };
+    if let Some(why) = stale(inputs) {
+        return Err(EntryError::Stale(why));
     }
     let file_len = file
         .metadata()
@@ -236,7 +270,16 @@ pub(crate) fn load<T>(
     }
     let payload = Payload::new(&file, path, header.payload_offset, header.payload_bytes);
     let value = load(payload).map_err(|e| unusable(path, format!("{e:#}")))?;
-    Ok((value, header.payload_bytes))
+    // The time is only an order of use: an entry it cannot be set on is
+    // dropped a little early.
+    let _ = file.set_modified(std::time::SystemTime::now());
+    Ok((value, header.meta))
+}
+
+/// The header of the entry at `path`, without checking its payload.
+pub(crate) fn header(path: &Path) -> Result<Header, String> {
+    let mut file = File::open(path).map_err(|e| e.to_string())?;
+    read_header(&mut file)
 }
 
 fn read_header(file: &mut File) -> Result<Header, String> {
@@ -247,7 +290,8 @@ fn read_header(file: &mut File) -> Result<Header, String> {
         return Err("not a memo cache entry (wrong magic)".into());
     }
     let len = u32::from_le_bytes([prefix[8], prefix[9], prefix[10], prefix[11]]) as u64;
-    if len > PAGE * 16 {
+    // A memo built from thousands of memos records them all.
+    if len > 64 << 20 {
         return Err(format!("header of {len} bytes: corrupt"));
     }
     let mut text = vec![0u8; len as usize];
@@ -280,11 +324,12 @@ fn checksum(file: &mut File, offset: u64, len: u64) -> io::Result<String> {
     Ok(hasher.finalize().to_hex().to_string())
 }
 
-/// Writes the entry for `key` atomically; `save` writes the payload.
-/// Returns the payload's size.
+/// Writes the entry for `key`, saying `meta`, atomically; `save` writes
+/// the payload. Returns the payload's size.
 pub(crate) fn save(
     path: &Path,
     key: &Key,
+    meta: &Meta,
     save: impl FnOnce(&mut dyn Write) -> crate::Result<()>,
 ) -> crate::Result<u64> {
     let written = atomic_file::write(path, |file| -> crate::Result<u64> {
@@ -292,6 +337,7 @@ pub(crate) fn save(
         // largest header this key can have.
         let longest = Header {
             key: key.clone(),
+            meta: meta.clone(),
             payload_offset: u64::MAX,
             payload_bytes: u64::MAX,
             checksum: "0".repeat(64),
@@ -313,6 +359,7 @@ pub(crate) fn save(
         drop(writer);
         let header = serde_json::to_vec(&Header {
             key: key.clone(),
+            meta: meta.clone(),
             payload_offset,
             payload_bytes,
             checksum,
@@ -352,38 +399,95 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
-/// Bytes of the entries in the tier's folder.
-pub(crate) fn bytes_on_disk() -> u64 {
-    let Some(dir) = dir() else { return 0 };
-    let Ok(types) = fs::read_dir(dir) else {
-        return 0;
-    };
-    types
-        .flatten()
-        .filter_map(|t| fs::read_dir(t.path()).ok())
-        .flat_map(|entries| entries.flatten())
-        .filter(|e| e.path().extension().is_some_and(|x| x == "memo"))
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
-        .sum()
+/// The lock file of the entry at `entry`: `<hash>.memo.lock` beside it.
+pub(crate) fn lock_path(entry: &Path) -> PathBuf {
+    let mut name = entry.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
 }
 
-/// Removes every entry; returns how many there were.
-pub(crate) fn clear() -> io::Result<usize> {
-    let Some(dir) = dir() else { return Ok(0) };
-    let types = match fs::read_dir(&dir) {
-        Ok(types) => types,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let mut removed = 0;
-    for folder in types.flatten() {
-        for entry in fs::read_dir(folder.path())?.flatten() {
-            if entry.path().extension().is_some_and(|x| x == "memo") {
-                fs::remove_file(entry.path())?;
-                removed += 1;
+/// This process's hold on an entry, taken before computing it: processes
+/// sharing the tier that miss the entry meanwhile wait, then load what it
+/// saved. The lock file exists only while held (or after its holder died,
+/// when the next one takes it over): the kernel lets go of the lock of a
+/// process that ends, however it ends.
+pub(crate) struct Held {
+    file: File,
+    path: PathBuf,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // Removed while still locked: a process waiting on this file finds
+        // it gone once it gets the lock, and locks the file now there.
+        let _ = fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Takes the hold on the entry at `entry`, waiting for another process
+/// that holds it; says how long it waited.
+pub(crate) fn hold(entry: &Path) -> io::Result<(Held, std::time::Duration)> {
+    let started = std::time::Instant::now();
+    let mut waited = false;
+    loop {
+        let (file, path) = open_lock(entry)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                waited = true;
+                file.lock()?;
             }
+            Err(fs::TryLockError::Error(e)) => return Err(e),
+        }
+        if still_at(&file, &path) {
+            let wait = if waited {
+                started.elapsed()
+            } else {
+                std::time::Duration::ZERO
+            };
+            return Ok((Held { file, path }, wait));
         }
     }
-    Ok(removed)
+}
+
+/// The hold on the entry at `entry` if no other process has it now.
+pub(crate) fn try_hold(entry: &Path) -> io::Result<Option<Held>> {
+    let (file, path) = open_lock(entry)?;
+    match file.try_lock() {
+        Ok(()) if still_at(&file, &path) => Ok(Some(Held { file, path })),
+        Ok(()) | Err(fs::TryLockError::WouldBlock) => Ok(None),
+        Err(fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+fn open_lock(entry: &Path) -> io::Result<(File, PathBuf)> {
+    let path = lock_path(entry);
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)?;
+    Ok((file, path))
+}
+
+/// Whether `file` is still the file at `path`: not removed by the holder
+/// it waited for.
+#[cfg(unix)]
+fn still_at(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(held), Ok(there)) => (held.dev(), held.ino()) == (there.dev(), there.ino()),
+        _ => false,
+    }
+}
+
+/// Elsewhere an open file cannot be removed: the file held is the one there.
+#[cfg(not(unix))]
+fn still_at(_: &File, _: &Path) -> bool {
+    true
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::ErasedMemo;
 
 /// Numbers memos by identity (equal keys are one memo).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Distinct<'a> {
     memos: Vec<&'a dyn ErasedMemo>,
     by_hash: HashMap<u64, Vec<usize>>,
@@ -22,6 +22,20 @@ impl<'a> Distinct<'a> {
         self.memos.push(memo);
         bucket.push(self.memos.len() - 1);
         (self.memos.len() - 1, true)
+    }
+
+    /// The number of `memo`, if it was seen.
+    pub(crate) fn find(&self, memo: &dyn ErasedMemo) -> Option<usize> {
+        self.by_hash
+            .get(&memo.key_hash())?
+            .iter()
+            .copied()
+            .find(|&id| self.memos[id].same_as(memo))
+    }
+
+    /// The memos, by number.
+    pub(crate) fn memos(&self) -> &[&'a dyn ErasedMemo] {
+        &self.memos
     }
 
     /// The memos, by number.

@@ -6,7 +6,9 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock};
 
 use super::Memo;
-use super::disk::{self, EntryError, Key};
+use super::disk::{self, EntryError, Key, Meta};
+use super::seen::Seen;
+use super::stamp::Input;
 use crate::Result;
 use crate::record::MemoInput;
 
@@ -35,20 +37,28 @@ pub(crate) trait ErasedMemo: Send + Sync + 'static {
     fn device_bytes_erased(&self, value: &(dyn Any + Send + Sync)) -> u64;
     fn compute_erased(&self) -> Result<ErasedValue>;
     fn clone_boxed(&self) -> Box<dyn ErasedMemo>;
-    /// Its disk entry's path; `None` when it does not persist, its inputs
-    /// cannot be fingerprinted, or the tier is off.
-    fn disk_path(&self) -> Option<(std::path::PathBuf, Key)>;
-    /// Loads the value from its disk entry.
+    /// Whether it keeps its value in the disk tier.
+    fn persists(&self) -> bool;
+    /// Its version and fingerprint now, with the files the fingerprint read.
+    fn seen(&self) -> Seen;
+    /// Its disk entry's path and key, for inputs that look as `seen` says;
+    /// `None` when it does not persist, its inputs cannot be
+    /// fingerprinted, or the tier is off.
+    fn disk_key(&self, seen: &Seen) -> Option<(std::path::PathBuf, Key)>;
+    /// Loads the value from its disk entry, unless `stale` finds what it
+    /// was made from changed.
     fn load_erased(
         &self,
         path: &std::path::Path,
         key: &Key,
-    ) -> std::result::Result<ErasedValue, EntryError>;
-    /// Saves `value` (this memo's) to its disk entry.
+        stale: &dyn Fn(&[Input]) -> Option<String>,
+    ) -> std::result::Result<(ErasedValue, Meta), EntryError>;
+    /// Saves `value` (this memo's) to its disk entry, which says `meta`.
     fn save_erased(
         &self,
         path: &std::path::Path,
         key: &Key,
+        meta: &Meta,
         value: &(dyn Any + Send + Sync),
     ) -> Result<u64>;
 }
@@ -103,14 +113,25 @@ impl<M: Memo> ErasedMemo for M {
         Box::new(self.clone())
     }
 
-    fn disk_path(&self) -> Option<(std::path::PathBuf, Key)> {
+    fn persists(&self) -> bool {
+        self.store().is_some()
+    }
+
+    fn seen(&self) -> Seen {
+        Seen::take(self.version(), || self.fingerprint())
+    }
+
+    fn disk_key(&self, seen: &Seen) -> Option<(std::path::PathBuf, Key)> {
+        if seen.unreadable.is_some() {
+            return None;
+        }
         let format = self.store()?;
         let dir = disk::dir()?;
         let key = Key {
             type_name: std::any::type_name::<M>().to_owned(),
             memo: self.describe(),
-            version: self.version(),
-            fingerprint: self.fingerprint().ok()?,
+            version: seen.version,
+            fingerprint: seen.fingerprint.clone(),
             format: format.name().to_owned(),
         };
         Some((key.path(&dir), key))
@@ -120,17 +141,19 @@ impl<M: Memo> ErasedMemo for M {
         &self,
         path: &std::path::Path,
         key: &Key,
-    ) -> std::result::Result<ErasedValue, EntryError> {
+        stale: &dyn Fn(&[Input]) -> Option<String>,
+    ) -> std::result::Result<(ErasedValue, Meta), EntryError> {
         let format = self.store().ok_or(EntryError::Missing)?;
-        let (value, _) = disk::load(path, key, |payload| format.load(payload))?;
+        let (value, meta) = disk::load(path, key, stale, |payload| format.load(payload))?;
         let bytes = self.size_of(&value);
-        Ok((Arc::new(value), bytes))
+        Ok(((Arc::new(value), bytes), meta))
     }
 
     fn save_erased(
         &self,
         path: &std::path::Path,
         key: &Key,
+        meta: &Meta,
         value: &(dyn Any + Send + Sync),
     ) -> Result<u64> {
         let format = self
@@ -139,7 +162,7 @@ impl<M: Memo> ErasedMemo for M {
         let value = value.downcast_ref::<M::Value>().ok_or_else(|| {
             crate::Error::msg(format!("memo {self:?}: the value is of another type"))
         })?;
-        disk::save(path, key, |out| format.save(value, out))
+        disk::save(path, key, meta, |out| format.save(value, out))
     }
 }
 

@@ -15,17 +15,21 @@ mod erased;
 mod error;
 mod graph;
 pub(crate) mod journal;
+mod seen;
+mod stamp;
 mod summary;
 #[cfg(test)]
 pub(crate) mod test_memos;
+mod tier;
 
 pub use cache::{MemoStats, TypeStats};
 pub use disk::DiskTier;
 pub use error::MemoError;
+pub use tier::{DiskEntry, Pruned};
 
 #[cfg(test)]
 use cache::global;
-pub(crate) use cache::{Sizes, global as global_cache, resolve_erased};
+pub(crate) use cache::{Resolution, Sizes, begin_run, global as global_cache, resolve_erased};
 pub(crate) use distinct::Distinct;
 pub(crate) use erased::ErasedMemo;
 
@@ -227,12 +231,14 @@ pub fn file_fingerprint(path: impl AsRef<std::path::Path>) -> Result<String> {
     let path = path.as_ref();
     let meta = std::fs::metadata(path)
         .map_err(|e| crate::Error::from(e).context(format!("fingerprint of {}", path.display())))?;
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    Ok(format!("{}|{}|{}", path.display(), meta.len(), modified))
+    let said = format!(
+        "{}|{}|{}",
+        path.display(),
+        meta.len(),
+        seen::modified_ns(&meta)
+    );
+    seen::looked_at(path, &meta, &said, None);
+    Ok(said)
 }
 
 /// A digest of a file's contents (BLAKE3), for a [`Memo::fingerprint`] that
@@ -258,12 +264,10 @@ pub fn file_fingerprint(path: impl AsRef<std::path::Path>) -> Result<String> {
 /// ```
 pub fn file_digest(path: impl AsRef<std::path::Path>) -> Result<String> {
     let path = path.as_ref();
-    let context =
-        |e: std::io::Error| crate::Error::from(e).context(format!("digest of {}", path.display()));
-    let file = std::fs::File::open(path).map_err(context)?;
-    let mut hasher = blake3::Hasher::new();
-    hasher.update_reader(file).map_err(context)?;
-    Ok(format!("blake3:{}", hasher.finalize().to_hex()))
+    let (digest, meta) = seen::digest(path)
+        .map_err(|e| crate::Error::from(e).context(format!("digest of {}", path.display())))?;
+    seen::looked_at(path, &meta, &digest, Some(digest.clone()));
+    Ok(digest)
 }
 
 /// Sets the disk tier of memos resolved outside a run, for the whole
@@ -336,7 +340,9 @@ pub fn disk_dir() -> Option<std::path::PathBuf> {
 /// assert_eq!(cleared.unwrap(), 0);
 /// ```
 pub fn clear_disk_tier() -> Result<usize> {
-    disk::clear().map_err(|e| crate::Error::from(e).context("clearing the memo cache's disk tier"))
+    disk::current()
+        .clear()
+        .map_err(|e| e.context("clearing the memo cache's disk tier"))
 }
 
 /// Resolves `memo` through the global cache: computes it on first use, hands

@@ -146,6 +146,127 @@ pub struct MemoRecord {
     /// that load's disturbance, and its memory peaks that memory.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prefetched: Vec<String>,
+    /// The case's own memos (its parameters) that were loaded, from disk
+    /// or computed, for it: what the run's `memos.loads` sums.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub loads: u64,
+    /// The host and GPU bytes those loads brought in.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bytes_loaded: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl MemosRecord {
+    /// The loads of `cases`, summed, with the run's plan and sizes.
+    pub(crate) fn of_cases(
+        cases: &[super::CaseRecord],
+        plan: Option<PlanRecord>,
+        sizes: Vec<MemoSize>,
+    ) -> Self {
+        Self {
+            loads: cases.iter().map(|c| c.memo.loads).sum(),
+            bytes_loaded: cases.iter().map(|c| c.memo.bytes_loaded).sum(),
+            plan,
+            sizes,
+        }
+    }
+}
+
+/// The loading of a run's memos: how often the cases' memos were loaded,
+/// what that brought in, the plan under a memory budget, and each memo's
+/// size for the next run's plan.
+///
+/// # Example
+///
+/// ```
+/// # fn f(record: &nnbench::RunRecord) {
+/// let m = &record.memos;
+/// println!("{} loads, {} bytes", m.loads, m.bytes_loaded);
+/// if let Some(plan) = &m.plan {
+///     println!("planned {} loads; at least {}", plan.loads, plan.lower_bound_loads);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemosRecord {
+    /// Loads of the cases' memos (from disk or computed): the sum of the
+    /// cases' `memo.loads`.
+    #[serde(default)]
+    pub loads: u64,
+    /// The host and GPU bytes those loads brought in.
+    #[serde(default)]
+    pub bytes_loaded: u64,
+    /// The order planned under `--memo-budget` or `--memo-gpu-budget`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanRecord>,
+    /// The size of each memo the run loaded, as the next run plans by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<MemoSize>,
+}
+
+/// The order a run planned under a memory budget, with what it expected.
+///
+/// # Example
+///
+/// ```
+/// # fn f(plan: &nnbench::record::PlanRecord) {
+/// let excess = plan.loads as f64 / plan.lower_bound_loads.max(1) as f64;
+/// println!("{}: {excess:.2}x the loads of each memo once", plan.order);
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanRecord {
+    /// How the order goes: `` `data` in blocks of 2, `model` streamed ``,
+    /// or `the declared order` where no budget binds.
+    pub order: String,
+    /// `--memo-budget`, in bytes.
+    pub budget_bytes: Option<u64>,
+    /// `--memo-gpu-budget`, in bytes.
+    pub gpu_budget_bytes: Option<u64>,
+    /// The loads of the cases' memos it expects.
+    pub loads: u64,
+    /// The host and GPU bytes they bring in.
+    pub bytes: u64,
+    /// The most host memory the cases' memos hold at once.
+    pub peak_bytes: u64,
+    /// The most GPU memory they hold at once.
+    pub peak_gpu_bytes: u64,
+    /// Each memo loaded once: the fewest loads any order makes.
+    pub lower_bound_loads: u64,
+    /// The bytes of each memo once.
+    pub lower_bound_bytes: u64,
+    /// Memo types whose size was not known when it planned (counted as
+    /// empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_sizes: Vec<String>,
+}
+
+/// What a memo held once loaded.
+///
+/// # Example
+///
+/// ```
+/// # fn f(record: &nnbench::RunRecord) {
+/// for size in &record.memos.sizes {
+///     println!("{} ({}): {} bytes", size.memo, size.type_name, size.bytes);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoSize {
+    /// The memo's description.
+    pub memo: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// Host bytes.
+    pub bytes: u64,
+    /// GPU bytes.
+    #[serde(default)]
+    pub device_bytes: u64,
 }
 
 /// What a memo's inputs looked like when a case used it.

@@ -34,7 +34,10 @@ pub use case::{
 pub use concurrency::ConcurrencyRecord;
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
 pub use fields::{field, numeric_fields};
-pub use memo::{LeakRecord, MemoCounters, MemoInput, MemoRecord, RunMemoRecord};
+pub use memo::{
+    LeakRecord, MemoCounters, MemoInput, MemoRecord, MemoSize, MemosRecord, PlanRecord,
+    RunMemoRecord,
+};
 pub use method::{GpuMethod, RssMethod};
 pub use nnbench_units::{Direction, Figure};
 pub use paired::{PairedClock, PairedRecord, PairedRun};
@@ -79,6 +82,10 @@ pub struct RunRecord {
     /// What the run did with the memo cache, and what it left in it.
     #[serde(default)]
     pub memo: RunMemoRecord,
+    /// How often the cases' memos were loaded, and the plan under a
+    /// memory budget.
+    #[serde(default)]
+    pub memos: MemosRecord,
     /// What went wrong outside any case (each case keeps its own).
     #[serde(default)]
     pub warnings: Vec<String>,
@@ -361,6 +368,8 @@ mod tests {
                     leaked: vec![],
                     inputs: vec![],
                     prefetched: vec![],
+                    loads: 1,
+                    bytes_loaded: 1024,
                 },
                 warnings: vec![],
                 shard: None,
@@ -368,6 +377,7 @@ mod tests {
                 directions: Default::default(),
             }],
             memo: RunMemoRecord::default(),
+            memos: MemosRecord::default(),
             warnings: vec![],
             prefetch: false,
             isolate: false,
@@ -426,7 +436,13 @@ mod tests {
         assert_eq!(case["error"]["stage"], "memo");
         assert_eq!(
             case["memo"],
-            json!({"hits": 0, "misses": 1, "disk_hits": 0, "computes": 1, "evicted": ["m1"]})
+            json!({"hits": 0, "misses": 1, "disk_hits": 0, "computes": 1, "evicted": ["m1"],
+                   "loads": 1, "bytes_loaded": 1024})
+        );
+        assert_eq!(
+            value["memos"],
+            json!({"loads": 0, "bytes_loaded": 0}),
+            "a run's loads are its cases' sums, made when it is recorded"
         );
         assert_eq!(value["context"]["nnbench"], "0.1.0");
         assert_eq!(value["context"]["git"]["dirty"], true);

@@ -54,12 +54,17 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     }
     let runner = Runner::with_settings(settings.clone());
     if command_line.list {
-        let (ids, shard) = runner.listing();
-        if let Some(line) = shard {
+        let listing = runner.listing();
+        if let Some(line) = listing.shard {
             eprintln!("{line}");
         }
-        for id in ids {
+        for id in listing.ids {
             println!("{id}: benchmark");
+        }
+        // After the list, as libtest's count: `--format terse` is the list alone.
+        if !command_line.terse() && !listing.plan.is_empty() {
+            println!();
+            listing.plan.iter().for_each(|line| println!("{line}"));
         }
         std::process::exit(0);
     }

@@ -218,6 +218,22 @@ impl Runner {
         self
     }
 
+    /// Keeps the disk tier within `bytes`, dropping the entries used least
+    /// recently at the start of the run and after each case that saved
+    /// one: `--memo-cache-max SIZE`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().memo_cache_max(50 << 30);
+    /// assert!(format!("{runner:?}").contains("memo_cache_max: Some(53687091200)"));
+    /// ```
+    #[must_use]
+    pub fn memo_cache_max(mut self, bytes: u64) -> Self {
+        self.settings.memory.memo_cache_max = Some(bytes);
+        self
+    }
+
     /// While a case runs, loads the next case's memos in a background
     /// thread, when they fit beside the resident memos (within
     /// [`memo_budget`](Self::memo_budget) and

@@ -8,10 +8,13 @@ use std::collections::HashMap;
 use super::console::Console;
 use super::engine::Engine;
 use super::interrupt::Signal;
+use super::ledger::Loading;
 use super::lifecycle::{self, Around};
+use super::planning::{Planning, Sizebook};
 use super::prefetch::Prefetcher;
-use super::schedule::Schedule;
-use crate::memo::{self, journal};
+use super::schedule::{Ahead, Schedule};
+use super::tier_limit::TierLimit;
+use crate::memo::{self, ErasedMemo, journal};
 use crate::record::{CaseRecord, Stage};
 use crate::registry::Case;
 use crate::settings::Settings;
@@ -35,6 +38,8 @@ pub(crate) struct End {
     pub interrupted: Option<Signal>,
     /// What was said between cases: the run's warnings.
     pub warnings: Vec<String>,
+    /// What it planned, and its memos' sizes.
+    pub loading: Loading,
 }
 
 /// Runs `selected` in the order their memos make cheapest; each record
@@ -50,7 +55,15 @@ pub(crate) fn run(
         *family_sizes.entry(&case.family_name).or_default() += 1;
     }
     let mut family_seen: HashMap<&str, usize> = HashMap::new();
+    memo::begin_run();
+    let mut tier_limit = TierLimit::new(settings);
+    tier_limit.keep();
     let mut schedule = Schedule::new(selected);
+    let mut planning = Planning::new(settings, &schedule);
+    if let Some(planning) = &mut planning {
+        planning.plan(&mut schedule);
+    }
+    let mut sizebook = Sizebook::default();
     let cache = memo::global_cache();
     let mut engine = Engine::new(settings.baselines.clone());
     let mut prefetcher = Prefetcher::new(settings);
@@ -60,6 +73,7 @@ pub(crate) fn run(
     let mut end = End {
         interrupted: None,
         warnings: Vec::new(),
+        loading: Loading::default(),
     };
     while let Some(at) = schedule.next(|m| cache.resident_bytes(m)) {
         if let Some(signal) = sink.stop() {
@@ -99,6 +113,10 @@ pub(crate) fn run(
         );
         record.load_ns += waited.as_nanos() as u64;
         record.warnings.extend(loaded);
+        sizebook.note(&schedule, at);
+        if let Some(planning) = &mut planning {
+            planning.after(&mut schedule, &record);
+        }
         let stop = sink.stop();
         if let Some(signal) = stop {
             record.warnings.push(format!(
@@ -107,6 +125,7 @@ pub(crate) fn run(
             ));
         }
         sink.finished(record);
+        tier_limit.keep();
         if stop.is_some() {
             end.interrupted = stop;
             break;
@@ -116,6 +135,10 @@ pub(crate) fn run(
     prefetcher.wait();
     engine.finish(console);
     end.warnings.extend(journal::take().warnings);
+    end.loading = Loading {
+        plan: planning.and_then(Planning::into_record),
+        sizes: sizebook.into_sizes(),
+    };
     end
 }
 
@@ -140,5 +163,9 @@ impl Around for Steps<'_, '_> {
         };
         let memos: Vec<_> = self.selected[next].params.memos().map(|(_, m)| m).collect();
         self.prefetcher.start(&memos)
+    }
+
+    fn ahead(&self, memo: &dyn ErasedMemo) -> Ahead {
+        self.schedule.ahead(memo)
     }
 }

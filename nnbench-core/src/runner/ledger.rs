@@ -8,7 +8,10 @@ use super::interrupt::Signal;
 use super::progress::Progress;
 use crate::Result;
 use crate::memo::{self, MemoStats};
-use crate::record::{CaseRecord, RunContext, RunMemoRecord, RunRecord, SCHEMA, ShardRecord};
+use crate::record::{
+    CaseRecord, MemoSize, MemosRecord, PlanRecord, RunContext, RunMemoRecord, RunRecord, SCHEMA,
+    ShardRecord,
+};
 use crate::settings::Settings;
 
 /// The finished cases and the run's warnings so far.
@@ -17,6 +20,16 @@ pub(crate) struct Ledger {
     pub warnings: Vec<String>,
     /// The progress file, written as cases finish.
     pub progress: Option<Progress>,
+    /// The plan of the cases run in this process, and their memos' sizes.
+    pub loading: Loading,
+}
+
+/// What the run in this process planned, and the sizes of the memos it
+/// loaded.
+#[derive(Default)]
+pub(crate) struct Loading {
+    pub plan: Option<PlanRecord>,
+    pub sizes: Vec<MemoSize>,
 }
 
 impl Ledger {
@@ -117,6 +130,7 @@ impl Closing {
             (None, None) => {}
         }
         let memo = workers_memo.unwrap_or_else(|| self.local_memo());
+        let plan = std::mem::take(&mut ledger.loading);
         let mut cases = std::mem::take(&mut ledger.records);
         if let Some(shard) = &self.shard {
             for case in &mut cases {
@@ -128,6 +142,7 @@ impl Closing {
             run: self.name.clone(),
             started_at: self.started_at.clone(),
             context: self.context.clone(),
+            memos: MemosRecord::of_cases(&cases, plan.plan, plan.sizes),
             cases,
             memo,
             warnings,

@@ -12,9 +12,10 @@ use serde_json::Value as Json;
 use super::console::Console;
 use super::engine::{self, Engine, Plan, Timed};
 use super::profile;
+use super::schedule::Ahead;
 use crate::error::panic_message;
 use crate::measure::CaseMeter;
-use crate::memo::{self, ErasedMemo, Sizes, journal};
+use crate::memo::{self, ErasedMemo, Resolution, Sizes, journal};
 use crate::record::{
     CaseError, CaseRecord, ConcurrencyRecord, LeakRecord, MemoRecord, MemoryRecord, Stage,
     ThreadsRecord, ThroughputRecord, TimeRecord, TimingMode,
@@ -39,6 +40,8 @@ pub(crate) trait Around {
     /// just before the call: may start loading the next case's memos, and
     /// returns their descriptions.
     fn prefetch(&mut self) -> Vec<String>;
+    /// When `memo` is used next, for the choice of what to evict.
+    fn ahead(&self, memo: &dyn ErasedMemo) -> Ahead;
 }
 
 /// Runs `case` and, unless `keep_memos`, evicts `unused` (memos no later
@@ -81,15 +84,21 @@ pub(crate) fn run(
         if budgeted && !cache.contains(memo) {
             make_room(
                 settings,
-                cache.expected_bytes(memo) + cache.expected_inputs_bytes(memo),
+                cache.estimated_bytes(memo) + cache.expected_inputs_bytes(memo),
                 case,
+                around,
             );
         }
         memo_record.inputs.extend(memo.input());
         let (value, how) = memo::resolve_erased(memo);
         memo_record.counters += how.counters(value.is_err());
+        if how != Resolution::Hit && value.is_ok() {
+            let size = cache.expected_bytes(memo);
+            memo_record.loads += 1;
+            memo_record.bytes_loaded += size.host + size.device;
+        }
         if budgeted {
-            make_room(settings, Sizes::default(), case);
+            make_room(settings, Sizes::default(), case, around);
         }
         match value {
             Ok(value) => args.set(index, value),
@@ -220,20 +229,34 @@ fn throughput_of(case: &Case, args: &Args, timed: &Timed) -> Result<Option<Throu
     )
 }
 
-/// Evicts least recently used memos that `case` does not use until what
-/// it `need`s more fits in the host and GPU budgets. When the case's own
-/// memos exceed one, they load anyway, with a warning.
-fn make_room(settings: &Settings, need: Sizes, case: &Case) {
+/// Evicts memos that `case` does not use until what it `need`s more fits
+/// in the host and GPU budgets: under a plan, those used furthest ahead
+/// first (memos that are no case's parameter before any that is), else the
+/// least recently used. When the case's own memos exceed a budget, they
+/// load anyway, with a warning.
+fn make_room(settings: &Settings, need: Sizes, case: &Case, around: &dyn Around) {
+    let ahead = |memo: &dyn ErasedMemo| match around.ahead(memo) {
+        Ahead::Unplanned => 0,
+        Ahead::In(places) => places as u64,
+        Ahead::Outside => u64::MAX - 1,
+        Ahead::Never => u64::MAX,
+    };
     if let Some(budget) = settings.memory.memo_budget {
-        make_room_in(budget, need.host, false, case);
+        make_room_in(budget, need.host, false, case, &ahead);
     }
     if let Some(budget) = settings.memory.memo_gpu_budget {
-        make_room_in(budget, need.device, true, case);
+        make_room_in(budget, need.device, true, case, &ahead);
     }
 }
 
 /// [`make_room`] in one budget: GPU memory if `on_device`, else host.
-fn make_room_in(budget: u64, need: u64, on_device: bool, case: &Case) {
+fn make_room_in(
+    budget: u64,
+    need: u64,
+    on_device: bool,
+    case: &Case,
+    ahead: &dyn Fn(&dyn ErasedMemo) -> u64,
+) {
     let cache = memo::global_cache();
     let held = || {
         let total = cache.resident_total();
@@ -241,7 +264,7 @@ fn make_room_in(budget: u64, need: u64, on_device: bool, case: &Case) {
     };
     let keep = |m: &dyn ErasedMemo| case.params.memos().any(|(_, own)| own.same_as(m));
     while held().saturating_add(need) > budget {
-        if !cache.evict_least_recent(&keep, on_device) {
+        if !cache.evict_one(&keep, on_device, ahead) {
             journal::warn(format!(
                 "its memos need {} with a memo {}budget of {}; they load anyway",
                 format_bytes(held().saturating_add(need)),

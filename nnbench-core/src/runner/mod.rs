@@ -22,6 +22,8 @@ mod ledger;
 mod lifecycle;
 #[cfg(unix)]
 mod paired;
+mod plan;
+mod planning;
 mod prefetch;
 mod profile;
 mod progress;
@@ -30,6 +32,7 @@ mod run;
 mod schedule;
 mod select;
 mod silence;
+mod tier_limit;
 mod watchdog;
 
 pub use bench_main::bench_main;

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::case_loop::{self, Sink};
 use super::console::Console;
 use super::ledger::{Closing, Ledger, Stop};
+use super::planning::{self, Planning};
 use super::progress::{self, Progress};
 use super::schedule::Schedule;
 use super::watchdog::{self, Watchdog};
@@ -31,19 +32,36 @@ impl Runner {
     /// assert_eq!(ids, ["listed/n=1", "listed/n=2"]);
     /// ```
     pub fn list(&self) -> Vec<String> {
-        self.listing().0
+        self.listing().ids
     }
 
-    /// [`list`](Self::list), and with `--shard` one line on the shard: its
-    /// cases, memo loads and share of the expected cost.
-    pub(crate) fn listing(&self) -> (Vec<String>, Option<String>) {
+    /// [`list`](Self::list); with `--shard` one line on the shard (its
+    /// cases, memo loads and share of the expected cost); with a memory
+    /// budget the plan's lines (the loads, bytes and peak it expects, and
+    /// the lower bound).
+    pub(crate) fn listing(&self) -> Listing {
         let cases = registry::cases();
         let (selected, shard) = select::select(&self.settings, &cases);
-        let ids = Schedule::static_order(&selected)
-            .into_iter()
-            .map(|at| selected[at].id.clone())
-            .collect();
-        (ids, shard.map(|s| s.describe()))
+        let mut schedule = Schedule::new(&selected);
+        let mut plan = Vec::new();
+        if let Some(mut planning) = Planning::new(&self.settings, &schedule) {
+            planning.plan(&mut schedule);
+            plan = planning
+                .into_record()
+                .map(|p| planning::describe(&p))
+                .unwrap_or_default();
+        }
+        let ids = std::iter::from_fn(|| {
+            let next = schedule.next(|_| None)?;
+            schedule.finish(next);
+            Some(selected[next].id.clone())
+        })
+        .collect();
+        Listing {
+            ids,
+            shard: shard.map(|s| s.describe()),
+            plan,
+        }
     }
 
     /// Runs the selected cases and writes the record where configured.
@@ -181,6 +199,7 @@ impl Runner {
             records: resumed,
             warnings,
             progress,
+            loading: super::ledger::Loading::default(),
         }));
         let closing = Arc::new(Closing {
             settings: settings.clone(),
@@ -242,7 +261,10 @@ impl Runner {
             };
             let end = case_loop::run(&selected, settings, &console, &mut sink);
             drop(watchdog);
-            lock(&ledger).warnings.extend(end.warnings);
+            let mut ledger = lock(&ledger);
+            ledger.warnings.extend(end.warnings);
+            ledger.loading = end.loading;
+            drop(ledger);
             (end.interrupted.map(Stop::Signal), None)
         };
         if stopped.is_none() && !counted.is_empty() {
@@ -260,6 +282,16 @@ impl Runner {
         closing.finish(&record, &console)?;
         Ok(record)
     }
+}
+
+/// What `--list` prints.
+pub(crate) struct Listing {
+    /// The cases, in the order a run would start them.
+    pub ids: Vec<String>,
+    /// With `--shard`, what the shard takes.
+    pub shard: Option<String>,
+    /// With a memory budget, what the plan expects.
+    pub plan: Vec<String>,
 }
 
 fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {

@@ -10,20 +10,43 @@
 //! count as equal, and ties go to the memo that comes first in the
 //! signature. When the last case shares no memo with any remaining case, the
 //! run resumes the declared order.
+//!
+//! Under a memory budget that binds, the cases left follow a
+//! [plan](super::plan) instead: an order made for the fewest bytes loaded,
+//! whose evictions take the memo used furthest ahead first.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
-use crate::memo::{Distinct, ErasedMemo};
+use super::plan::{Group, Plan, Problem};
+use crate::memo::{Distinct, ErasedMemo, Sizes};
 use crate::registry::Case;
 
 /// Index of a distinct memo among the scheduled cases.
 pub(crate) type MemoId = usize;
 
+/// When a memo is used next in a planned order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ahead {
+    /// No plan is followed: the run evicts the least recently used.
+    Unplanned,
+    /// It is no case's parameter (an inner memo, one a hook resolved).
+    Outside,
+    /// By the case this many places ahead in the plan.
+    In(usize),
+    /// By no case left.
+    Never,
+}
+
+#[derive(Clone)]
 pub(crate) struct Schedule<'a> {
     /// Each distinct memo, for eviction and size lookups.
-    memos: Vec<&'a dyn ErasedMemo>,
+    distinct: Distinct<'a>,
+    /// The memo parameters' names, in the order first seen.
+    axes: Vec<&'static str>,
     /// Per case (by position in the selection), its memo ids in signature order.
     case_memos: Vec<Vec<MemoId>>,
+    /// Per case, its memos by parameter: (axis, memo).
+    case_axes: Vec<Vec<(usize, MemoId)>>,
     /// Per memo, the cases that use it, in declared order (done ones are
     /// skipped lazily).
     users: Vec<VecDeque<usize>>,
@@ -33,38 +56,72 @@ pub(crate) struct Schedule<'a> {
     /// Next candidate in declared order.
     cursor: usize,
     last: Option<usize>,
+    /// The plan followed, where a budget binds.
+    planned: Option<Planned>,
+}
+
+/// An order planned for the cases left.
+#[derive(Clone)]
+struct Planned {
+    /// Cases, by position in the selection.
+    order: Vec<usize>,
+    /// The next place in `order`.
+    at: usize,
+    /// Per memo, the places in `order` of the cases that use it.
+    uses: Vec<Vec<usize>>,
 }
 
 impl<'a> Schedule<'a> {
     pub(crate) fn new(cases: &[&'a Case]) -> Self {
         let mut distinct = Distinct::default();
+        let mut axes: Vec<&'static str> = Vec::new();
         let mut case_memos = Vec::with_capacity(cases.len());
+        let mut case_axes = Vec::with_capacity(cases.len());
         let mut users: Vec<VecDeque<usize>> = Vec::new();
         for (at, case) in cases.iter().enumerate() {
             let mut ids = Vec::new();
-            for (_, memo) in case.params.memos() {
+            let mut on_axes = Vec::new();
+            for (name, memo) in case.params.memos_named() {
                 let (id, new) = distinct.id(memo);
                 if new {
                     users.push(VecDeque::new());
                 }
+                let axis = axes.iter().position(|&a| a == name).unwrap_or_else(|| {
+                    axes.push(name);
+                    axes.len() - 1
+                });
+                on_axes.push((axis, id));
                 if !ids.contains(&id) {
                     ids.push(id);
                     users[id].push_back(at);
                 }
             }
             case_memos.push(ids);
+            case_axes.push(on_axes);
         }
-        let memos = distinct.into_memos();
         let uses_left = users.iter().map(VecDeque::len).collect();
         Self {
-            memos,
+            distinct,
+            axes,
             case_memos,
+            case_axes,
             users,
             uses_left,
             done: vec![false; cases.len()],
             cursor: 0,
             last: None,
+            planned: None,
         }
+    }
+
+    /// The distinct memos of the cases, by id.
+    pub(crate) fn memos(&self) -> &[&'a dyn ErasedMemo] {
+        self.distinct.memos()
+    }
+
+    /// The ids of the memos of the case at `at`.
+    pub(crate) fn memos_of(&self, at: usize) -> &[MemoId] {
+        &self.case_memos[at]
     }
 
     /// The next case to run (a position in the selection), given each
@@ -76,6 +133,9 @@ impl<'a> Schedule<'a> {
         let next = self.peek(size_of)?;
         self.done[next] = true;
         self.last = Some(next);
+        if let Some(planned) = &mut self.planned {
+            planned.at += 1;
+        }
         Some(next)
     }
 
@@ -84,6 +144,14 @@ impl<'a> Schedule<'a> {
         &mut self,
         size_of: impl Fn(&dyn ErasedMemo) -> Option<u64>,
     ) -> Option<usize> {
+        if let Some(planned) = &mut self.planned {
+            while planned.order.get(planned.at).is_some_and(|&c| self.done[c]) {
+                planned.at += 1;
+            }
+            if let Some(&case) = planned.order.get(planned.at) {
+                return Some(case);
+            }
+        }
         self.last
             .and_then(|last| self.continuation(last, &size_of))
             .or_else(|| {
@@ -92,6 +160,95 @@ impl<'a> Schedule<'a> {
                 }
                 (self.cursor < self.done.len()).then_some(self.cursor)
             })
+    }
+
+    /// When `memo` is used next in the plan followed, if one is.
+    pub(crate) fn ahead(&self, memo: &dyn ErasedMemo) -> Ahead {
+        let Some(planned) = &self.planned else {
+            return Ahead::Unplanned;
+        };
+        let Some(id) = self.distinct.find(memo) else {
+            return Ahead::Outside;
+        };
+        let uses = &planned.uses[id];
+        match uses.get(uses.partition_point(|&place| place < planned.at)) {
+            Some(&place) => Ahead::In(place - planned.at),
+            None => Ahead::Never,
+        }
+    }
+
+    /// Plans the cases left for the fewest bytes loaded within `budget`,
+    /// with each memo's size from `size_of` (unknown ones counted as
+    /// empty) and those `resident` held; follows the plan where it orders
+    /// the cases otherwise than the run would. Returns the plan.
+    pub(crate) fn replan(
+        &mut self,
+        size_of: &dyn Fn(&dyn ErasedMemo) -> Option<Sizes>,
+        budget: Sizes,
+        resident: &dyn Fn(&dyn ErasedMemo) -> bool,
+    ) -> Plan {
+        let memos = self.memos();
+        let sizes: Vec<Sizes> = memos
+            .iter()
+            .map(|m| size_of(*m).unwrap_or_default())
+            .collect();
+        let resident_ids: Vec<MemoId> = (0..memos.len())
+            .filter(|&id| self.uses_left[id] > 0 && resident(memos[id]))
+            .collect();
+        let mut groups: Vec<Group> = Vec::new();
+        let mut group_of = vec![usize::MAX; self.done.len()];
+        let mut index: HashMap<Vec<MemoId>, usize> = HashMap::new();
+        for case in (0..self.done.len()).filter(|&c| !self.done[c]) {
+            let mut key = self.case_memos[case].clone();
+            key.sort_unstable();
+            let at = *index.entry(key.clone()).or_insert_with(|| {
+                let mut on_axis = vec![None; self.axes.len()];
+                for &(axis, memo) in &self.case_axes[case] {
+                    on_axis[axis].get_or_insert(memo);
+                }
+                groups.push(Group {
+                    memos: key,
+                    on_axis,
+                    cases: Vec::new(),
+                });
+                groups.len() - 1
+            });
+            groups[at].cases.push(case);
+            group_of[case] = at;
+        }
+        // The order the run would take unplanned, as groups.
+        let mut unplanned = self.clone();
+        unplanned.planned = None;
+        let mut given: Vec<usize> = Vec::new();
+        while let Some(case) = unplanned.next(|m| size_of(m).map(|s| s.host)) {
+            unplanned.finish(case);
+            if given.last() != Some(&group_of[case]) {
+                given.push(group_of[case]);
+            }
+        }
+        let problem = Problem {
+            sizes,
+            groups,
+            axes: self.axes.clone(),
+            budget,
+            resident: resident_ids,
+        };
+        let plan = problem.plan(&given);
+        self.planned = plan.reordered.then(|| {
+            let order: Vec<usize> = plan
+                .groups
+                .iter()
+                .flat_map(|&g| problem.groups[g].cases.iter().copied())
+                .collect();
+            let mut uses = vec![Vec::new(); problem.sizes.len()];
+            for (place, &case) in order.iter().enumerate() {
+                for &memo in &self.case_memos[case] {
+                    uses[memo].push(place);
+                }
+            }
+            Planned { order, at: 0, uses }
+        });
+        plan
     }
 
     /// The first remaining case that shares the largest memo of `last`.
@@ -106,7 +263,8 @@ impl<'a> Schedule<'a> {
             .filter(|&m| self.uses_left[m] > 0)
             .collect();
         // Stable: equal sizes keep signature order.
-        shared.sort_by_key(|&m| std::cmp::Reverse(size_of(self.memos[m]).unwrap_or(0) >> 20));
+        let memos = self.distinct.memos();
+        shared.sort_by_key(|&m| std::cmp::Reverse(size_of(memos[m]).unwrap_or(0) >> 20));
         for memo in shared {
             let queue = &mut self.users[memo];
             while queue.front().is_some_and(|&c| self.done[c]) {
@@ -121,11 +279,12 @@ impl<'a> Schedule<'a> {
 
     /// Marks `case` as run; returns the memos that no remaining case uses.
     pub(crate) fn finish(&mut self, case: usize) -> Vec<&'a dyn ErasedMemo> {
+        let memos = self.distinct.memos();
         let mut unused = Vec::new();
         for &memo in &self.case_memos[case] {
             self.uses_left[memo] -= 1;
             if self.uses_left[memo] == 0 {
-                unused.push(self.memos[memo]);
+                unused.push(memos[memo]);
             }
         }
         unused
@@ -133,7 +292,8 @@ impl<'a> Schedule<'a> {
 
     /// The memos that cases not run yet use.
     pub(crate) fn pending(&self) -> Vec<&'a dyn ErasedMemo> {
-        self.memos
+        self.distinct
+            .memos()
             .iter()
             .zip(&self.uses_left)
             .filter(|(_, left)| **left > 0)

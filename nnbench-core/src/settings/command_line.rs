@@ -47,6 +47,11 @@ impl CommandLine {
         Self::try_parse_from(args)
     }
 
+    /// Whether `--list` is asked for as `--format terse`: the list alone.
+    pub(crate) fn terse(&self) -> bool {
+        self.format.as_deref() == Some("terse")
+    }
+
     /// The run these flags ask for: without `--bench`, in test mode.
     pub(crate) fn settings(&self) -> Settings {
         let mut settings = self.settings.clone();

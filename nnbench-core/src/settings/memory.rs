@@ -34,6 +34,10 @@ pub(crate) struct MemorySettings {
     /// Where persisted memos live: `--memo-cache-dir DIR`, `--no-memo-cache`.
     #[command(flatten)]
     pub disk_tier: DiskTier,
+    /// Keep the disk tier within SIZE (such as 50GiB), dropping the
+    /// entries used least recently after each case.
+    #[arg(long, value_name = "SIZE", env = "NNBENCH_MEMO_CACHE_MAX", value_parser = parse::size)]
+    pub memo_cache_max: Option<u64>,
     /// `clear`: empty the disk tier before the run.
     #[arg(long = "memo-cache", value_name = "ACTION", value_enum)]
     pub disk_tier_action: Option<DiskTierAction>,

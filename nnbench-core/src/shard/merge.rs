@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::RunRecord;
-use crate::record::{RunMemoRecord, SCHEMA, ShardRecord, ShardRun};
+use crate::record::{MemosRecord, RunMemoRecord, SCHEMA, ShardRecord, ShardRun};
 
 /// Why shards' records could not be merged: each names the files at fault.
 ///
@@ -285,6 +285,7 @@ fn combine(
             cost_unit: shard.cost_unit,
         });
     }
+    let memos = MemosRecord::of_cases(&cases, None, Vec::new());
     RunRecord {
         schema: SCHEMA,
         run,
@@ -292,6 +293,7 @@ fn combine(
         context,
         cases,
         memo,
+        memos,
         warnings,
         prefetch,
         isolate,

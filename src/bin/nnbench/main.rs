@@ -6,6 +6,7 @@
 //! input, with a message naming the file.
 
 mod build_base;
+mod cache_command;
 mod history_command;
 mod inputs;
 mod merge;
@@ -167,6 +168,15 @@ enum Command {
         #[arg(long, value_name = "SPEC", value_parser = thresholds)]
         fail_on: Option<Thresholds>,
     },
+    /// The disk tier of persisted memos: list its entries (type, memo, size,
+    /// the memos each was built from, last use), prune it to a size, or
+    /// clear it.
+    #[command(after_help = "Examples:
+  nnbench cache                                # target/nnbench/memo-cache, most recently used first
+  nnbench cache prune --max 50GiB
+  nnbench cache --dir /scratch/memos clear
+  nnbench cache --format json")]
+    Cache(cache_command::Cache),
     /// The history of runs, in an SQLite file: add runs, list them, follow
     /// a case across them.
     History {
@@ -303,6 +313,7 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
             write(out.as_deref(), &text)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Cache(cache) => cache_command::run(cache),
         Command::History { history, command } => history_command::run(history, command),
         Command::Merge { records, out } => {
             merge::run(&records, &out)?;

@@ -1,0 +1,356 @@
+//! What a memo's inputs looked like when its value was made: its version,
+//! its fingerprint, and the files that fingerprint read through
+//! [`file_fingerprint`](super::file_fingerprint) or
+//! [`file_digest`](super::file_digest).
+//!
+//! Knowing the files lets a later process take the fingerprint again
+//! without the memo at hand (a `stat` per file), and tell a file that was
+//! only touched (same bytes) from one that changed: a file whose length or
+//! time moved is read and compared with the digest taken when the value
+//! was made.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fs::{File, Metadata};
+use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+
+/// A memo's version and fingerprint, as taken at one moment.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Seen {
+    /// `Memo::version`.
+    #[serde(default)]
+    pub version: u32,
+    /// `Memo::fingerprint`, when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// Why `Memo::fingerprint` failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+    /// The files the fingerprint looked at, in the order it looked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileSeen>,
+}
+
+/// One file a fingerprint looked at.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FileSeen {
+    /// Absolute, so that a process started elsewhere finds the same file.
+    pub path: PathBuf,
+    pub len: u64,
+    /// Modification time, in nanoseconds since the Unix epoch (0 when the
+    /// file system keeps none).
+    pub modified_ns: u64,
+    /// What `file_fingerprint` or `file_digest` returned for it: the part
+    /// of the fingerprint this file accounts for.
+    pub said: String,
+    /// BLAKE3 of its bytes, where they were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
+/// How a file stands against what was seen of it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum FileNow {
+    /// The same length and time, or other ones and the same bytes.
+    Same,
+    /// Other bytes, or another length or time and no digest to tell.
+    Changed,
+    /// It cannot be looked at any more.
+    Gone(String),
+}
+
+impl Seen {
+    /// Takes `version` and the fingerprint `fingerprint` gives, noting the
+    /// files it looks at.
+    pub(crate) fn take(
+        version: u32,
+        fingerprint: impl FnOnce() -> crate::Result<Option<String>>,
+    ) -> Seen {
+        let (fingerprint, files) = observing(fingerprint);
+        match fingerprint {
+            Ok(fingerprint) => Seen {
+                version,
+                fingerprint,
+                unreadable: None,
+                files,
+            },
+            Err(error) => Seen {
+                version,
+                fingerprint: None,
+                unreadable: Some(format!("{error:#}")),
+                files,
+            },
+        }
+    }
+
+    /// The fingerprint with each file's part replaced by a placeholder:
+    /// what is left when every file is set aside. Two fingerprints whose
+    /// templates match differ only in their files.
+    fn template(&self) -> Option<String> {
+        let mut template = self.fingerprint.clone()?;
+        for (at, file) in self.files.iter().enumerate() {
+            if !file.said.is_empty() {
+                template = template.replace(&file.said, &format!("\u{0}{at}\u{0}"));
+            }
+        }
+        Some(template)
+    }
+
+    /// Why `now` is not what `self` was, or `None` when it is the same
+    /// (allowing files that were only touched).
+    pub(crate) fn changed_to(&self, now: &Seen) -> Option<String> {
+        if now.version != self.version {
+            return Some(format!("version {} -> {}", self.version, now.version));
+        }
+        if let Some(why) = &now.unreadable {
+            return Some(format!("it cannot be fingerprinted: {why}"));
+        }
+        if now.fingerprint == self.fingerprint && self.unreadable.is_none() {
+            return None;
+        }
+        let same_shape = self.template() == now.template() && self.files.len() == now.files.len();
+        if same_shape && let Some(why) = self.files_changed() {
+            return Some(why);
+        }
+        if same_shape {
+            return None;
+        }
+        Some(match (&self.fingerprint, &now.fingerprint) {
+            (Some(old), Some(new)) => format!("fingerprint {old} -> {new}"),
+            _ => "its fingerprint changed".to_owned(),
+        })
+    }
+
+    /// Why the files seen are not as they were, or `None` when every one
+    /// holds the same bytes.
+    pub(crate) fn files_changed(&self) -> Option<String> {
+        self.files.iter().find_map(|file| match file.now() {
+            FileNow::Same => None,
+            FileNow::Changed => Some(format!("file {}", shown(&file.path))),
+            FileNow::Gone(why) => Some(format!(
+                "it cannot be fingerprinted: file {}: {why}",
+                shown(&file.path)
+            )),
+        })
+    }
+
+    /// The same, with the digest of every file whose bytes are as they
+    /// were when it was seen: what a value built from this one records.
+    pub(crate) fn with_digests(&self) -> Seen {
+        let mut seen = self.clone();
+        for file in &mut seen.files {
+            if file.digest.is_none() {
+                file.digest = file.digest_if_unchanged();
+            }
+        }
+        seen
+    }
+}
+
+impl FileSeen {
+    fn new(path: &Path, meta: &Metadata, said: &str, digest: Option<String>) -> FileSeen {
+        FileSeen {
+            path: std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
+            len: meta.len(),
+            modified_ns: modified_ns(meta),
+            said: said.to_owned(),
+            digest,
+        }
+    }
+
+    /// How the file stands now: a `stat`, and a read only when its length
+    /// or time moved and a digest of its bytes was taken.
+    pub(crate) fn now(&self) -> FileNow {
+        let meta = match std::fs::metadata(&self.path) {
+            Ok(meta) => meta,
+            Err(e) => return FileNow::Gone(e.to_string()),
+        };
+        if meta.len() == self.len && modified_ns(&meta) == self.modified_ns {
+            return FileNow::Same;
+        }
+        let Some(then) = &self.digest else {
+            return FileNow::Changed;
+        };
+        match digest(&self.path) {
+            Ok((now, _)) if now == *then => FileNow::Same,
+            Ok(_) => FileNow::Changed,
+            Err(e) => FileNow::Gone(e.to_string()),
+        }
+    }
+
+    /// The digest of its bytes, if its length and time are still those
+    /// seen: the bytes the value was made from.
+    fn digest_if_unchanged(&self) -> Option<String> {
+        let (digest, meta) = digest(&self.path).ok()?;
+        (meta.len() == self.len && modified_ns(&meta) == self.modified_ns).then_some(digest)
+    }
+}
+
+/// A path as a person would type it: relative to the current folder when
+/// it lies below it.
+fn shown(path: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_owned))
+        .unwrap_or_else(|| path.to_owned())
+        .display()
+        .to_string()
+}
+
+pub(crate) fn modified_ns(meta: &Metadata) -> u64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+thread_local! {
+    /// The files seen by each fingerprint being taken on this thread,
+    /// innermost last.
+    static OBSERVED: RefCell<Vec<Vec<FileSeen>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f`, returning what it returned and the files it looked at.
+fn observing<T>(f: impl FnOnce() -> T) -> (T, Vec<FileSeen>) {
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            OBSERVED.with(|o| o.borrow_mut().pop());
+        }
+    }
+    OBSERVED.with(|o| o.borrow_mut().push(Vec::new()));
+    let pop = Pop;
+    let out = f();
+    let files = OBSERVED.with(|o| o.borrow_mut().last_mut().map(std::mem::take));
+    drop(pop);
+    (out, files.unwrap_or_default())
+}
+
+/// Notes, for the fingerprint being taken (if any), that it looked at
+/// `path` and made `said` of it.
+pub(crate) fn looked_at(path: &Path, meta: &Metadata, said: &str, digest: Option<String>) {
+    OBSERVED.with(|o| {
+        if let Some(files) = o.borrow_mut().last_mut() {
+            files.push(FileSeen::new(path, meta, said, digest));
+        }
+    });
+}
+
+/// A file as it stood: its absolute path, length and modification time.
+type FileVersion = (PathBuf, u64, u64);
+
+/// Digests already taken in this process: a file that many memos were
+/// built from is read once.
+static DIGESTS: LazyLock<Mutex<HashMap<FileVersion, String>>> = LazyLock::new(Mutex::default);
+
+/// `blake3:<hex>` of the file's bytes and the metadata they were read
+/// under, from the process's digests where the file is as it was then.
+pub(crate) fn digest(path: &Path) -> std::io::Result<(String, Metadata)> {
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    let key = (
+        std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
+        meta.len(),
+        modified_ns(&meta),
+    );
+    let digests = || DIGESTS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(known) = digests().get(&key) {
+        return Ok((known.clone(), meta));
+    }
+    let mut hasher = blake3::Hasher::new();
+    hasher.update_reader(&file)?;
+    let digest = format!("blake3:{}", hasher.finalize().to_hex());
+    digests().insert(key, digest.clone());
+    Ok((digest, meta))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memo::{file_digest, file_fingerprint};
+
+    fn touch(path: &Path) {
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(7);
+        File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+    }
+
+    #[test]
+    fn a_fingerprint_notes_the_files_it_read_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, b"one").unwrap();
+        std::fs::write(&b, b"two").unwrap();
+        let seen = Seen::take(3, || {
+            Ok(Some(format!(
+                "{}+{}+lr=0.1",
+                file_fingerprint(&a)?,
+                file_digest(&b)?
+            )))
+        });
+        assert_eq!(seen.version, 3);
+        assert_eq!(seen.files.len(), 2);
+        assert!(seen.files[0].digest.is_none() && seen.files[1].digest.is_some());
+        assert_eq!(seen.template().unwrap(), "\u{0}0\u{0}+\u{0}1\u{0}+lr=0.1");
+        // Outside a fingerprint being taken, nothing is noted.
+        file_fingerprint(&a).unwrap();
+        assert!(Seen::take(0, || Ok(None)).files.is_empty());
+    }
+
+    #[test]
+    fn a_touched_file_is_the_same_by_its_digest_and_changed_without_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("split.txt");
+        std::fs::write(&path, b"1,2,3").unwrap();
+        let seen = Seen::take(0, || file_fingerprint(&path).map(Some));
+        let digested = seen.with_digests();
+        touch(&path);
+        let now = Seen::take(0, || file_fingerprint(&path).map(Some));
+        assert_ne!(now.fingerprint, seen.fingerprint);
+        assert_eq!(digested.changed_to(&now), None);
+        assert_eq!(digested.files_changed(), None);
+        assert!(seen.changed_to(&now).unwrap().starts_with("file "));
+
+        std::fs::write(&path, b"1,2,4").unwrap();
+        let why = digested.files_changed().unwrap();
+        assert!(
+            why.starts_with("file ") && why.ends_with("split.txt"),
+            "{why}"
+        );
+        std::fs::remove_file(&path).unwrap();
+        let gone = digested.files_changed().unwrap();
+        assert!(gone.contains("cannot be fingerprinted"), "{gone}");
+    }
+
+    #[test]
+    fn a_version_an_error_or_another_template_is_a_change() {
+        let base = Seen::take(1, || Ok(Some("lr=0.1".into())));
+        assert_eq!(
+            base.changed_to(&Seen::take(1, || Ok(Some("lr=0.1".into())))),
+            None
+        );
+        assert_eq!(
+            base.changed_to(&Seen::take(2, || Ok(Some("lr=0.1".into()))))
+                .unwrap(),
+            "version 1 -> 2"
+        );
+        let failing = Seen::take(1, || Err(crate::Error::msg("registry unreachable")));
+        assert!(
+            base.changed_to(&failing)
+                .unwrap()
+                .contains("registry unreachable")
+        );
+        assert_eq!(
+            base.changed_to(&Seen::take(1, || Ok(Some("lr=0.2".into()))))
+                .unwrap(),
+            "fingerprint lr=0.1 -> lr=0.2"
+        );
+    }
+}
