@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(overhead sampling memory seed_sweep npy_load memo_tier memo_chain isolation compare history sharding paired async_cases)
+all=(overhead sampling memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation compare history sharding paired async_cases)
 
 test_mode=false
 if [[ "${1:-}" == "--test" ]]; then

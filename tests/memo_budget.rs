@@ -63,6 +63,10 @@ fn evaluate(model: &[u8], data: &[u8]) -> u64 {
 }
 
 fn run(budget: u64) -> RunRecord {
+    run_planned(budget, true)
+}
+
+fn run_planned(budget: u64, plan: bool) -> RunRecord {
     memo::clear();
     MOST_HELD.store(0, Ordering::SeqCst);
     let record = Runner::new()
@@ -71,6 +75,7 @@ fn run(budget: u64) -> RunRecord {
         .test_mode(true)
         .disk_tier(DiskTier::Off)
         .memo_budget(budget)
+        .memo_plan(plan)
         .run()
         .unwrap();
     assert_eq!(record.failed(), 0, "{:#?}", record.cases);
@@ -120,6 +125,12 @@ fn three_fixtures_of_room_take_at_most_thirty_loads() {
 fn six_fixtures_of_room_take_at_most_twenty_loads() {
     let record = run(400 * MIB);
     assert!(record.memos.loads <= 20, "{} loads", record.memos.loads);
+}
+
+fn unplanned_the_declared_order_under_the_same_budget_loads_far_more() {
+    let record = run_planned(200 * MIB, false);
+    assert!(record.memos.loads > 40, "{} loads", record.memos.loads);
+    assert!(record.memos.plan.is_none());
 }
 
 fn without_a_budget_the_declared_order_loads_each_fixture_once() {
@@ -198,6 +209,7 @@ fn main() {
         support::checks![
             three_fixtures_of_room_take_at_most_thirty_loads,
             six_fixtures_of_room_take_at_most_twenty_loads,
+            unplanned_the_declared_order_under_the_same_budget_loads_far_more,
             without_a_budget_the_declared_order_loads_each_fixture_once,
             list_shows_the_plan_by_the_sizes_the_last_run_recorded,
         ],

@@ -76,16 +76,17 @@ fn markers(bench: &str) -> (String, String) {
 
 /// Ends the bench `bench`: measuring with `NNBENCH_FIGURES=1` (as
 /// `scripts/figures.sh` runs it), rewrites its section of the book's page
-/// with what it printed, headed by the command, the day and the machine;
-/// in test mode, checks that the page has that section, so that a figure
-/// bench cannot go unpublished.
+/// with what it printed, headed by the command, the day and the machine,
+/// and the same section of any other page of the book that has its
+/// markers; in test mode, checks that the page has that section, so that a
+/// figure bench cannot go unpublished.
 pub fn publish(bench: &str) {
     let text =
         std::fs::read_to_string(FIGURES_PAGE).unwrap_or_else(|e| panic!("{FIGURES_PAGE}: {e}"));
     let (start, end) = markers(bench);
-    let (Some(from), Some(to)) = (text.find(&start), text.find(&end)) else {
+    if !(text.contains(&start) && text.contains(&end)) {
         panic!("{FIGURES_PAGE} has no section for `{bench}`: add the lines\n{start}\n{end}");
-    };
+    }
     if test_mode() || std::env::var_os("NNBENCH_FIGURES").is_none() {
         return;
     }
@@ -97,8 +98,23 @@ pub fn publish(bench: &str) {
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         page()
     );
-    let written = format!("{}{section}{}", &text[..from], &text[to + end.len()..]);
-    std::fs::write(FIGURES_PAGE, written).unwrap_or_else(|e| panic!("{FIGURES_PAGE}: {e}"));
+    let book = std::path::Path::new(FIGURES_PAGE)
+        .parent()
+        .expect("the book's folder");
+    for page in std::fs::read_dir(book).into_iter().flatten().flatten() {
+        let path = page.path();
+        if path.extension().is_none_or(|x| x != "md") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let (Some(from), Some(to)) = (text.find(&start), text.find(&end)) else {
+            continue;
+        };
+        let written = format!("{}{section}{}", &text[..from], &text[to + end.len()..]);
+        std::fs::write(&path, written).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
 }
 
 /// The processor's name, as Linux tells it.

@@ -10,12 +10,16 @@
 //! ```
 //!
 //! The header holds what the entry is for (memo type, description, version,
-//! input fingerprint, format) and the payload's offset, length and BLAKE3
-//! checksum. An entry that does not match what is asked for, or whose
-//! payload is shorter or differs from its checksum, is never loaded: it is
-//! reported and recomputed. Entries are written under a temporary name and
-//! renamed into place, so processes sharing the folder never see a torn one,
-//! and named by a hash of the key, so no key can reach outside the folder.
+//! input fingerprint, format), what the value was made from (the memos its
+//! compute resolved, as they were), the bytes it held, and the payload's
+//! offset, length and BLAKE3 checksum. An entry that does not match what
+//! is asked for, whose inputs changed, or whose payload is shorter or
+//! differs from its checksum, is never loaded: it is reported and
+//! recomputed. Entries are written under a temporary name and renamed into
+//! place, so processes sharing the folder never see a torn one, and named
+//! by a hash of the key, so no key can reach outside the folder. A process
+//! computing an entry holds a lock file beside it ([`hold`]), so that
+//! others wait for the entry instead of computing it too.
 
 use std::cell::RefCell;
 use std::fs::{self, File};

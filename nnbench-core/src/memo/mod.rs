@@ -181,8 +181,13 @@ pub trait Memo: Clone + Debug + Hash + Eq + Send + Sync + 'static {
     }
 
     /// What the memo's inputs look like now, for the disk tier: a value
-    /// saved under another fingerprint is recomputed. For a memo read from
-    /// a file, [`file_fingerprint`] (path, length, modification time).
+    /// saved under another fingerprint is recomputed, and so is a value
+    /// built from this memo (one whose compute resolved it) once this
+    /// fingerprint changed. For a memo read from a file,
+    /// [`file_fingerprint`] (path, length, modification time) or
+    /// [`file_digest`]: the files they read are noted, so that a process
+    /// that never resolves this memo still checks what was built from it by
+    /// those files.
     ///
     /// # Errors
     ///
@@ -211,7 +216,9 @@ pub trait Memo: Clone + Debug + Hash + Eq + Send + Sync + 'static {
 }
 
 /// A file's path, length and modification time: what
-/// [`Memo::fingerprint`] returns for a memo computed from that file.
+/// [`Memo::fingerprint`] returns for a memo computed from that file. Called
+/// from a fingerprint, it notes the file, so that the values built from
+/// the memo are checked against it with a `stat`.
 ///
 /// # Errors
 ///

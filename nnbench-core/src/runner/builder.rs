@@ -234,6 +234,22 @@ impl Runner {
         self
     }
 
+    /// Under a memo budget, orders the cases for the fewest bytes loaded
+    /// (`true`, the default) or keeps the declared order, evicting the
+    /// least recently used (`false`, `--no-memo-plan`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let runner = nnbench::Runner::new().memo_budget(8 << 30).memo_plan(false);
+    /// assert!(format!("{runner:?}").contains("no_memo_plan: true"));
+    /// ```
+    #[must_use]
+    pub fn memo_plan(mut self, plan: bool) -> Self {
+        self.settings.memory.no_memo_plan = !plan;
+        self
+    }
+
     /// While a case runs, loads the next case's memos in a background
     /// thread, when they fit beside the resident memos (within
     /// [`memo_budget`](Self::memo_budget) and

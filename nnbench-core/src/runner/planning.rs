@@ -39,7 +39,7 @@ impl Planning {
     /// The planning of a run of `schedule`'s cases, if a budget is set.
     pub(crate) fn new(settings: &Settings, schedule: &Schedule<'_>) -> Option<Self> {
         let flags = (settings.memory.memo_budget, settings.memory.memo_gpu_budget);
-        if flags == (None, None) {
+        if flags == (None, None) || settings.memory.no_memo_plan {
             return None;
         }
         let mut planning = Planning {

@@ -26,6 +26,10 @@ pub(crate) struct MemorySettings {
     /// SIZE, evicting the least recently used first.
     #[arg(long, value_name = "SIZE", env = "NNBENCH_MEMO_GPU_BUDGET", value_parser = parse::size)]
     pub memo_gpu_budget: Option<u64>,
+    /// Under a memo budget, keep the declared order (evicting the least
+    /// recently used) instead of the order planned for the fewest loads.
+    #[arg(long)]
+    pub no_memo_plan: bool,
     /// While a case runs, load the next case's memos in the background,
     /// when the memo budget (or the memory available) has room for them:
     /// the load shares the machine with the timed case.

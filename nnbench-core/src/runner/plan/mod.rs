@@ -73,9 +73,28 @@ impl Problem {
             return best;
         }
         for axes in self.axis_orders() {
+            // Block sizes above what the first block could hold give the
+            // same order as that size. Smaller blocks leave more room to
+            // the inner axes but load the inner memos more often: the cost
+            // falls, then rises, as the blocks shrink, and once it has risen
+            // twice in a row the smaller ones are not tried.
+            let mut held = usize::MAX;
+            let (mut best_here, mut worse) = ((u64::MAX, u64::MAX), 0);
             for cap in self.block_sizes(axes[0]) {
+                if cap > held {
+                    continue;
+                }
                 let (groups, first_blocks) = tile::tiled(self, &axes, cap);
+                held = first_blocks.first().copied().unwrap_or(usize::MAX);
                 let cost = simulate::simulate(self, &groups);
+                if cost.key() < best_here {
+                    (best_here, worse) = (cost.key(), 0);
+                } else {
+                    worse += 1;
+                    if worse == 2 {
+                        break;
+                    }
+                }
                 if cost.key() < best.cost.key() {
                     best = Plan {
                         order: self.describe(&axes, &first_blocks),

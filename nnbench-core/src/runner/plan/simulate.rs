@@ -30,16 +30,21 @@ const NEVER: usize = usize::MAX;
 pub(crate) fn simulate(problem: &Problem, order: &[usize]) -> Cost {
     let groups: Vec<&Group> = order.iter().map(|&g| &problem.groups[g]).collect();
     let memos = problem.sizes.len();
-    // Per step, per memo of its group: the next step that uses it.
-    let mut next_after: Vec<Vec<usize>> = Vec::with_capacity(groups.len());
+    // Per step, per memo of its group (from `starts[step]` on): the next
+    // step that uses it.
+    let mut starts = Vec::with_capacity(groups.len() + 1);
+    starts.push(0);
+    for group in &groups {
+        starts.push(starts[starts.len() - 1] + group.memos.len());
+    }
+    let mut next_after = vec![NEVER; starts[groups.len()]];
     let mut next_use = vec![NEVER; memos];
     for (at, group) in groups.iter().enumerate().rev() {
-        next_after.push(group.memos.iter().map(|&m| next_use[m]).collect());
-        for &m in &group.memos {
+        for (k, &m) in group.memos.iter().enumerate() {
+            next_after[starts[at] + k] = next_use[m];
             next_use[m] = at;
         }
     }
-    next_after.reverse();
 
     let mut state = State {
         problem,
@@ -64,7 +69,7 @@ pub(crate) fn simulate(problem: &Problem, order: &[usize]) -> Cost {
             if !state.is_resident[m] {
                 state.load(m);
             }
-            state.next_use[m] = next_after[at][k];
+            state.next_use[m] = next_after[starts[at] + k];
         }
         state.cost.peak = Sizes {
             host: state.cost.peak.host.max(state.held.host),
