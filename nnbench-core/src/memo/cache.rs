@@ -720,13 +720,6 @@ impl Cache {
             .fold(Sizes::default(), Sizes::add)
     }
 
-    /// What the cache did since the process started, over every type.
-    pub(crate) fn totals(&self) -> MemoCounters {
-        lock(&self.types)
-            .iter()
-            .fold(MemoCounters::default(), |total, (_, c)| total + c.load())
-    }
-
     pub(crate) fn stats(&self) -> MemoStats {
         let mut total = self
             .stats_by_type()

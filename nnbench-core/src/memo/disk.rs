@@ -328,6 +328,10 @@ fn checksum(file: &mut File, offset: u64, len: u64) -> io::Result<String> {
     Ok(hasher.finalize().to_hex().to_string())
 }
 
+/// Entries this process has saved, to every tier: what `--memo-cache-max`
+/// looks at before it prunes.
+pub(crate) static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Writes the entry for `key`, saying `meta`, atomically; `save` writes
 /// the payload. Returns the payload's size.
 pub(crate) fn save(
@@ -374,6 +378,7 @@ pub(crate) fn save(
         file.write_all(&header)?;
         Ok(payload_bytes)
     });
+    SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     written.map_err(|e| match e {
         WriteError::Io(e) => with_path(e, path),
         WriteError::Fill(e) => e,

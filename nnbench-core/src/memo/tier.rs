@@ -85,10 +85,10 @@ impl DiskTier {
     }
 
     /// Removes the entries used least recently until the tier holds at
-    /// most `max_bytes` (unreadable entries first, since they are never
-    /// loaded), with what processes that died left behind: an entry
-    /// another process is writing now stays. `--memo-cache-max` does this
-    /// after each case; `nnbench cache prune --max SIZE` on demand.
+    /// most `max_bytes`, with what processes that died left behind: an
+    /// entry another process is writing now stays. Only the entries removed
+    /// are read. `--memo-cache-max` does this after each case that saved
+    /// an entry; `nnbench cache prune --max SIZE` on demand.
     ///
     /// # Errors
     ///
@@ -106,17 +106,22 @@ impl DiskTier {
     pub fn prune(&self, max_bytes: u64) -> crate::Result<Pruned> {
         let scan = self.scan()?;
         scan.remove_debris();
-        let mut entries = scan.entries();
-        entries.sort_by_key(|e| (e.problem.is_none(), e.last_use));
-        let mut held: u64 = entries.iter().map(|e| e.bytes).sum();
+        let mut files = scan.files;
+        files.sort_by_key(|(_, meta)| meta.modified().unwrap_or(SystemTime::UNIX_EPOCH));
+        let mut held: u64 = files.iter().map(|(_, meta)| meta.len()).sum();
         let mut pruned = Pruned::default();
-        for entry in entries {
-            if held > max_bytes && remove_entry(&entry.path).map_err(|e| context(e, &entry.path))? {
-                held -= entry.bytes;
-                pruned.removed.push(entry);
-            } else {
-                pruned.kept += 1;
-                pruned.kept_bytes += entry.bytes;
+        for (path, meta) in files {
+            // Described before it goes: its header is read from the file.
+            let entry = (held > max_bytes).then(|| described(path.clone(), &meta));
+            match entry {
+                Some(entry) if remove_entry(&path).map_err(|e| context(e, &path))? => {
+                    held -= meta.len();
+                    pruned.removed.push(entry);
+                }
+                _ => {
+                    pruned.kept += 1;
+                    pruned.kept_bytes += meta.len();
+                }
             }
         }
         Ok(pruned)
@@ -330,21 +335,18 @@ mod tests {
         save(dir.path(), "mid", 100_000, 200);
         save(dir.path(), "new", 100_000, 100);
         std::fs::write(dir.path().join("tests--Blob").join("0000.memo"), b"junk").unwrap();
-        let listed: Vec<String> = tier
-            .entries()
-            .unwrap()
-            .into_iter()
-            .map(|e| e.memo)
-            .collect();
-        assert_eq!(listed, ["", "new", "mid", "old"]);
+        let listed = tier.entries().unwrap();
+        let memos: Vec<&str> = listed.iter().map(|e| e.memo.as_str()).collect();
+        assert_eq!(memos, ["", "new", "mid", "old"]);
+        assert!(listed[0].problem.as_deref().unwrap().contains("too short"));
 
-        let entry = tier.entries().unwrap()[1].bytes;
+        let entry = listed[1].bytes;
         let pruned = tier.prune(2 * entry + 10).unwrap();
         let removed: Vec<&str> = pruned.removed.iter().map(|e| e.memo.as_str()).collect();
-        assert_eq!(removed, ["", "old"], "the unreadable entry goes first");
-        assert_eq!((pruned.kept, pruned.kept_bytes), (2, 2 * entry));
+        assert_eq!(removed, ["old"], "least recently used first, until it fits");
+        assert_eq!((pruned.kept, pruned.kept_bytes), (3, 2 * entry + 4));
         assert!(tier.bytes() <= 2 * entry + 10);
-        assert_eq!(tier.clear().unwrap(), 2);
+        assert_eq!(tier.clear().unwrap(), 3);
         assert!(tier.entries().unwrap().is_empty());
     }
 

@@ -13,7 +13,7 @@ pub(crate) struct TierLimit {
     max: Option<u64>,
     tier: DiskTier,
     started: SystemTime,
-    /// The cache's saves (computes and spills) when the tier was last pruned.
+    /// The entries saved by the process when the tier was last pruned.
     saves: u64,
 }
 
@@ -31,8 +31,7 @@ impl TierLimit {
     /// last time; says so where it dropped entries this run used.
     pub(crate) fn keep(&mut self) {
         let Some(max) = self.max else { return };
-        let counters = memo::global_cache().totals();
-        let saves = counters.computes + counters.spills;
+        let saves = memo::disk::SAVES.load(std::sync::atomic::Ordering::Relaxed);
         if saves == self.saves {
             return;
         }

@@ -26,7 +26,7 @@ pub(crate) struct Cache {
 #[derive(Subcommand)]
 pub(crate) enum CacheAction {
     /// Remove the entries used least recently until the tier holds at most
-    /// SIZE (unreadable entries first); an entry a process is writing stays.
+    /// SIZE; an entry a process is writing stays.
     Prune {
         /// The size to keep the tier within, such as 50GiB.
         #[arg(long, value_name = "SIZE", value_parser = size)]
