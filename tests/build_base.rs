@@ -2,23 +2,12 @@
 //! crate whose bench prints which revision it was built from, so that the
 //! executable the tool prints can be told apart by running it.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn git(repo: &Path, args: &[&str]) {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=nnbench",
-            "-c",
-            "user.email=nnbench@example.com",
-        ])
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .expect("git runs");
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-}
+use support::git;
 
 /// A repository with one crate, its bench printing `says`, committed.
 fn repository(dir: &Path) -> PathBuf {

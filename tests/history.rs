@@ -276,6 +276,15 @@ fn steps_are_found_at_their_commit_and_judged_by_direction() {
     assert!((slower.change - 0.15).abs() < 0.02, "{}", slower.change);
     assert!(slower.p_value < 1e-6 && !slower.newest && slower.gated);
     assert_eq!(slower.previous[30..], *"0000000013");
+    // The step names the bisect that finds its commit, at half its change.
+    let bisect = format!(
+        "nnbench bisect {} {} --bench {} --case 'square/n=2' --fail-on time={:.1}%",
+        &slower.previous[..12],
+        &slower.commit[..12],
+        slower.bench,
+        slower.change * 50.0
+    );
+    assert_eq!(slower.bisect.as_deref(), Some(bisect.as_str()));
 
     // The tool: regressions only, unless --all; --fail only for a
     // regression at the newest commit.
@@ -288,6 +297,15 @@ fn steps_are_found_at_their_commit_and_judged_by_direction() {
     );
     assert!(
         support::said(&listed).contains("+1"),
+        "{}",
+        support::said(&listed)
+    );
+    assert!(
+        support::said(&listed).contains(&format!(
+            "to find the commit of each regression:\n  nnbench bisect {} {} --bench",
+            &slower.previous[..12],
+            &slower.commit[..12]
+        )),
         "{}",
         support::said(&listed)
     );

@@ -137,6 +137,23 @@ pub fn child_line(output: &std::process::Output) -> String {
         .unwrap_or_else(|| panic!("no child line in {}", said(output)))
 }
 
+/// Runs git in `repo` as a test's own committer; its trimmed output.
+pub fn git(repo: &std::path::Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=nnbench",
+            "-c",
+            "user.email=nnbench@example.com",
+        ])
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .expect("git runs");
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
 /// A process's stdout and stderr together, for messages in assertions.
 pub fn said(output: &std::process::Output) -> String {
     format!(

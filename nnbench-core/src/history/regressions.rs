@@ -97,6 +97,11 @@ pub struct FigureStep {
     pub gated: bool,
     /// The step is at the newest commit of its series.
     pub newest: bool,
+    /// The `nnbench bisect` command that finds the commit between
+    /// `previous` and `commit` that made the step, where both are commits:
+    /// the step's case alone, judged at half its change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<String>,
 }
 
 impl FigureStep {
@@ -409,6 +414,35 @@ fn series_steps<'a>(
             },
             gated: threshold.gated,
             newest: step.at + 1 == commits.len(),
+            bisect: bisect_command(
+                (commits[step.at - 1], commits[step.at]),
+                &track.bench,
+                &track.case,
+                &field.map_or_else(|| figure.to_string(), |f| format!("{figure}.{f}")),
+                step.after / step.before - 1.0,
+            ),
         })
         .collect()
+}
+
+/// `nnbench bisect GOOD BAD --bench B --case 'ID' --fail-on FIGURE=P%`,
+/// P half the change; `None` where a side is a run without git.
+fn bisect_command(
+    (good, bad): (&str, &str),
+    bench: &str,
+    case: &str,
+    figure: &str,
+    change: f64,
+) -> Option<String> {
+    let commit = |c: &str| !c.is_empty() && c.chars().all(|c| c.is_ascii_hexdigit());
+    if !(commit(good) && commit(bad)) {
+        return None;
+    }
+    let limit = (change.abs() * 50.0).max(0.5);
+    let quoted = format!("'{}'", case.replace('\'', r#"'\''"#));
+    Some(format!(
+        "nnbench bisect {} {} --bench {bench} --case {quoted} --fail-on {figure}={limit:.1}%",
+        &good[..good.len().min(12)],
+        &bad[..bad.len().min(12)],
+    ))
 }

@@ -34,6 +34,8 @@ pub(crate) struct Marker {
     pub label: String,
     /// Drawn as a regression (else as an improvement or a change).
     pub regressed: bool,
+    /// The command that finds the step's commit, shown on hover.
+    pub bisect: Option<String>,
 }
 
 pub(crate) struct Chart {
@@ -71,9 +73,14 @@ impl Chart {
             } else {
                 "step"
             };
+            let title = marker
+                .bisect
+                .as_deref()
+                .map(|command| format!("<title>{}</title>", escape(command)))
+                .unwrap_or_default();
             let _ = write!(
                 out,
-                r#"<line class="{class}" x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}"/><text class="{class}" x="{:.1}" y="{}">{}</text>"#,
+                r#"<g class="{class}">{title}<line class="{class}" x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}"/><text class="{class}" x="{:.1}" y="{}">{}</text></g>"#,
                 HEIGHT - BOTTOM,
                 x + 3.0,
                 TOP + 11.0,
@@ -181,12 +188,16 @@ mod tests {
                 x: 2.0,
                 label: "+50%".into(),
                 regressed: true,
+                bisect: Some("nnbench bisect a1b2 c3d4 --bench b --case 'x'".into()),
             }],
         };
         let svg = chart.svg();
         assert!(svg.contains("time of &lt;model&gt; &amp; co"));
         assert!(chart.html().contains("case &quot;x&quot;</span>"));
         assert!(svg.contains(r#"class="step regressed""#));
+        assert!(
+            svg.contains("<title>nnbench bisect a1b2 c3d4 --bench b --case &#39;x&#39;</title>")
+        );
         assert_eq!(svg.matches("<circle").count(), 3);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
     }

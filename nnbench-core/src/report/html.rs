@@ -146,11 +146,11 @@ fn summary(body: &mut String, steps: &[FigureStep]) {
         body.push_str("<p class=\"ok\">No regressions found along the commits.</p>");
         return;
     }
-    body.push_str("<h2>Regressions</h2><table class=\"steps\"><tr><th>case</th><th>figure</th><th>first commit</th><th>before</th><th>after</th><th>change</th><th>p-value</th></tr>");
+    body.push_str("<h2>Regressions</h2><table class=\"steps\"><tr><th>case</th><th>figure</th><th>first commit</th><th>before</th><th>after</th><th>change</th><th>p-value</th><th>find the commit</th></tr>");
     for step in regressed {
         let _ = write!(
             body,
-            "<tr><td>{}</td><td>{}</td><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td class=\"bad\">{:+.1}%</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td class=\"bad\">{:+.1}%</td><td>{}</td><td><code>{}</code></td></tr>",
             escape(&step.case),
             escape(&step.name()),
             escape(&short(&step.commit)),
@@ -158,7 +158,8 @@ fn summary(body: &mut String, steps: &[FigureStep]) {
             escape(&format_figure(step.figure, step.before)),
             escape(&format_figure(step.figure, step.after)),
             100.0 * step.change,
-            p_value(step.p_value)
+            p_value(step.p_value),
+            escape(step.bisect.as_deref().unwrap_or("-"))
         );
     }
     body.push_str("</table>");
@@ -300,6 +301,7 @@ impl Section<'_> {
                             x: *place.get(s.commit.as_str())? as f64,
                             label: format!("{:+.0}%", 100.0 * s.change),
                             regressed: s.verdict == Verdict::Regressed,
+                            bisect: s.bisect.clone(),
                         })
                     })
                     .collect();

@@ -18,6 +18,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value as Json;
 
 /// What to build, as the command line says.
+#[derive(Clone)]
 pub struct Request {
     pub revision: String,
     pub bench: String,
@@ -39,7 +40,7 @@ pub enum BuildError {
     UnknownRevision(String),
     #[error("revision {revision} did not build bench `{bench}` (cargo's messages are above)")]
     BuildFailed { revision: String, bench: String },
-    #[error("revision {revision} has no bench `{bench}`: cargo built no executable of that name")]
+    #[error("revision {revision} did not build bench `{bench}`: it has no bench of that name")]
     NoSuchBench { revision: String, bench: String },
     #[error("{}: {source}", path.display())]
     File {
@@ -50,50 +51,109 @@ pub enum BuildError {
 
 /// Builds the base as `request` says; returns the executable's path.
 pub fn run(request: &Request) -> Result<PathBuf, BuildError> {
-    let top = PathBuf::from(git(None, &["rev-parse", "--show-toplevel"]).map_err(|e| {
-        BuildError::NotARepository(match e {
-            BuildError::Command { why, .. } => why,
-            other => other.to_string(),
-        })
-    })?);
-    // Where the current folder sits in the repository: the base is built
-    // from the same place in its checkout.
-    let prefix = git(None, &["rev-parse", "--show-prefix"])?;
-    let commit = git(
-        Some(&top),
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("{}^{{commit}}", request.revision),
-        ],
-    )
-    .map_err(|_| BuildError::UnknownRevision(request.revision.clone()))?;
-    let base_dir = target_dir()?.join("nnbench").join("base");
-    let worktree = base_dir.join("worktree");
-    check_out(&top, &worktree, &commit)?;
-    eprintln!(
-        "build-base: building bench `{}` of {} ({}) in {}",
-        request.bench,
-        request.revision,
-        short(&commit),
-        worktree.display()
-    );
-    let built = build(
-        &worktree.join(&prefix),
-        &base_dir.join("target"),
-        request,
-        &commit,
-    )?;
-    let out = base_dir.join(format!("{}-{}", request.bench, short(&commit)));
-    std::fs::copy(&built, &out).map_err(|source| BuildError::File {
-        path: out.clone(),
-        source,
-    })?;
-    Ok(out)
+    let bases = Bases::here()?;
+    let commit = bases.commit(&request.revision)?;
+    bases.build(request, &commit)
 }
 
-fn short(commit: &str) -> &str {
+/// The repository around the current folder, and where its bases are
+/// checked out, built and kept.
+pub struct Bases {
+    /// The repository's top folder.
+    pub top: PathBuf,
+    /// Where the current folder sits in the repository: a base is built
+    /// from the same place in its checkout.
+    prefix: String,
+    /// `target/nnbench/base`.
+    dir: PathBuf,
+}
+
+impl Bases {
+    /// Those of the repository around the current folder.
+    pub fn here() -> Result<Self, BuildError> {
+        let top = PathBuf::from(git(None, &["rev-parse", "--show-toplevel"]).map_err(|e| {
+            BuildError::NotARepository(match e {
+                BuildError::Command { why, .. } => why,
+                other => other.to_string(),
+            })
+        })?);
+        let prefix = git(None, &["rev-parse", "--show-prefix"])?;
+        Ok(Self {
+            top,
+            prefix,
+            dir: target_dir()?.join("nnbench").join("base"),
+        })
+    }
+
+    /// The commit `revision` names.
+    pub fn commit(&self, revision: &str) -> Result<String, BuildError> {
+        git(
+            Some(&self.top),
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{revision}^{{commit}}"),
+            ],
+        )
+        .map_err(|_| BuildError::UnknownRevision(revision.to_owned()))
+    }
+
+    /// The executable of `request`'s bench at `commit`: built once, and
+    /// kept under a name of the bench, the commit and the package and
+    /// features asked for, where the next request for it finds it.
+    pub fn build(&self, request: &Request, commit: &str) -> Result<PathBuf, BuildError> {
+        let out = self.dir.join(self.name(request, commit));
+        if out.is_file() {
+            return Ok(out);
+        }
+        let worktree = self.dir.join("worktree");
+        check_out(&self.top, &worktree, commit)?;
+        eprintln!(
+            "build-base: building bench `{}` of {} ({}) in {}",
+            request.bench,
+            request.revision,
+            short(commit),
+            worktree.display()
+        );
+        let built = build(
+            &worktree.join(&self.prefix),
+            &self.dir.join("target"),
+            request,
+            commit,
+        )?;
+        std::fs::copy(&built, &out).map_err(|source| BuildError::File {
+            path: out.clone(),
+            source,
+        })?;
+        Ok(out)
+    }
+
+    /// `BENCH-COMMIT`, then `-pPACKAGE` and `-fFEATURES` where asked for.
+    fn name(&self, request: &Request, commit: &str) -> String {
+        let mut name = format!("{}-{}", request.bench, short(commit));
+        for (mark, asked) in [("-p", &request.package), ("-f", &request.features)] {
+            if let Some(asked) = asked {
+                name.push_str(mark);
+                name.extend(asked.chars().map(|c| {
+                    if c.is_ascii_alphanumeric() || "_-,".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                }));
+            }
+        }
+        name
+    }
+
+    /// Runs git in the repository; its trimmed output.
+    pub fn git(&self, args: &[&str]) -> Result<String, BuildError> {
+        git(Some(&self.top), args)
+    }
+}
+
+pub fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
 
@@ -157,6 +217,13 @@ fn build(
     request: &Request,
     commit: &str,
 ) -> Result<PathBuf, BuildError> {
+    let revision = || format!("{} ({})", request.revision, short(commit));
+    if !has_bench(dir, request) {
+        return Err(BuildError::NoSuchBench {
+            revision: revision(),
+            bench: request.bench.clone(),
+        });
+    }
     let mut args: Vec<OsString> = [
         "bench",
         "--no-run",
@@ -196,7 +263,6 @@ fn build(
     let status = child
         .wait()
         .map_err(|e| command_error("cargo bench --no-run", e.to_string()))?;
-    let revision = || format!("{} ({})", request.revision, short(commit));
     if !status.success() {
         return Err(BuildError::BuildFailed {
             revision: revision(),
@@ -207,6 +273,38 @@ fn build(
         revision: revision(),
         bench: request.bench.clone(),
     })
+}
+
+/// Whether the workspace in `dir` has the bench asked for (in the package
+/// asked for): its manifests say so even where its code does not build. A
+/// manifest cargo cannot read is left to the build to report.
+fn has_bench(dir: &Path, request: &Request) -> bool {
+    let Ok(output) = Command::new(cargo())
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .current_dir(dir)
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return true;
+    };
+    let Ok(metadata) = serde_json::from_slice::<Json>(&output.stdout) else {
+        return true;
+    };
+    let packages = metadata["packages"].as_array().into_iter().flatten();
+    packages
+        .filter(|p| {
+            request
+                .package
+                .as_deref()
+                .is_none_or(|name| p["name"] == name)
+        })
+        .flat_map(|p| p["targets"].as_array().into_iter().flatten())
+        .any(|t| {
+            t["name"] == request.bench.as_str()
+                && t["kind"]
+                    .as_array()
+                    .is_some_and(|kinds| kinds.iter().any(|k| k == "bench"))
+        })
 }
 
 /// The executable of bench `bench` that a cargo message reports built.

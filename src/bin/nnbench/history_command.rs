@@ -185,6 +185,15 @@ fn regressions(
                 println!("no {what} in {}", path.display());
             } else {
                 println!("{table}\n{} {what} in {}", steps.len(), path.display());
+                let commands: Vec<&str> = steps
+                    .iter()
+                    .filter(|s| s.verdict == Verdict::Regressed)
+                    .filter_map(|s| s.bisect.as_deref())
+                    .collect();
+                if !commands.is_empty() {
+                    println!("\nto find the commit of each regression:");
+                    commands.iter().for_each(|c| println!("  {c}"));
+                }
             }
         }
     }

@@ -5,6 +5,7 @@
 //! Exit status: 0 fine, 1 a regression (or a failed case) found, 2 bad
 //! input, with a message naming the file.
 
+mod bisect;
 mod build_base;
 mod cache_command;
 mod history_command;
@@ -57,6 +58,16 @@ enum Command {
         #[arg(short = 'F', long, value_name = "FEATURES")]
         features: Option<String>,
     },
+    /// Find the first commit between GOOD and BAD at which a selected case
+    /// regressed: each commit tried is built (once; kept under
+    /// target/nnbench/base) and run paired against GOOD's build. A commit
+    /// that does not build is skipped; the boundary found is confirmed by a
+    /// second paired run of the commits on each side. Exit 0 when it ran,
+    /// 1 when GOOD does not build, 2 on bad input.
+    #[command(after_help = "Examples:
+  nnbench bisect v0.3.0 HEAD --bench sweep --fail-on time=2%
+  nnbench bisect main~20 main --bench mnist -F tch --case model=small --format markdown")]
+    Bisect(bisect::Bisect),
     /// Compare HEAD against BASE, case by case; exit 1 if any case regressed
     /// or fails in HEAD.
     ///
@@ -313,6 +324,7 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
             write(out.as_deref(), &text)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Bisect(bisect) => bisect::run(bisect),
         Command::Cache(cache) => cache_command::run(cache),
         Command::History { history, command } => history_command::run(history, command),
         Command::Merge { records, out } => {
@@ -359,7 +371,7 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
     }
 }
 
-fn write(out: Option<&std::path::Path>, text: &str) -> Result<(), String> {
+pub(crate) fn write(out: Option<&std::path::Path>, text: &str) -> Result<(), String> {
     match out {
         Some(path) => std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display())),
         None => {

@@ -1,0 +1,161 @@
+//! Judging one commit of a bisection: its bench built (once, kept under
+//! `target/nnbench/base/`), then run paired against GOOD's build on the
+//! selected cases, and its record judged as `nnbench compare --paired`
+//! judges one. Every build runs from the same target folder, so the
+//! fixtures its cases persist are computed once, for all of them.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use nnbench_core::RunRecord;
+use nnbench_core::compare::Thresholds;
+use nnbench_core::record::Verdict as CaseVerdict;
+use serde::Serialize;
+
+use super::search::Verdict;
+use crate::build_base::{Bases, BuildError, Request, short};
+
+/// How a selected case moved at a commit, against GOOD.
+#[derive(Clone, Debug, Serialize)]
+pub struct Shift {
+    /// The case's id.
+    pub case: String,
+    /// `regressed`, `improved`, `unchanged`...
+    pub verdict: String,
+    /// Head over base, the paired estimate (time); `None` where the
+    /// case was not paired (it failed, or GOOD lacks it).
+    pub estimate: Option<f64>,
+    /// Its 99% interval.
+    pub interval: Option<[f64; 2]>,
+    /// The clock the rounds were judged on.
+    pub clock: Option<String>,
+    /// How many rounds measured both builds.
+    pub rounds: Option<u32>,
+}
+
+/// What a judged commit's cases did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Judged {
+    /// The cases that regressed.
+    pub regressed: Vec<String>,
+    /// Every selected case.
+    pub cases: Vec<Shift>,
+}
+
+/// Builds and runs commits against GOOD's build.
+pub struct Judge<'a> {
+    pub bases: &'a Bases,
+    pub request: Request,
+    pub good: PathBuf,
+    pub filter: Option<String>,
+    pub fail_on: Option<String>,
+    pub thresholds: Thresholds,
+    pub max_rounds: Option<u32>,
+    /// Where the paired runs write their records.
+    pub records: &'a Path,
+    /// The commits whose executable was built or found built.
+    pub built: BTreeSet<String>,
+}
+
+impl Judge<'_> {
+    /// Judges `commit`: skipped where it does not build or its paired run
+    /// ends without a record.
+    pub fn judge(&mut self, commit: &str) -> Verdict<Judged> {
+        let request = Request {
+            revision: short(commit).to_owned(),
+            ..self.request.clone()
+        };
+        let exe = match self.bases.build(&request, commit) {
+            Ok(exe) => exe,
+            Err(error @ (BuildError::BuildFailed { .. } | BuildError::NoSuchBench { .. })) => {
+                return Verdict::Skipped(error.to_string());
+            }
+            Err(other) => return Verdict::Skipped(other.to_string()),
+        };
+        self.built.insert(commit.to_owned());
+        match self.paired(&exe, commit) {
+            Ok(judged) if judged.regressed.is_empty() => Verdict::Good(judged),
+            Ok(judged) => Verdict::Regressed(judged),
+            Err(why) => Verdict::Skipped(why),
+        }
+    }
+
+    /// Runs `exe` paired against GOOD's build; its cases judged.
+    fn paired(&self, exe: &Path, commit: &str) -> Result<Judged, String> {
+        let out = self.records.join(format!("{}.json", short(commit)));
+        let _ = std::fs::remove_file(&out);
+        let mut command = Command::new(exe);
+        command
+            .arg("--bench")
+            .arg("--paired")
+            .arg(&self.good)
+            .args(["--quiet", "--out"])
+            .arg(&out);
+        if let Some(spec) = &self.fail_on {
+            command.args(["--fail-on", spec]);
+        }
+        if let Some(rounds) = self.max_rounds {
+            command.args(["--max-rounds", &rounds.to_string()]);
+        }
+        if let Some(filter) = &self.filter {
+            command.arg(filter);
+        }
+        let output = command
+            .output()
+            .map_err(|e| format!("{} did not start: {e}", exe.display()))?;
+        let record = RunRecord::read(&out).map_err(|e| {
+            let said = String::from_utf8_lossy(&output.stderr);
+            let last: Vec<&str> = said.lines().rev().take(3).collect();
+            format!(
+                "its paired run ended ({}) without a record ({e}){}",
+                output.status,
+                if last.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ": {}",
+                        last.into_iter().rev().collect::<Vec<_>>().join(" / ")
+                    )
+                }
+            )
+        })?;
+        Ok(judged(&record, &self.thresholds))
+    }
+}
+
+/// The cases of a paired run's `record`, judged under `thresholds`.
+pub fn judged(record: &RunRecord, thresholds: &Thresholds) -> Judged {
+    let comparison = nnbench_core::compare::paired(record, thresholds);
+    let regressed = comparison
+        .cases
+        .iter()
+        .filter(|c| c.regressed())
+        .map(|c| c.id.clone())
+        .collect();
+    let cases = comparison
+        .cases
+        .iter()
+        .map(|c| {
+            let paired = record.case(&c.id).and_then(|r| r.paired.as_ref());
+            Shift {
+                case: c.id.clone(),
+                verdict: verdict_name(c.verdict).to_owned(),
+                estimate: paired.map(|p| p.estimate).filter(|e| e.is_finite()),
+                interval: paired.map(|p| p.interval),
+                clock: paired.map(|p| format!("{:?}", p.clock).to_lowercase()),
+                rounds: paired.map(|p| p.rounds),
+            }
+        })
+        .collect();
+    Judged { regressed, cases }
+}
+
+fn verdict_name(verdict: CaseVerdict) -> &'static str {
+    match verdict {
+        CaseVerdict::Regressed => "regressed",
+        CaseVerdict::Improved => "improved",
+        CaseVerdict::Unchanged => "unchanged",
+        _ => "not comparable",
+    }
+}

@@ -1,0 +1,265 @@
+//! `nnbench bisect` on a history of a crate of its own, generated here: 16
+//! commits, where commit 4 does not build, commit 5 fixes it, and commit 9
+//! makes one case 5% slower. Every commit's bench is built once (into a
+//! target folder kept between runs of this test, so that its dependencies
+//! build once) and judged by paired runs.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::{Mutex, PoisonError};
+
+use serde_json::Value as Json;
+
+use support::git;
+
+/// The crate's work: `slow_part` does 5% more of it from commit 9 on, and
+/// commit 4 does not compile.
+fn library(commit: usize) -> String {
+    let slow = if commit >= 9 { 105 } else { 100 };
+    let broken = if commit == 4 { "let" } else { "" };
+    format!(
+        "//! Commit {commit}.\n\n\
+         pub const STEADY: u64 = 100;\n\
+         pub const SLOW: u64 = {slow}; {broken}\n\n\
+         /// Arithmetic in proportion to `units`.\n\
+         pub fn spin(units: u64) -> u64 {{\n\
+         \x20   (0..units * 2_000).fold(1u64, |acc, i| std::hint::black_box(acc.wrapping_mul(6364136223846793005).wrapping_add(i)))\n\
+         }}\n"
+    )
+}
+
+const BENCH: &str = "\
+#[nnbench::benchmark]
+fn steady() -> u64 {
+    bisected::spin(bisected::STEADY)
+}
+
+#[nnbench::benchmark]
+fn slow_part() -> u64 {
+    bisected::spin(bisected::SLOW)
+}
+
+nnbench::main!();
+";
+
+/// The repository: commits 0 to 15 on `main`, and `side`, a branch off
+/// commit 3.
+fn repository(dir: &Path) -> (PathBuf, Vec<String>) {
+    let repo = dir.join("bisected");
+    std::fs::create_dir_all(repo.join("benches")).unwrap();
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    let nnbench = env!("CARGO_MANIFEST_DIR");
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"bisected\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+             # A workspace of its own, wherever its checkouts lie.\n[workspace]\n\n\
+             [dev-dependencies]\nnnbench = {{ path = {nnbench:?} }}\n\n\
+             [[bench]]\nname = \"speed\"\nharness = false\n\n\
+             # Built quickly: the commits are told apart by their work, not by the compiler.\n\
+             [profile.bench]\nopt-level = 1\ndebug = false\nincremental = false\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(repo.join("benches/speed.rs"), BENCH).unwrap();
+    std::fs::write(repo.join(".gitignore"), "/target\n").unwrap();
+    git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
+    let mut commits = Vec::new();
+    for commit in 0..16 {
+        std::fs::write(repo.join("src/lib.rs"), library(commit)).unwrap();
+        git(&repo, &["add", "-A"]);
+        let subject = match commit {
+            4 => "commit 4: breaks the build".to_owned(),
+            5 => "commit 5: fixes the build".to_owned(),
+            9 => "commit 9: slow_part does 5% more".to_owned(),
+            n => format!("commit {n}"),
+        };
+        git(&repo, &["commit", "--quiet", "-m", &subject]);
+        commits.push(git(&repo, &["rev-parse", "HEAD"]));
+    }
+    git(&repo, &["checkout", "--quiet", "-b", "side", &commits[3]]);
+    std::fs::write(repo.join("src/side.rs"), "").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "--quiet", "-m", "side"]);
+    git(&repo, &["checkout", "--quiet", "main"]);
+    (repo, commits)
+}
+
+/// The tests share where the benches are built, and its checkout.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Where the commits' benches are built: kept between runs of the test,
+/// without the executables of earlier runs.
+fn target() -> PathBuf {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bisect-target");
+    let bases = target.join("nnbench/base");
+    for entry in std::fs::read_dir(&bases).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().starts_with("speed-") {
+            std::fs::remove_file(entry.path()).unwrap();
+        }
+    }
+    target
+}
+
+fn bisect(repo: &Path, target: &Path, good: &str, bad: &str) -> Output {
+    support::tool()
+        .args([
+            "bisect",
+            good,
+            bad,
+            "--bench",
+            "speed",
+            "--fail-on",
+            "time=2%",
+        ])
+        .args(["--max-rounds", "30", "--format", "json"])
+        .current_dir(repo)
+        .env("CARGO_TARGET_DIR", target)
+        .output()
+        .expect("nnbench runs")
+}
+
+fn json(output: &Output) -> Json {
+    assert_eq!(output.status.code(), Some(0), "{}", support::said(output));
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", support::said(output)))
+}
+
+#[test]
+fn bisect_names_the_commit_that_made_a_case_slower() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, commits) = repository(dir.path());
+    let target = target();
+
+    let found = json(&bisect(&repo, &target, &commits[0], &commits[15]));
+    let first = &found["first_regressed"];
+    assert_eq!(first["commit"], commits[9].as_str(), "{found:#}");
+    assert_eq!(first["subject"], "commit 9: slow_part does 5% more");
+    assert_eq!(
+        first["cases"],
+        serde_json::json!(["slow_part"]),
+        "{found:#}"
+    );
+    assert_eq!(first["confirmed"], true);
+    let estimate = first["shifts"][0]["estimate"].as_f64().unwrap();
+    assert!((1.02..1.09).contains(&estimate), "{estimate}");
+    assert_eq!(found["last_good"], commits[8].as_str());
+    let builds = found["builds"].as_u64().unwrap();
+    assert!(builds <= 8, "{builds} builds: {found:#}");
+    let steps = found["steps"].as_array().unwrap();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["confirmation"] == true && s["commit"] == commits[8].as_str())
+    );
+    // Commit 4 lies outside the halves this search visits.
+    assert!(found["skipped"].as_array().unwrap().is_empty(), "{found:#}");
+
+    // Below commit 9 nothing regressed: nothing is found.
+    let none = json(&bisect(&repo, &target, &commits[0], &commits[8]));
+    assert_eq!(none["first_regressed"], Json::Null, "{none:#}");
+    assert_eq!(none["steps"].as_array().unwrap().len(), 1);
+
+    // Over 0..9 the middle is the commit that does not build: it is
+    // skipped and named, and its neighbour judged instead.
+    let skipping = json(&bisect(&repo, &target, &commits[0], &commits[9]));
+    assert_eq!(
+        skipping["first_regressed"]["commit"],
+        commits[9].as_str(),
+        "{skipping:#}"
+    );
+    assert_eq!(skipping["skipped"], serde_json::json!([commits[4]]));
+    let why = skipping["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["commit"] == commits[4].as_str())
+        .map(|s| s["why"].as_str().unwrap().to_owned())
+        .unwrap();
+    assert!(why.contains("did not build bench `speed`"), "{why}");
+
+    // The text names the commit and the case, the markdown too.
+    let text = support::tool()
+        .args(["bisect", &commits[7], &commits[10], "--bench", "speed"])
+        .args([
+            "--fail-on",
+            "time=2%",
+            "--max-rounds",
+            "30",
+            "--case",
+            "slow",
+        ])
+        .current_dir(&repo)
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .unwrap();
+    let said = support::said(&text);
+    assert_eq!(text.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!("first regressed: {}", &commits[9][..12])),
+        "{said}"
+    );
+    assert!(said.contains("slow_part +"), "{said}");
+    assert!(
+        !said.contains("steady"),
+        "--case slow leaves steady out: {said}"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_and_a_good_that_does_not_build_is_exit_1() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, commits) = repository(dir.path());
+    let target = target();
+    let side = git(&repo, &["rev-parse", "side"]);
+    let refused = |good: &str, bad: &str, bench: &str, says: &str| {
+        let mut words = bench.split(' ');
+        let out = support::tool()
+            .args(["bisect", good, bad, "--bench"])
+            .args(words.by_ref().take(1))
+            .args(words)
+            .current_dir(&repo)
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", support::said(&out));
+        assert!(
+            support::said(&out).contains(says),
+            "{}",
+            support::said(&out)
+        );
+    };
+    refused(&side, &commits[15], "speed", "is not an ancestor of BAD");
+    refused(
+        "no-such-rev",
+        &commits[15],
+        "speed",
+        "`no-such-rev` is not a revision",
+    );
+    refused(
+        &commits[0],
+        &commits[15],
+        "sweep",
+        "has no bench of that name",
+    );
+    refused(&commits[5], &commits[5], "speed", "nothing lies between");
+    refused(
+        &commits[0],
+        &commits[15],
+        "speed --fail-on time=lots",
+        "--fail-on time=lots",
+    );
+
+    let broken = support::tool()
+        .args(["bisect", &commits[4], &commits[6], "--bench", "speed"])
+        .current_dir(&repo)
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .unwrap();
+    assert_eq!(broken.status.code(), Some(1), "{}", support::said(&broken));
+    assert!(support::said(&broken).contains("GOOD does not build"));
+}
