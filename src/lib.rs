@@ -105,6 +105,7 @@ pub mod book {
         Record = "../docs/src/record.md",
         Tracking = "../docs/src/tracking.md",
         History = "../docs/src/history.md",
+        Bisect = "../docs/src/bisect.md",
         Sharding = "../docs/src/sharding.md",
         Torch = "../docs/src/torch.md",
     }

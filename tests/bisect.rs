@@ -147,6 +147,13 @@ fn bisect_names_the_commit_that_made_a_case_slower() {
     let estimate = first["shifts"][0]["estimate"].as_f64().unwrap();
     assert!((1.02..1.09).contains(&estimate), "{estimate}");
     assert_eq!(found["last_good"], commits[8].as_str());
+    // The boundary's differential flamegraph: commit 9 against commit 8.
+    let profile = first["profiles"][0]
+        .as_str()
+        .unwrap_or_else(|| panic!("{found:#}"));
+    assert!(profile.ends_with("diff/slow_part.svg"), "{profile}");
+    let svg = std::fs::read_to_string(profile).unwrap();
+    assert!(svg.contains("grew most: "), "{svg}");
     let builds = found["builds"].as_u64().unwrap();
     assert!(builds <= 8, "{builds} builds: {found:#}");
     let steps = found["steps"].as_array().unwrap();

@@ -61,6 +61,25 @@ fn waits() -> u64 {
     support::spin(300_000, &[3; 64])
 }
 
+/// Work that no build changes.
+#[inline(never)]
+fn steady_part(units: u64) -> u64 {
+    support::spin(units, &[5; 64])
+}
+
+/// Work that a build may make slower ([`EXTRA`] naming its case).
+#[inline(never)]
+fn slow_part(units: u64) -> u64 {
+    support::spin(units, &[7; 64])
+}
+
+#[nnbench::parametrize([(which = 1), (which = 2)])]
+fn profiled(which: u64) -> u64 {
+    let id = format!("profiled/which={which}");
+    let slow = 100_000 + 100_000 * support::extra_work(EXTRA, &id) / 100;
+    steady_part(100_000) + slow_part(slow)
+}
+
 fn main() {
     let bench = std::env::var(BENCH).unwrap_or_else(|_| "paired".into());
     support::main(
@@ -73,6 +92,7 @@ fn main() {
             a_call_that_waits_longer_fails_though_its_cpu_time_did_not,
             a_base_executable_runs_from_a_copy_beside_the_heads,
             counted_builds_are_paired_once_by_their_instructions,
+            a_regressed_case_gets_a_differential_flamegraph_and_an_unchanged_one_none,
         ),
     );
 }
@@ -376,4 +396,73 @@ fn a_base_executable_runs_from_a_copy_beside_the_heads() {
     assert!(0.9 < p.estimate && p.estimate < 1.1, "{p:?}");
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
     assert!(left.is_empty(), "the copies are removed: {left:?}");
+}
+
+fn a_regressed_case_gets_a_differential_flamegraph_and_an_unchanged_one_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = build(dir.path(), "base", &[]);
+    let output = support::bench_binary()
+        .env("CARGO_TARGET_DIR", dir.path())
+        .env_remove(EXTRA)
+        .env_remove(ABORT)
+        .env_remove(BENCH)
+        .env_remove(WAIT)
+        .env(EXTRA, "profiled/which=1:100")
+        .args(["--bench", "--paired"])
+        .arg(&base)
+        .args(["--profile", "--max-rounds", "40", "profiled/"])
+        .output()
+        .expect("the bench runs");
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    let record = latest(dir.path());
+    let find = |id: &str| record.cases.iter().find(|c| c.id == id).unwrap();
+    let slower = find("profiled/which=1");
+    assert_eq!(slower.paired.as_ref().unwrap().verdict, Verdict::Regressed);
+    let path = slower
+        .profile
+        .as_ref()
+        .unwrap_or_else(|| panic!("a differential flamegraph: {:?}", slower.warnings));
+    let diff = std::path::absolute(dir.path().join("nnbench/paired/profiles/diff")).unwrap();
+    assert!(path.starts_with(&diff), "{}", path.display());
+    let svg = std::fs::read_to_string(path).unwrap();
+    assert!(svg.contains("base build against this one"), "{svg}");
+    // Twice the work in slow_part: its time per call grew (red), the
+    // steady part's did not (white).
+    let fill = |frame: &str| -> String {
+        let at = svg
+            .find(&format!("<title>{frame} ("))
+            .unwrap_or_else(|| panic!("{frame} in the flamegraph"));
+        let from = at + svg[at..].find("fill=\"rgb(").unwrap() + 10;
+        svg[from..from + svg[from..].find(')').unwrap()].to_owned()
+    };
+    assert!(
+        fill("paired::slow_part").starts_with("255,"),
+        "{}",
+        fill("paired::slow_part")
+    );
+    let steady = fill("paired::steady_part");
+    assert!(!steady.starts_with("255,"), "{steady}");
+    let grew = &svg[svg.find("grew most: ").expect("a frame grew")..];
+    let grew = &grew[..grew.find('<').unwrap_or(grew.len())];
+    assert!(grew.contains("paired::slow_part +"), "{grew}");
+    assert!(!grew.contains("steady_part"), "{grew}");
+    let unchanged = find("profiled/which=2");
+    assert_ne!(
+        unchanged.paired.as_ref().unwrap().verdict,
+        Verdict::Regressed
+    );
+    assert!(unchanged.profile.is_none(), "{:?}", unchanged.profile);
+    // Compare's markdown links it.
+    let compared = support::tool()
+        .args(["compare", "--paired"])
+        .arg(dir.path().join("nnbench/paired/latest.json"))
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&compared.stdout).contains("[flamegraph]("),
+        "{}",
+        support::said(&compared)
+    );
 }

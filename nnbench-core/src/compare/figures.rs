@@ -62,6 +62,7 @@ pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> Case
         figures,
         verdict,
         notes,
+        profile: super::profile_of(head),
     }
 }
 

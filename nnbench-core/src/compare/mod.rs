@@ -114,6 +114,10 @@ pub struct CaseComparison {
     /// a regression beyond its limit still fails.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trade_off: bool,
+    /// The head's flamegraph of the case (`--profile`): of a paired run's
+    /// regressed case, the differential one of the base build against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
 }
 
 impl CaseComparison {
@@ -331,5 +335,11 @@ fn one_sided(case: &CaseRecord, presence: Presence) -> CaseComparison {
         verdict: Verdict::NotComparable,
         notes: Vec::new(),
         trade_off: false,
+        profile: profile_of(case),
     }
+}
+
+/// Where `case`'s flamegraph is, as a comparison names it.
+fn profile_of(case: &CaseRecord) -> Option<String> {
+    case.profile.as_ref().map(|p| p.display().to_string())
 }

@@ -61,6 +61,7 @@ pub fn paired(record: &RunRecord, thresholds: &Thresholds) -> Comparison {
                 verdict: Verdict::Regressed,
                 notes: Vec::new(),
                 trade_off: false,
+                profile: None,
             }),
             (None, None) => new.push(super::one_sided(case, Presence::New)),
         }
@@ -79,6 +80,7 @@ pub fn paired(record: &RunRecord, thresholds: &Thresholds) -> Comparison {
                 verdict: Verdict::NotComparable,
                 notes: Vec::new(),
                 trade_off: false,
+                profile: None,
             }),
     );
     let head = super::side(record);

@@ -239,6 +239,20 @@ fn table(c: &Comparison, color: bool) -> String {
     out
 }
 
+/// `case`'s details, and a link to its flamegraph where it has one.
+fn details_linked(case: &CaseComparison) -> String {
+    let details = cell(&details(case));
+    match &case.profile {
+        Some(path) => format!(
+            "{details} [flamegraph]({})",
+            path.replace(' ', "%20")
+                .replace('(', "%28")
+                .replace(')', "%29")
+        ),
+        None => details,
+    }
+}
+
 fn markdown(c: &Comparison) -> String {
     let icon = if c.fails() { "❌" } else { "✅" };
     let mut out = format!("### {icon} nnbench: {}\n\n{}\n\n", header(c), c.summary());
@@ -259,7 +273,7 @@ fn markdown(c: &Comparison) -> String {
             "| `{}` | {} | {} |",
             cell(&case.id),
             status(case),
-            cell(&details(case))
+            details_linked(case)
         );
     }
     out.push_str(&head_figures(c));

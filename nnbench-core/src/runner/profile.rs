@@ -60,10 +60,47 @@ pub(crate) fn take(
         let mut out = std::io::BufWriter::new(file);
         folded.svg(id, &mut out)?;
         out.flush()
+    })
+    .and_then(|()| {
+        // The stacks themselves, beside: what a differential flamegraph
+        // of two builds is drawn from, and what other tools read.
+        atomic_file::write(&folded_path(&path), |file| {
+            let mut out = std::io::BufWriter::new(file);
+            for line in folded.lines() {
+                writeln!(out, "{line}")?;
+            }
+            out.flush()
+        })
     });
     Ok(written
         .map(|()| path.clone())
         .map_err(|error| format!("could not write {}: {}", path.display(), error.into_io())))
+}
+
+/// The folded stacks beside the flamegraph at `svg`: `<case>.folded`.
+pub(crate) fn folded_path(svg: &Path) -> PathBuf {
+    svg.with_extension("folded")
+}
+
+/// Draws the differential flamegraph of case `id` from the folded stacks
+/// of the base build and of this one into `dir/diff`, a call of this one
+/// taking `ratio` times as long: the head's stacks, each frame red where
+/// its time per call grew, blue where it fell. Returns its path, or why
+/// there is none.
+pub(crate) fn differential(
+    id: &str,
+    (base, head): (&str, &str),
+    ratio: f64,
+    dir: &Path,
+) -> std::result::Result<PathBuf, String> {
+    let path = path_of(&dir.join("diff"), id);
+    atomic_file::write(&path, |file| {
+        let mut out = std::io::BufWriter::new(file);
+        crate::measure::profile::differential(id, base, head, ratio, &mut out)?;
+        out.flush()
+    })
+    .map(|()| path.clone())
+    .map_err(|error| format!("could not write {}: {}", path.display(), error.into_io()))
 }
 
 /// Where the flamegraphs of a run go: the run's folder for them, else

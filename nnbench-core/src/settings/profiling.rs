@@ -9,8 +9,10 @@ pub(crate) struct Profiling {
     /// After timing each case, sample its calls (memo loading, hooks and
     /// the harness left out) for the measurement time (1s unless set) and
     /// draw a flamegraph of them: target/nnbench/<bench>/profiles/<case>.svg,
-    /// its path in the record's `profile`.
-    #[arg(long, conflicts_with_all = ["instructions", "base"])]
+    /// its path in the record's `profile`. With --paired, for each case
+    /// that regressed, a differential flamegraph of the base build against
+    /// this one: target/nnbench/<bench>/profiles/diff/<case>.svg.
+    #[arg(long, conflicts_with_all = ["instructions"])]
     pub profile: bool,
     /// Where the flamegraphs go: set by a bench binary, else
     /// `<latest_dir>/profiles`, else `target/nnbench/<run>/profiles`.

@@ -2,7 +2,7 @@
 //! line per stack, root first, frames between `;`, then the count), and
 //! drawn as an SVG.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
 use super::WITHIN;
@@ -103,6 +103,137 @@ impl Folded {
         let lines: Vec<String> = self.lines().collect();
         flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), out)
     }
+}
+
+/// Draws the differential flamegraph of `base` against `head` (folded
+/// lines, `root;...;leaf count`), titled `title`, into `out`. A profile
+/// samples for a while, whatever a call takes, so its counts say where a
+/// call's time goes, not how long it is: `ratio`, the head's time per call
+/// over the base's (the paired estimate), scales them. Each frame of the
+/// head's stacks is red where its time per call (its own and its
+/// callees') grew, by the share of the base's call it added, blue where it
+/// fell, the deeper the more; the subtitle names those that grew most.
+pub(crate) fn differential(
+    title: &str,
+    base: &str,
+    head: &str,
+    ratio: f64,
+    out: impl Write,
+) -> std::io::Result<()> {
+    use inferno::flamegraph::{self, color::Color, color::PaletteMap};
+    let ((before, base_samples), (after, head_samples)) = (shares(base), shares(head));
+    let ratio = if ratio.is_finite() && ratio > 0.0 {
+        ratio
+    } else {
+        1.0
+    };
+    let share =
+        |shares: &HashMap<String, f64>, name: &str| shares.get(name).copied().unwrap_or(0.0);
+    // The change, and twice its standard error: a share drawn from n
+    // samples is off by sqrt(p (1 - p) / n) or so.
+    let delta = |name: &str| {
+        let (b, h) = (share(&before, name), share(&after, name));
+        let error = |p: f64, n: u64| (p * (1.0 - p) / n.max(1) as f64).sqrt();
+        let noise = 2.0 * (error(h, head_samples) * ratio + error(b, base_samples));
+        (h * ratio - b, noise.max(0.005))
+    };
+    let largest = after
+        .keys()
+        .map(|name| delta(name).0.abs())
+        .fold(0.01, f64::max);
+    let mut palette = PaletteMap::default();
+    for name in after.keys() {
+        let (d, noise) = delta(name);
+        // Within the profiles' noise: as it was.
+        let pale = 250 - (150.0 * d.abs() / largest).min(150.0) as u8;
+        let color = if d.abs() <= noise {
+            Color {
+                r: 250,
+                g: 250,
+                b: 250,
+            }
+        } else if d > 0.0 {
+            Color {
+                r: 255,
+                g: pale,
+                b: pale,
+            }
+        } else {
+            Color {
+                r: pale,
+                g: pale,
+                b: 255,
+            }
+        };
+        palette.insert(name, color);
+    }
+    let mut grew: Vec<(&str, f64, f64)> = after
+        .keys()
+        .map(|name| (name.as_str(), delta(name)))
+        .filter(|&(_, (d, noise))| d > noise)
+        .map(|(name, (d, noise))| (name, d, noise))
+        .collect();
+    // Of the frames that grew as much as the most, within their noise, the
+    // narrowest first: the growth of a caller is its callee's, and the
+    // callee says where it is.
+    let top = grew.iter().map(|g| g.1).fold(0.0, f64::max);
+    grew.sort_by(|a, b| {
+        let key = |(name, d, noise): &(&str, f64, f64)| (*d < top - noise, share(&after, name));
+        key(a)
+            .partial_cmp(&key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(b.1.total_cmp(&a.1))
+            .then(a.0.cmp(b.0))
+    });
+    let named: Vec<String> = grew
+        .iter()
+        .take(3)
+        .map(|(name, d, _)| format!("{name} {:+.1}%", 100.0 * d))
+        .collect();
+    let mut options = flamegraph::Options::default();
+    options.title = format!("{title}: base build against this one");
+    options.subtitle = Some(format!(
+        "this build's calls ({:+.1}% a call): red where a frame's time per call grew, blue where it fell{}",
+        100.0 * (ratio - 1.0),
+        if named.is_empty() {
+            String::new()
+        } else {
+            format!("; grew most: {}", named.join(", "))
+        }
+    ));
+    options.count_name = "samples".to_owned();
+    options.deterministic = true;
+    options.palette_map = Some(&mut palette);
+    flamegraph::from_lines(&mut options, head.lines(), out)
+}
+
+/// Per frame name, the share of the samples in stacks through it (each
+/// stack counted once, however often the name recurs in it); and how many
+/// samples there are.
+fn shares(folded: &str) -> (HashMap<String, f64>, u64) {
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    let mut total = 0;
+    for line in folded.lines() {
+        let Some((stack, count)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(count) = count.trim().parse::<u64>() else {
+            continue;
+        };
+        total += count;
+        let mut seen: Vec<&str> = Vec::new();
+        for name in stack.split(';') {
+            if !seen.contains(&name) {
+                seen.push(name);
+                *counts.entry(name.to_owned()).or_default() += count;
+            }
+        }
+    }
+    let shares = counts
+        .into_iter()
+        .map(|(name, count)| (name, count as f64 / total.max(1) as f64))
+        .collect();
+    (shares, total)
 }
 
 /// `stack` root first, as one folded line without its count; `None` when
@@ -250,6 +381,44 @@ mod tests {
                 "rayon-worker;blocking:task;forward 4"
             ]
         );
+    }
+
+    /// The colour of frame `name`'s box in `svg`.
+    pub(crate) fn fill(svg: &str, name: &str) -> [u8; 3] {
+        let at = svg.find(&format!("<title>{name} (")).unwrap();
+        let from = at + svg[at..].find("fill=\"rgb(").unwrap() + 10;
+        let to = from + svg[from..].find(')').unwrap();
+        let parts: Vec<u8> = svg[from..to]
+            .split(',')
+            .map(|c| c.trim().parse().unwrap())
+            .collect();
+        [parts[0], parts[1], parts[2]]
+    }
+
+    #[test]
+    fn a_differential_flamegraph_marks_what_grew() {
+        let base = "main;steady 100\nmain;slow_part 100\n";
+        let head = "main;steady 100\nmain;slow_part 300\n";
+        let mut svg = Vec::new();
+        // Three times the work in slow_part: a call takes twice as long.
+        differential("case", base, head, 2.0, &mut svg).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        assert_eq!(fill(&svg, "slow_part")[0], 255, "red: it grew");
+        assert!(fill(&svg, "steady").iter().all(|&c| c >= 250), "as it was");
+        assert_eq!(fill(&svg, "main")[0], 255, "what calls it grew with it");
+        assert!(svg.contains("base build against this one"));
+        assert!(svg.contains("(+100.0% a call)"), "{svg}");
+        assert!(
+            svg.contains("grew most: slow_part +100.0%, main +100.0%"),
+            "{svg}"
+        );
+
+        // A call as long as before, its time moved from one part to another.
+        let mut svg = Vec::new();
+        differential("case", base, head, 1.0, &mut svg).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        assert_eq!(fill(&svg, "slow_part")[0], 255);
+        assert_eq!(fill(&svg, "steady")[2], 255, "blue: it fell");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 mod folded;
 
-pub(crate) use folded::{Folded, Stack};
+pub(crate) use folded::{Folded, Stack, differential};
 
 /// How often the profiler interrupts, per second of CPU time: prime, so
 /// that it does not beat with work that repeats at a round period.

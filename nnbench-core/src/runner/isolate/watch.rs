@@ -32,6 +32,7 @@ const CONNECT: Duration = Duration::from_secs(60);
 
 /// How a worker is started: which executable, with which flags, and what
 /// it is told besides its cases.
+#[derive(Clone)]
 pub(crate) struct Start {
     pub exe: PathBuf,
     pub args: Vec<OsString>,

@@ -121,6 +121,10 @@ pub(crate) fn supervise(
         max_rounds: settings.pairing.max_rounds,
         gone,
     });
+    // With --profile, the records of regressed cases wait for their
+    // differential flamegraphs, drawn once the rounds are over.
+    let profiling = settings.profiling.profile;
+    let mut held: Vec<usize> = Vec::new();
     for round in 1..=settings.pairing.max_rounds {
         if let Some(signal) = stop() {
             outcome.interrupted = Some(signal);
@@ -186,18 +190,118 @@ pub(crate) fn supervise(
         for &at in &active {
             let pair = &mut pairs[at];
             pair.end_round(&judging);
-            if pair.decided {
+            if pair.decided && profiling {
+                held.push(at);
+            } else if pair.decided {
                 done(pair.record(&judging));
             }
         }
     }
-    for pair in pairs.iter_mut().filter(|p| !p.decided) {
+    for (at, pair) in pairs.iter_mut().enumerate().filter(|(_, p)| !p.decided) {
         pair.decided = true;
         if pair.rounds() > 0 || pair.failed() {
-            done(pair.record(&judging));
+            held.push(at);
         }
     }
+    let mut records: Vec<CaseRecord> = held.iter().map(|&at| pairs[at].record(&judging)).collect();
+    if profiling {
+        let sides = Sides {
+            socket: &socket,
+            head: &head,
+            base: &base_start,
+            limits: &limits,
+        };
+        profile_regressed(&mut records, selected, &sides, settings, &mut outcome);
+    }
+    records.into_iter().for_each(done);
     Ok(outcome)
+}
+
+/// The workers of the two builds, for the profiles after the rounds.
+struct Sides<'a> {
+    socket: &'a Socket,
+    head: &'a Start,
+    base: &'a Start,
+    limits: &'a Limits,
+}
+
+/// Draws, for each of `records` whose time regressed, the differential
+/// flamegraph of the base build against this one, from a profile of the
+/// case on a worker of each (`--profile`): its path goes in the record's
+/// `profile`, or why there is none in its warnings.
+fn profile_regressed(
+    records: &mut [CaseRecord],
+    selected: &[&Case],
+    sides: &Sides<'_>,
+    settings: &Settings,
+    outcome: &mut Outcome,
+) {
+    let regressed: Vec<&Case> = records
+        .iter()
+        .filter(|r| {
+            r.paired
+                .as_ref()
+                .is_some_and(|p| p.verdict == crate::record::Verdict::Regressed)
+        })
+        .filter_map(|r| selected.iter().copied().find(|c| c.id == r.id))
+        .collect();
+    if regressed.is_empty() {
+        return;
+    }
+    // Each side's stacks are read as soon as its worker ends: both builds
+    // may draw into one folder.
+    let mut folded: [HashMap<String, Result<String>>; 2] = Default::default();
+    for (side, start) in [sides.base, sides.head].into_iter().enumerate() {
+        let mut start = start.clone();
+        start.args.push("--profile".into());
+        start.rounds = None;
+        start.cpu = None;
+        let ran = run_side(
+            sides.socket,
+            &start,
+            &regressed,
+            settings,
+            sides.limits,
+            outcome,
+        );
+        for (id, record) in ran {
+            let stacks = match &record.profile {
+                Some(svg) => std::fs::read_to_string(super::profile::folded_path(svg))
+                    .map_err(|e| Error::msg(format!("its folded stacks could not be read: {e}"))),
+                None => Err(Error::msg(
+                    record
+                        .warnings
+                        .iter()
+                        .chain(record.error.as_ref().map(|e| &e.message))
+                        .next()
+                        .cloned()
+                        .unwrap_or_else(|| "it drew no flamegraph".into()),
+                )),
+            };
+            folded[side].insert(id, stacks);
+        }
+    }
+    let dir = super::profile::dir(settings);
+    for record in records.iter_mut() {
+        let (Some(base), Some(head)) = (folded[0].remove(&record.id), folded[1].remove(&record.id))
+        else {
+            continue;
+        };
+        let drawn = match (base, head) {
+            (Ok(base), Ok(head)) => {
+                let ratio = record.paired.as_ref().map_or(1.0, |p| p.estimate);
+                super::profile::differential(&record.id, (&base, &head), ratio, &dir)
+            }
+            (Err(why), _) => Err(format!("the base build's profile: {why:#}")),
+            (_, Err(why)) => Err(format!("this build's profile: {why:#}")),
+        };
+        match drawn {
+            Ok(path) => record.profile = Some(path),
+            Err(why) => record
+                .warnings
+                .push(format!("no differential flamegraph: {why}")),
+        }
+    }
 }
 
 /// The CPU both workers of a round run on: one of `cpus` at random, once
@@ -279,13 +383,17 @@ fn layout_padding() -> OsString {
 const PAIRING_FLAGS: [&str; 3] = ["--paired", "--max-rounds", "--paired-clock"];
 
 /// The flags both builds' workers are given: this run's, without those
-/// of the pairing itself (a base build need not know them), and with the
-/// head's disk tier named, so that both builds share it.
+/// of the pairing itself (a base build need not know them) and without
+/// `--profile` (the rounds are timed; the profiles come after them), and
+/// with the head's disk tier named, so that both builds share it.
 fn worker_args(settings: &Settings) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
     let mut given = std::env::args_os().skip(1);
     while let Some(arg) = given.next() {
         let text = arg.to_string_lossy();
+        if text == "--profile" {
+            continue;
+        }
         if PAIRING_FLAGS.contains(&text.as_ref()) {
             given.next();
         } else if !PAIRING_FLAGS

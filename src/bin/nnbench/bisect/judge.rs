@@ -83,23 +83,71 @@ impl Judge<'_> {
 
     /// Runs `exe` paired against GOOD's build; its cases judged.
     fn paired(&self, exe: &Path, commit: &str) -> Result<Judged, String> {
-        let out = self.records.join(format!("{}.json", short(commit)));
-        let _ = std::fs::remove_file(&out);
         let mut command = Command::new(exe);
+        command.arg("--bench").arg("--paired").arg(&self.good);
+        if let Some(filter) = &self.filter {
+            command.arg(filter);
+        }
+        self.run(&mut command, exe, commit)
+            .map(|record| judged(&record, &self.thresholds))
+    }
+
+    /// The differential flamegraphs of the cases `cases`, at `bad`, against
+    /// the commit right before, `good`, from a paired run of their builds
+    /// with `--profile`: the paths drawn, or why there are none.
+    pub fn profiles(&self, good: &str, bad: &str, cases: &[String]) -> Result<Vec<String>, String> {
+        let build = |commit: &str| {
+            let request = Request {
+                revision: short(commit).to_owned(),
+                ..self.request.clone()
+            };
+            self.bases
+                .build(&request, commit)
+                .map_err(|e| e.to_string())
+        };
+        let (before, exe) = (build(good)?, build(bad)?);
+        let mut command = Command::new(&exe);
         command
             .arg("--bench")
             .arg("--paired")
-            .arg(&self.good)
-            .args(["--quiet", "--out"])
-            .arg(&out);
+            .arg(&before)
+            .args(["--profile", "--exact"])
+            .args(cases);
+        let record = self.run(&mut command, &exe, &format!("{}-profiled", short(bad)))?;
+        let drawn: Vec<String> = record
+            .cases
+            .iter()
+            .filter_map(|c| c.profile.as_ref())
+            .map(|p| p.display().to_string())
+            .collect();
+        if drawn.is_empty() {
+            let said: Vec<&str> = record
+                .cases
+                .iter()
+                .flat_map(|c| &c.warnings)
+                .filter(|w| w.contains("flamegraph"))
+                .map(String::as_str)
+                .collect();
+            return Err(if said.is_empty() {
+                "no case regressed in the run that profiles them".to_owned()
+            } else {
+                said.join("; ")
+            });
+        }
+        Ok(drawn)
+    }
+
+    /// Runs `command` (a paired run of `exe`) quietly with the bisection's
+    /// limits, recording to a file named after `name`; its record.
+    fn run(&self, command: &mut Command, exe: &Path, name: &str) -> Result<RunRecord, String> {
+        let out = self.records.join(format!("{name}.json"));
+        let _ = std::fs::remove_file(&out);
+        command.args(["--quiet", "--out"]).arg(&out);
         if let Some(spec) = &self.fail_on {
             command.args(["--fail-on", spec]);
         }
         if let Some(rounds) = self.max_rounds {
             command.args(["--max-rounds", &rounds.to_string()]);
-        }
-        if let Some(filter) = &self.filter {
-            command.arg(filter);
         }
         let output = command
             .output()
@@ -120,7 +168,7 @@ impl Judge<'_> {
                 }
             )
         })?;
-        Ok(judged(&record, &self.thresholds))
+        Ok(record)
     }
 }
 

@@ -157,7 +157,20 @@ pub fn run(bisect: Bisect) -> Result<ExitCode, String> {
         steps.push(step);
         verdict
     });
-    let report = Report::new(
+    // The boundary's differential flamegraphs: where the regressed cases
+    // spend more of their time at the first regressed commit than at the
+    // commit before it.
+    let profiles = found.first_regressed.as_ref().map(|(at, judged)| {
+        if text {
+            println!("drawing the differential flamegraphs of the boundary");
+        }
+        judge.profiles(
+            &commits[found.last_good].hash,
+            &commits[*at].hash,
+            &judged.regressed,
+        )
+    });
+    let mut report = Report::new(
         &bisect.bench,
         (&commits[0], commits.last().unwrap_or(&commits[0])),
         &commits,
@@ -166,6 +179,7 @@ pub fn run(bisect: Bisect) -> Result<ExitCode, String> {
         steps,
         started.elapsed(),
     );
+    report.profiles(profiles);
     let rendered = match bisect.format {
         Format::Text if text => report.summary(),
         Format::Text => report.text(),

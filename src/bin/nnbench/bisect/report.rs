@@ -123,6 +123,12 @@ pub struct FirstRegressed {
     /// Commits right before it that were skipped: the regression may be
     /// in one of them.
     pub or_skipped: Vec<String>,
+    /// Differential flamegraphs of its regressed cases against the commit
+    /// before it (the frames that grew in red).
+    pub profiles: Vec<String>,
+    /// Why there are none, where there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_profiles: Option<String>,
 }
 
 /// What a bisection found.
@@ -178,6 +184,8 @@ impl Report {
                     .iter()
                     .map(|&at| commits[at].hash.clone())
                     .collect(),
+                profiles: Vec::new(),
+                no_profiles: None,
             }
         });
         Report {
@@ -192,6 +200,16 @@ impl Report {
             skipped,
             steps,
             seconds: took.as_secs_f64(),
+        }
+    }
+
+    /// Adds the boundary's flamegraphs, or why there are none.
+    pub fn profiles(&mut self, drawn: Option<Result<Vec<String>, String>>) {
+        if let (Some(found), Some(drawn)) = (self.first_regressed.as_mut(), drawn) {
+            match drawn {
+                Ok(paths) => found.profiles = paths,
+                Err(why) => found.no_profiles = Some(why),
+            }
         }
     }
 
@@ -221,6 +239,12 @@ impl Report {
                             ))
                             .unwrap_or_default()
                     ));
+                }
+                for path in &found.profiles {
+                    out.push_str(&format!("  differential flamegraph: {path}\n"));
+                }
+                if let Some(why) = &found.no_profiles {
+                    out.push_str(&format!("  no differential flamegraph: {why}\n"));
                 }
                 if !found.or_skipped.is_empty() {
                     let named: Vec<&str> = found.or_skipped.iter().map(|c| short(c)).collect();
@@ -303,6 +327,12 @@ impl Report {
                         "| `{}` | {} | {interval} |\n",
                         s.case,
                         s.estimate.map_or_else(|| s.verdict.clone(), percent)
+                    ));
+                }
+                for path in &found.profiles {
+                    out.push_str(&format!(
+                        "\n[Differential flamegraph]({})\n",
+                        path.replace(' ', "%20")
                     ));
                 }
                 if !found.or_skipped.is_empty() {
