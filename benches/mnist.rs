@@ -4,7 +4,9 @@
 //! (the throughput of a pass, and the value's own figure of the first),
 //! the tail of the passes' times, load time, peak RSS and GPU peak per
 //! case. The training split is read once and each model trained once,
-//! kept in the disk tier: the next run trains nothing.
+//! kept in the disk tier: the next run trains nothing. `forward` times one
+//! pass of batches of 16 to 4096 images, and fits how the time grows with
+//! the batch (`scaling = batch`).
 //!
 //! ```sh
 //! eval "$(scripts/libtorch.sh)"; eval "$(scripts/fashion-mnist.sh)"
@@ -38,6 +40,23 @@ use nnbench::torch::tch::nn::Sequential;
 )]
 fn classify(model: &Network<Sequential>, data: &Images, batch: i64) -> Eval {
     fashion::evaluate(model, data, batch)
+}
+
+/// One forward pass of a batch of test images: how the model's time grows
+/// with the batch size, the power fitted per model under the table
+/// (`forward (model=...,data=...): time ∝ batch^0.71 [...]`), with where it bends
+/// when one power does not fit (a small batch bound by the call's fixed
+/// cost, a large one by the arithmetic).
+#[nnbench::product(
+    model = fashion::models(),
+    data = [FashionMnist::test()],
+    batch = [16i64, 64, 256, 1024, 4096],
+    timing = sampled,
+    scaling = batch,
+    tags = ["torch"],
+)]
+fn forward(model: &Network<Sequential>, data: &Images, batch: i64) -> f64 {
+    fashion::forward(model, data, batch)
 }
 
 nnbench::main!();

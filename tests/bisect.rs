@@ -25,7 +25,12 @@ fn library(commit: usize) -> String {
          pub const SLOW: u64 = {slow}; {broken}\n\n\
          /// Arithmetic in proportion to `units`.\n\
          pub fn spin(units: u64) -> u64 {{\n\
-         \x20   (0..units * 2_000).fold(1u64, |acc, i| std::hint::black_box(acc.wrapping_mul(6364136223846793005).wrapping_add(i)))\n\
+         \x20   let (mut acc, mut i) = (1u64, 0u64);\n\
+         \x20   while i < units * 2_000 {{\n\
+         \x20       acc = std::hint::black_box(acc.wrapping_mul(6364136223846793005).wrapping_add(i));\n\
+         \x20       i += 1;\n\
+         \x20   }}\n\
+         \x20   acc\n\
          }}\n"
     )
 }
@@ -114,7 +119,7 @@ fn bisect(repo: &Path, target: &Path, good: &str, bad: &str) -> Output {
             "--fail-on",
             "time=2%",
         ])
-        .args(["--max-rounds", "30", "--format", "json"])
+        .args(["--max-rounds", "40", "--format", "json"])
         .current_dir(repo)
         .env("CARGO_TARGET_DIR", target)
         .output()

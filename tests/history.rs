@@ -350,7 +350,7 @@ fn an_older_layout_is_brought_up_to_date() {
     {
         // As the first layout left it: no direction of the metric, no
         // instruction counts, no fields of struct metrics, no throughput,
-        // p99, requests per second or profiles.
+        // p99, requests per second, profiles or scaling fits.
         let connection = rusqlite::Connection::open(&path).unwrap();
         connection
             .execute_batch(
@@ -362,6 +362,7 @@ fn an_older_layout_is_brought_up_to_date() {
                  ALTER TABLE figures DROP COLUMN requests_per_second;
                  ALTER TABLE figures DROP COLUMN profile;
                  DROP TABLE field_values;
+                 DROP TABLE scaling;
                  PRAGMA user_version = 1;",
             )
             .unwrap();
@@ -375,7 +376,7 @@ fn an_older_layout_is_brought_up_to_date() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 7);
+    assert_eq!(version, 8);
 }
 
 fn the_tool_adds_lists_and_shows() {
@@ -464,10 +465,64 @@ fn a_bench_binary_adds_its_run_as_it_ends() {
     );
 }
 
+/// A family's exponent that rose at a commit is a step of its own, named
+/// by its fit, with the bisect that finds it.
+fn a_step_in_a_scaling_exponent_is_found_like_any_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(dir.path().join("h.sqlite")).unwrap();
+    let mut noise = Noise(7);
+    for commit in 0..30 {
+        let exponent = if commit < 20 { 1.0 } else { 2.0 };
+        for mut record in commit_runs(commit, 2, 1000.0, 0.9, &mut noise) {
+            let e = exponent + 0.01 * noise.normal();
+            record.scaling = vec![nnbench::record::ScalingRecord {
+                family: "square".into(),
+                parameter: "n".into(),
+                figure: "time".into(),
+                clock: None,
+                params: Default::default(),
+                exponent: e,
+                interval: [e - 0.03, e + 0.03],
+                constant: 10.0,
+                fit: "power".into(),
+                points: 5,
+            }];
+            history.add(&record, None).unwrap();
+        }
+    }
+    let steps = history.steps(&StepSearch::default()).unwrap();
+    let grew = steps
+        .iter()
+        .find(|s| s.figure == nnbench::record::Figure::Scaling)
+        .unwrap_or_else(|| panic!("{steps:#?}"));
+    assert_eq!(
+        (grew.case.as_str(), grew.name()),
+        ("square", "scaling.time".to_owned())
+    );
+    assert_eq!(grew.verdict, Verdict::Regressed);
+    assert_eq!(&grew.commit[30..], "0000000014");
+    assert!(
+        (grew.change - 1.0).abs() < 0.05,
+        "the exponent's change: {grew:?}"
+    );
+    let bisect = grew.bisect.as_deref().unwrap();
+    assert!(
+        bisect.contains("--case 'square/' --fail-on scaling=0.50"),
+        "{bisect}"
+    );
+    let listed = tool(&["history", "regressions"], &dir.path().join("h.sqlite"));
+    assert!(
+        support::said(&listed).contains("scaling.time"),
+        "{}",
+        support::said(&listed)
+    );
+}
+
 fn main() {
     support::main(
         "history",
         support::checks![
+            a_step_in_a_scaling_exponent_is_found_like_any_other,
             adding_a_record_twice_keeps_one_run,
             machines_are_kept_apart,
             writers_side_by_side_lose_nothing,

@@ -242,6 +242,16 @@ pub fn models() -> Vec<Mlp> {
         .collect()
 }
 
+/// One forward pass of the first `batch` images of `data`, waited for;
+/// the sum of the logits, so that the pass cannot be left out.
+pub fn forward(model: &Network<nn::Sequential>, data: &Images, batch: i64) -> f64 {
+    let device = model.var_store().device();
+    let images = data.images.narrow(0, 0, batch).to_device(device);
+    let sum = model.forward(&images).sum(Kind::Float).double_value(&[]);
+    nnbench::torch::synchronize();
+    sum
+}
+
 /// What one evaluation of the test split measured.
 #[derive(Serialize)]
 pub struct Eval {

@@ -28,6 +28,7 @@ pub mod record;
 mod registry;
 pub mod report;
 mod runner;
+pub mod scaling;
 mod settings;
 pub mod shard;
 mod state;

@@ -130,6 +130,9 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
             &mut errors,
         ),
     };
+    if let Some(name) = &options.scaling {
+        scaling(name, &params, &grid, sig, &mut errors);
+    }
     errors.finish()?;
     let family = match &options.name {
         Some(name) => name.value(),
@@ -144,6 +147,105 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
         options,
         asyncness: sig.asyncness.map(|a| a.span()),
     })
+}
+
+/// `scaling = n` names a parameter whose values, where they are written
+/// as literals, are at least three distinct numbers; values made by an
+/// expression are checked when the run starts.
+fn scaling(
+    name: &Ident,
+    params: &[ParamPlan],
+    grid: &Grid,
+    sig: &syn::Signature,
+    errors: &mut Errors,
+) {
+    let Some(at) = params.iter().position(|p| p.ident == *name) else {
+        let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+        errors.push(syn::Error::new(
+            name.span(),
+            if names.is_empty() {
+                format!(
+                    "scaling = {name}: `{}` has no parameters to fit against",
+                    sig.ident
+                )
+            } else {
+                format!(
+                    "scaling = {name}: `{name}` is no parameter of `{}` (its parameters: {})",
+                    sig.ident,
+                    names.join(", ")
+                )
+            },
+        ));
+        return;
+    };
+    let written: Vec<&Expr> = match grid {
+        Grid::Product(axes) => match &axes[at] {
+            Values::List(list) => list.iter().collect(),
+            Values::Iter(_) => return,
+        },
+        Grid::Sets(columns) => columns[at].iter().collect(),
+        Grid::Single => return,
+    };
+    let mut distinct: Vec<f64> = Vec::new();
+    for value in written {
+        match number(value) {
+            Number::Is(n) => {
+                if !distinct.contains(&n) {
+                    distinct.push(n);
+                }
+            }
+            Number::Not => {
+                errors.push(syn::Error::new(
+                    value.span(),
+                    format!(
+                        "scaling = {name}: `{name}` takes `{}`, not a number",
+                        quote::ToTokens::to_token_stream(value)
+                    ),
+                ));
+                return;
+            }
+            Number::Unknown => return,
+        }
+    }
+    if distinct.len() < 3 {
+        errors.push(syn::Error::new(
+            name.span(),
+            format!(
+                "scaling = {name}: `{name}` takes {} distinct value{}; fitting how a figure grows with it needs at least 3",
+                distinct.len(),
+                if distinct.len() == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+}
+
+/// What a value written in an attribute is, as a number.
+enum Number {
+    Is(f64),
+    /// A literal of another kind.
+    Not,
+    /// An expression, whose value the run will know.
+    Unknown,
+}
+
+fn number(value: &Expr) -> Number {
+    match value {
+        Expr::Lit(lit) => match &lit.lit {
+            syn::Lit::Int(int) => int.base10_digits().parse().map_or(Number::Not, Number::Is),
+            syn::Lit::Float(float) => float
+                .base10_digits()
+                .parse()
+                .map_or(Number::Not, Number::Is),
+            _ => Number::Not,
+        },
+        Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Neg(_)) => match number(&unary.expr) {
+            Number::Is(n) => Number::Is(-n),
+            other => other,
+        },
+        Expr::Paren(paren) => number(&paren.expr),
+        Expr::Group(group) => number(&group.expr),
+        _ => Number::Unknown,
+    }
 }
 
 /// `concurrency` and `threads` each make a case per level, of a function

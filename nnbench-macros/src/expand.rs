@@ -61,6 +61,10 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
     let direction = optional(direction);
     let sample_size = optional(options.sample_size.map(|n| quote!(#n)));
     let fail_on = optional(options.fail_on.as_ref().map(|spec| quote!(#spec)));
+    let scaling = optional(options.scaling.as_ref().map(|name| {
+        let name = syn::ext::IdentExt::unraw(name).to_string();
+        quote!(#name)
+    }));
     let duration = |d: Option<std::time::Duration>| {
         optional(d.map(|d| {
             let nanos = d.as_nanos() as u64;
@@ -109,6 +113,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
                     fail_on: #fail_on,
                     concurrency: #concurrency,
                     threads: #threads,
+                    scaling: #scaling,
                     cases: __nnbench_cases,
                 }
             }

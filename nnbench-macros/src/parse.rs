@@ -59,6 +59,9 @@ pub(crate) struct Options {
     pub concurrency: Option<(Vec<usize>, Span)>,
     /// `threads = [1, 2, 4]`: threads making each call, a case per count.
     pub threads: Option<(Vec<usize>, Span)>,
+    /// `scaling = n`: the numeric parameter the family's figures are
+    /// fitted against.
+    pub scaling: Option<Ident>,
 }
 
 /// The `runtime` option.
@@ -100,7 +103,7 @@ pub(crate) enum TimingMode {
 
 /// The options' names, for messages.
 const OPTIONS: &str = "name, tags, setup, teardown, timing, sample_size, warm_up, \
-     measurement_time, metric, fail_on, throughput, runtime, concurrency, threads and crate";
+     measurement_time, metric, fail_on, throughput, runtime, concurrency, threads, scaling and crate";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -275,6 +278,7 @@ impl Sorted {
             "threads" => set_once(&mut o.threads, &name, || {
                 Ok((levels(&name, &value)?, name.span()))
             }),
+            "scaling" => set_once(&mut o.scaling, &name, || scaling(&value)),
             _ if self.kind == Kind::Product => {
                 if self.axes.iter().any(|a| a.name == name) {
                     return Err(syn::Error::new(
@@ -382,6 +386,20 @@ fn throughput(value: &Expr) -> syn::Result<Throughput> {
 }
 
 /// `once`, `sampled`, `auto` or `instructions`.
+/// `scaling = n`: a parameter's name.
+fn scaling(value: &Expr) -> syn::Result<Ident> {
+    match value {
+        Expr::Path(path) if path.qself.is_none() => path.path.get_ident().cloned(),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        syn::Error::new(
+            value.span(),
+            "scaling names the numeric parameter to fit against: scaling = n",
+        )
+    })
+}
+
 fn timing(value: &Expr) -> syn::Result<TimingMode> {
     match word(value).as_deref() {
         Some("once") => Ok(TimingMode::Once),

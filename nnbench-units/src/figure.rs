@@ -61,6 +61,11 @@ pub enum Figure {
     /// Requests per second under load, for a family with `concurrency`
     /// (more is better).
     Requests,
+    /// How a family's figure grows with its `scaling` parameter: the
+    /// exponent of the power fitted (`time ∝ n^1.02`); a family's, not a
+    /// case's, so not among [`Figure::ALL`]. Its limit is a change of the
+    /// exponent (`scaling=0.1`).
+    Scaling,
 }
 
 impl Figure {
@@ -97,6 +102,7 @@ impl Figure {
             Figure::Throughput => "throughput",
             Figure::P99 => "p99",
             Figure::Requests => "requests",
+            Figure::Scaling => "scaling",
         }
     }
 
@@ -112,7 +118,7 @@ impl Figure {
         match self {
             Figure::Time | Figure::Load | Figure::P99 => Unit::Time,
             Figure::Rss | Figure::Heap | Figure::Gpu => Unit::Bytes,
-            Figure::Value | Figure::Throughput | Figure::Requests => Unit::Number,
+            Figure::Value | Figure::Throughput | Figure::Requests | Figure::Scaling => Unit::Number,
             Figure::Instructions => Unit::Count,
         }
     }
@@ -144,7 +150,7 @@ impl fmt::Display for Figure {
 ///
 /// ```
 /// let err = "speed".parse::<nnbench_units::Figure>().unwrap_err();
-/// assert!(err.to_string().contains("time, load, rss, heap, gpu, value, instructions, throughput, p99 and requests"));
+/// assert!(err.to_string().contains("time, load, rss, heap, gpu, value, instructions, throughput, p99, requests and scaling"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFigure(pub String);
@@ -153,7 +159,7 @@ impl fmt::Display for UnknownFigure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, value, instructions, throughput, p99 and requests",
+            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, value, instructions, throughput, p99, requests and scaling",
             self.0
         )
     }
@@ -166,6 +172,7 @@ impl std::str::FromStr for Figure {
     fn from_str(text: &str) -> Result<Self, UnknownFigure> {
         Figure::ALL
             .into_iter()
+            .chain([Figure::Scaling])
             .find(|f| f.name() == text)
             .ok_or_else(|| UnknownFigure(text.to_owned()))
     }
@@ -177,7 +184,7 @@ mod tests {
 
     #[test]
     fn every_figure_reads_back_from_its_name() {
-        for figure in Figure::ALL {
+        for figure in Figure::ALL.into_iter().chain([Figure::Scaling]) {
             assert_eq!(figure.name().parse::<Figure>(), Ok(figure));
         }
         assert_eq!(
@@ -185,7 +192,7 @@ mod tests {
                 .to_string()
                 .matches(", ")
                 .count(),
-            Figure::ALL.len() - 2,
+            Figure::ALL.len() - 1,
             "every figure is named"
         );
     }

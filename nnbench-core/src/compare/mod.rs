@@ -15,6 +15,7 @@ mod figures;
 mod mann_whitney;
 mod paired;
 mod render;
+mod scaling;
 mod thresholds;
 
 use serde::{Deserialize, Serialize};
@@ -24,6 +25,7 @@ use crate::record::{CaseRecord, Figure, RunRecord};
 
 pub use paired::{paired, rounds_table};
 pub use render::Format;
+pub use scaling::{Exponent, ScalingComparison};
 pub use thresholds::{Threshold, ThresholdError, Thresholds};
 
 /// One figure of one case on both sides.
@@ -201,6 +203,10 @@ pub struct Comparison {
     /// How the two runs' machines, toolchains or inputs differ: figures
     /// from different ones are compared, but not as equals.
     pub differences: Vec<String>,
+    /// How each family with a `scaling` parameter grows, on both sides:
+    /// a verdict of its own, apart from its cases' at each size.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<ScalingComparison>,
 }
 
 impl Comparison {
@@ -217,6 +223,7 @@ impl Comparison {
     /// ```
     pub fn regressed(&self) -> bool {
         self.cases.iter().any(CaseComparison::regressed)
+            || self.scaling.iter().any(ScalingComparison::regressed)
     }
 
     /// Whether the comparison fails: a case regressed, or failed on the
@@ -232,6 +239,7 @@ impl Comparison {
     /// ```
     pub fn fails(&self) -> bool {
         self.cases.iter().any(CaseComparison::fails)
+            || self.scaling.iter().any(ScalingComparison::regressed)
     }
 
     /// How many cases have `verdict`.
@@ -308,6 +316,11 @@ pub fn compare(base: &RunRecord, head: &RunRecord, thresholds: &Thresholds) -> C
         thresholds: thresholds.clone(),
         cases,
         differences: figures::differences(base, head),
+        scaling: scaling::compare(
+            &crate::scaling::of_record(base),
+            &crate::scaling::of_record(head),
+            thresholds,
+        ),
     }
 }
 

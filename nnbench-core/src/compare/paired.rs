@@ -98,6 +98,11 @@ pub fn paired(record: &RunRecord, thresholds: &Thresholds) -> Comparison {
         thresholds: thresholds.clone(),
         cases,
         differences: Vec::new(),
+        scaling: super::scaling::compare(
+            &super::scaling::paired_base_fits(record),
+            &crate::scaling::of_record(record),
+            thresholds,
+        ),
     }
 }
 

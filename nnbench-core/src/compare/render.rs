@@ -101,7 +101,10 @@ impl Comparison {
                 0 => String::new(),
                 n => format!("; {n} failing in the head run"),
             },
-        )
+        ) + &match self.scaling.iter().filter(|s| s.regressed()).count() {
+            0 => String::new(),
+            n => format!("; {n} scaling regressed"),
+        }
     }
 }
 
@@ -235,6 +238,9 @@ fn table(c: &Comparison, color: bool) -> String {
         }
         let _ = writeln!(out, "{table}");
     }
+    for s in &c.scaling {
+        let _ = writeln!(out, "scaling {}: {}", verdict_name(s), s.line());
+    }
     let _ = writeln!(out, "{}", c.summary());
     out
 }
@@ -276,8 +282,38 @@ fn markdown(c: &Comparison) -> String {
             details_linked(case)
         );
     }
+    if !c.scaling.is_empty() {
+        out.push_str("\n| scaling | verdict | base | head |\n|---|---|---|---|\n");
+        for s in &c.scaling {
+            let exponent = |e: &super::Exponent| {
+                format!(
+                    "{}^{:.2} [{:.2}, {:.2}]",
+                    s.parameter, e.exponent, e.interval[0], e.interval[1]
+                )
+            };
+            let _ = writeln!(
+                out,
+                "| `{}` {} | {} | {} | {} |",
+                cell(&s.label()),
+                s.figure,
+                verdict_name(s),
+                exponent(&s.base),
+                exponent(&s.head)
+            );
+        }
+    }
     out.push_str(&head_figures(c));
     out
+}
+
+/// A scaling comparison's verdict, as the tables write it.
+fn verdict_name(s: &super::ScalingComparison) -> &'static str {
+    match (s.verdict, s.gated) {
+        (Verdict::Regressed, true) => "REGRESSED",
+        (Verdict::Regressed, false) => "worse (not gated)",
+        (Verdict::Improved, _) => "improved",
+        _ => "unchanged",
+    }
 }
 
 /// A figure to three or four significant digits: a table's cell, where

@@ -111,6 +111,7 @@ impl Default for Thresholds {
                 (Figure::Throughput, t(0.10, 0.0, true)),
                 (Figure::P99, t(0.10, 0.0, false)),
                 (Figure::Requests, t(0.10, 0.0, false)),
+                (Figure::Scaling, t(0.0, 0.1, true)),
             ]),
             fields: BTreeMap::new(),
             significance: 0.001,

@@ -85,7 +85,7 @@ pub struct FigureStep {
     pub before: f64,
     /// The mean over the runs from this step to the next (or the end).
     pub after: f64,
-    /// `after / before - 1`.
+    /// `after / before - 1`; for a `scaling` exponent, `after - before`.
     pub change: f64,
     /// The t-test's p-value, corrected for the splits it was chosen from.
     pub p_value: f64,
@@ -105,6 +105,22 @@ pub struct FigureStep {
 }
 
 impl FigureStep {
+    /// The change as people read it: `+15.0%`, or for an exponent `+1.00`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(step: &nnbench_core::history::FigureStep) {
+    /// println!("{} {} at {}", step.name(), step.change_text(), step.commit);
+    /// # }
+    /// ```
+    pub fn change_text(&self) -> String {
+        match self.figure {
+            Figure::Scaling => format!("{:+.2}", self.change),
+            _ => format!("{:+.1}%", 100.0 * self.change),
+        }
+    }
+
     /// What stepped, as limits name it: `time`, or `value.accuracy` for a
     /// field of a struct metric.
     ///
@@ -167,10 +183,106 @@ impl History {
     /// ```
     pub fn steps(&self, search: &StepSearch) -> Result<Vec<FigureStep>, HistoryError> {
         let tracks = self.tracks(search).map_err(|e| self.error(e))?;
-        Ok(tracks
+        let mut steps: Vec<FigureStep> = tracks
             .iter()
             .flat_map(|track| track_steps(track, search))
-            .collect())
+            .collect();
+        steps.extend(self.scaling_steps(search).map_err(|e| self.error(e))?);
+        Ok(steps)
+    }
+
+    /// The steps of the exponents of the families' `scaling` fits: a
+    /// series per fit (family, other parameters, figure) on one machine,
+    /// branch and bench, judged by the `scaling` limit (an exponent that
+    /// rose regressed). Each is named by its fit's label, the figure
+    /// `scaling.time` (or `scaling.call_rss`, `scaling.heap`).
+    fn scaling_steps(&self, search: &StepSearch) -> rusqlite::Result<Vec<FigureStep>> {
+        let mut statement = self.connection.prepare(&format!(
+            "SELECT machines.key, runs.branch, runs.bench, scaling.label, scaling.figure,
+                    coalesce(runs.commit_sha, 'run ' || runs.id), scaling.exponent, scaling.family
+             FROM scaling
+             JOIN runs ON runs.id = scaling.run_id
+             JOIN machines ON machines.id = runs.machine_id
+             WHERE {}
+             ORDER BY machines.key, runs.branch, runs.bench, scaling.label, scaling.figure,
+                      runs.started_at, runs.id",
+            selected("scaling.label")
+        ))?;
+        let mut rows = statement.query(selection(search))?;
+        // Per series: its identity, its family, and each commit's exponents.
+        type Series = (Track, String, String, Vec<(String, Vec<f64>)>);
+        let mut series: Vec<Series> = Vec::new();
+        while let Some(row) = rows.next()? {
+            let (machine, branch, bench, label, figure): (
+                String,
+                Option<String>,
+                String,
+                String,
+                String,
+            ) = (
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+            );
+            let (commit, exponent, family): (String, f64, String) =
+                (row.get(5)?, row.get(6)?, row.get(7)?);
+            let same = series.last().is_some_and(|(t, _, f, _)| {
+                t.machine == machine
+                    && t.branch == branch
+                    && t.bench == bench
+                    && t.case == label
+                    && *f == figure
+            });
+            if !same {
+                let track = Track {
+                    machine,
+                    branch,
+                    bench,
+                    case: label,
+                    direction: None,
+                    directions: BTreeMap::new(),
+                    commits: Vec::new(),
+                    fields: BTreeMap::new(),
+                    places: HashMap::new(),
+                };
+                series.push((track, family, figure, Vec::new()));
+            }
+            let Some((_, _, _, commits)) = series.last_mut() else {
+                continue;
+            };
+            match commits.iter_mut().find(|(c, _)| *c == commit) {
+                Some((_, values)) => values.push(exponent),
+                None => commits.push((commit, vec![exponent])),
+            }
+        }
+        let threshold = search.thresholds.get(Figure::Scaling);
+        let mut found = Vec::new();
+        for (track, family, figure, commits) in &series {
+            let values = commits.iter().map(|(c, v)| (c.as_str(), v.clone()));
+            let steps = series_steps(
+                track,
+                search,
+                values,
+                (Figure::Scaling, Some(figure.as_str())),
+                threshold,
+                |before, after| Some(after < before),
+            );
+            found.extend(steps.into_iter().map(|mut step| {
+                // The exponent's change, half of it the bisect's limit; the
+                // family's cases, which the fit is of.
+                step.change = step.after - step.before;
+                step.bisect = bisect_command(
+                    (&step.previous, &step.commit),
+                    &step.bench,
+                    &format!("{family}/"),
+                    &format!("scaling={:.2}", (step.change / 2.0).abs().max(0.05)),
+                );
+                step
+            }));
+        }
+        Ok(found)
     }
 
     fn tracks(&self, search: &StepSearch) -> rusqlite::Result<Vec<Track>> {
@@ -418,30 +530,31 @@ fn series_steps<'a>(
                 (commits[step.at - 1], commits[step.at]),
                 &track.bench,
                 &track.case,
-                &field.map_or_else(|| figure.to_string(), |f| format!("{figure}.{f}")),
-                step.after / step.before - 1.0,
+                &format!(
+                    "{}={:.1}%",
+                    field.map_or_else(|| figure.to_string(), |f| format!("{figure}.{f}")),
+                    ((step.after / step.before - 1.0) * 50.0).abs().max(0.5)
+                ),
             ),
         })
         .collect()
 }
 
-/// `nnbench bisect GOOD BAD --bench B --case 'ID' --fail-on FIGURE=P%`,
-/// P half the change; `None` where a side is a run without git.
+/// `nnbench bisect GOOD BAD --bench B --case 'ID' --fail-on LIMIT`, the
+/// limit half the step's change; `None` where a side is a run without git.
 fn bisect_command(
     (good, bad): (&str, &str),
     bench: &str,
     case: &str,
-    figure: &str,
-    change: f64,
+    limit: &str,
 ) -> Option<String> {
     let commit = |c: &str| !c.is_empty() && c.chars().all(|c| c.is_ascii_hexdigit());
     if !(commit(good) && commit(bad)) {
         return None;
     }
-    let limit = (change.abs() * 50.0).max(0.5);
     let quoted = format!("'{}'", case.replace('\'', r#"'\''"#));
     Some(format!(
-        "nnbench bisect {} {} --bench {bench} --case {quoted} --fail-on {figure}={limit:.1}%",
+        "nnbench bisect {} {} --bench {bench} --case {quoted} --fail-on {limit}",
         &good[..good.len().min(12)],
         &bad[..bad.len().min(12)],
     ))

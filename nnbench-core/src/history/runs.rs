@@ -158,6 +158,7 @@ impl CasePoint {
             Figure::Throughput => self.throughput,
             Figure::P99 => self.p99_ns,
             Figure::Requests => self.requests_per_second,
+            Figure::Scaling => None,
         }
     }
 }
@@ -300,6 +301,24 @@ impl History {
                     Value::Text(path.to_string_lossy().into_owned())
                 }));
                 figures_of.execute(rusqlite::params_from_iter(row))?;
+            }
+            let mut scaling_of = transaction.prepare(
+                "INSERT OR REPLACE INTO scaling (run_id, family, label, parameter, figure, params, exponent, lo, hi, constant)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?;
+            for s in crate::scaling::of_record(record) {
+                scaling_of.execute(params![
+                    run,
+                    s.family,
+                    s.label(),
+                    s.parameter,
+                    s.figure,
+                    serde_json::Value::Object(s.params.clone()).to_string(),
+                    s.exponent,
+                    s.interval[0],
+                    s.interval[1],
+                    s.constant
+                ])?;
             }
         }
         transaction.commit()?;
@@ -512,6 +531,51 @@ impl History {
         };
         query().map_err(|e| self.error(e))
     }
+
+    /// The `scaling` fits of run `run`, as the record had them (its `fit`
+    /// and `points` are not kept: `power` and 0).
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
+    /// if let Some(last) = history.runs(&Default::default())?.last() {
+    ///     for fit in history.run_scaling(last.id)? {
+    ///         println!("{}: {} ∝ {}^{:.2}", fit.label(), fit.figure, fit.parameter, fit.exponent);
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn run_scaling(&self, run: i64) -> Result<Vec<crate::record::ScalingRecord>, HistoryError> {
+        let query = || -> rusqlite::Result<Vec<crate::record::ScalingRecord>> {
+            let mut statement = self.connection.prepare(
+                "SELECT family, parameter, figure, params, exponent, lo, hi, constant
+                 FROM scaling WHERE run_id = ?1 ORDER BY label, figure",
+            )?;
+            let rows = statement.query_map([run], |r| {
+                let params: String = r.get(3)?;
+                Ok(crate::record::ScalingRecord {
+                    family: r.get(0)?,
+                    parameter: r.get(1)?,
+                    figure: r.get(2)?,
+                    clock: None,
+                    params: serde_json::from_str(&params).unwrap_or_default(),
+                    exponent: r.get(4)?,
+                    interval: [r.get(5)?, r.get(6)?],
+                    constant: r.get(7)?,
+                    fit: "power".into(),
+                    points: 0,
+                })
+            })?;
+            rows.collect()
+        };
+        query().map_err(|e| self.error(e))
+    }
 }
 
 /// A [`CasePoint`] from the row's columns from `at` on: run, machine,
@@ -575,6 +639,7 @@ fn by_machine(record: &RunRecord) -> Vec<(Machine, RunRecord)> {
                         cases: Vec::new(),
                         memo: shard.map_or_else(|| record.memo.clone(), |s| s.memo.clone()),
                         memos: crate::record::MemosRecord::default(),
+                        scaling: Vec::new(),
                         warnings: Vec::new(),
                         paired: None,
                         prefetch: record.prefetch,

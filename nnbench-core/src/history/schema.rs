@@ -69,6 +69,20 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "ALTER TABLE figures ADD COLUMN requests_per_second REAL;",
     // 7: where the flamegraph of a profiled case's calls was drawn.
     "ALTER TABLE figures ADD COLUMN profile TEXT;",
+    // 8: how each family with a `scaling` parameter grew with it.
+    "CREATE TABLE scaling (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        family TEXT NOT NULL,
+        label TEXT NOT NULL,
+        parameter TEXT NOT NULL,
+        figure TEXT NOT NULL,
+        params TEXT NOT NULL,
+        exponent REAL NOT NULL,
+        lo REAL NOT NULL,
+        hi REAL NOT NULL,
+        constant REAL NOT NULL,
+        PRIMARY KEY (label, figure, run_id)
+    ) WITHOUT ROWID;",
 ];
 
 /// What a database holds before it is brought up to date.

@@ -85,6 +85,10 @@ pub struct CaseRecord {
     /// when the profiler could not take one (a warning says why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<std::path::PathBuf>,
+    /// The family's `scaling` parameter, whose values its figures are
+    /// fitted against (the run's `scaling`); `None` without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scales_with: Option<String>,
 }
 
 impl CaseRecord {
@@ -210,6 +214,8 @@ impl CaseRecord {
             Figure::Throughput => self.throughput.map(|t| t.per_second),
             Figure::P99 => self.time.percentiles.map(|p| p.p99_ns),
             Figure::Requests => self.concurrency.map(|c| c.requests_per_second),
+            // A family's: the run's `scaling`.
+            Figure::Scaling => None,
         }
     }
 
@@ -345,6 +351,25 @@ pub struct CallgrindRecord {
 }
 
 impl TimeRecord {
+    /// Whether the calls ran on one thread (the thread's CPU time covers
+    /// the process's) and computed: in some sample the thread's CPU time
+    /// was most of the wall time. One sample is enough, since other
+    /// processes can only stretch a sample's wall time, never its CPU
+    /// time: a busy machine must not make a computing call look like a
+    /// waiting one. Such calls are judged, and fitted, by CPU time.
+    pub(crate) fn computes_on_one_thread(&self) -> bool {
+        let single = match (self.cpu_median_ns, self.process_cpu_median_ns) {
+            (Some(thread), Some(process)) => process <= thread * 1.1,
+            _ => false,
+        };
+        single
+            && self
+                .samples_ns
+                .iter()
+                .zip(&self.cpu_samples_ns)
+                .any(|(wall, cpu)| *cpu >= 0.5 * wall)
+    }
+
     /// The record of a single call that took `ns` nanoseconds.
     ///
     /// # Example

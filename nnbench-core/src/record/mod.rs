@@ -15,6 +15,7 @@ mod memo;
 mod method;
 mod paired;
 mod percentiles;
+mod scaling;
 mod shard;
 mod threads;
 mod throughput;
@@ -42,6 +43,8 @@ pub use method::{GpuMethod, RssMethod};
 pub use nnbench_units::{Direction, Figure};
 pub use paired::{PairedClock, PairedRecord, PairedRun};
 pub use percentiles::Percentiles;
+pub use scaling::ScalingRecord;
+pub(crate) use scaling::label as scaling_label;
 pub use shard::{ShardRecord, ShardRun};
 pub use threads::ThreadsRecord;
 pub use throughput::{ThroughputRecord, ThroughputUnit};
@@ -86,6 +89,10 @@ pub struct RunRecord {
     /// memory budget.
     #[serde(default)]
     pub memos: MemosRecord,
+    /// How each family with a `scaling` parameter grows with it: a power
+    /// per figure and combination of its other parameters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<ScalingRecord>,
     /// What went wrong outside any case (each case keeps its own).
     #[serde(default)]
     pub warnings: Vec<String>,
@@ -375,9 +382,11 @@ mod tests {
                 shard: None,
                 paired: None,
                 directions: Default::default(),
+                scales_with: None,
             }],
             memo: RunMemoRecord::default(),
             memos: MemosRecord::default(),
+            scaling: Vec::new(),
             warnings: vec![],
             prefetch: false,
             isolate: false,

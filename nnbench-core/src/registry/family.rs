@@ -43,6 +43,9 @@ pub struct Family {
     pub concurrency: &'static [usize],
     /// The `threads` option: threads making each call, one case per count.
     pub threads: &'static [usize],
+    /// The `scaling` option: the numeric parameter the family's figures
+    /// are fitted against.
+    pub scaling: Option<&'static str>,
     /// Builds the family's cases in declared order.
     pub cases: fn() -> Vec<CaseSpec>,
 }

@@ -53,15 +53,23 @@ pub(crate) fn cases() -> Vec<Case> {
             family.name.into()
         };
         match specs(family) {
-            Ok(specs) => cases.extend(specs.into_iter().map(|(spec, parallel)| Case {
-                id: spec.params.id(&name),
-                family_name: Arc::clone(&name),
-                family,
-                params: spec.params,
-                body: Body::Call(spec.call),
-                throughput: spec.throughput,
-                parallel,
-            })),
+            Ok(specs) => {
+                let broken = family
+                    .scaling
+                    .and_then(|parameter| scaling_problem(parameter, &specs));
+                cases.extend(specs.into_iter().map(|(spec, parallel)| Case {
+                    id: spec.params.id(&name),
+                    family_name: Arc::clone(&name),
+                    family,
+                    params: spec.params,
+                    body: match &broken {
+                        Some(why) => Body::BrokenGrid(why.clone()),
+                        None => Body::Call(spec.call),
+                    },
+                    throughput: spec.throughput,
+                    parallel,
+                }));
+            }
             Err(payload) => cases.push(Case {
                 id: name.to_string(),
                 family_name: Arc::clone(&name),
@@ -113,6 +121,46 @@ fn specs(family: &Family) -> Result<Vec<(CaseSpec, Option<Parallel>)>, Panic> {
         }
     }
     Ok(specs)
+}
+
+/// Why a family's `scaling = parameter` cannot be fitted over `specs`:
+/// the parameter is missing, not a number, or takes fewer than three
+/// distinct values. The attribute checks values written as literals; this
+/// checks those an expression made.
+fn scaling_problem(parameter: &str, specs: &[(CaseSpec, Option<Parallel>)]) -> Option<String> {
+    let mut distinct: Vec<f64> = Vec::new();
+    for (spec, _) in specs {
+        let Some(param) = spec.params.param(parameter) else {
+            return Some(format!(
+                "scaling = {parameter}: the cases have no parameter `{parameter}`"
+            ));
+        };
+        if param.is_memo() {
+            return Some(format!(
+                "scaling = {parameter}: `{parameter}` is a memo, not a number"
+            ));
+        }
+        match param.description().as_f64() {
+            Some(n) if n.is_finite() => {
+                if !distinct.contains(&n) {
+                    distinct.push(n);
+                }
+            }
+            _ => {
+                return Some(format!(
+                    "scaling = {parameter}: `{parameter}` takes {}, not a number",
+                    param.description()
+                ));
+            }
+        }
+    }
+    (distinct.len() < 3).then(|| {
+        format!(
+            "scaling = {parameter}: `{parameter}` takes {} distinct value{}; fitting how a figure grows with it needs at least 3",
+            distinct.len(),
+            if distinct.len() == 1 { "" } else { "s" }
+        )
+    })
 }
 
 /// `module::name`, the module path without its crate.

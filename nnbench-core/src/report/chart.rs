@@ -44,6 +44,9 @@ pub(crate) struct Chart {
     pub unit: Unit,
     pub lines: Vec<Line>,
     pub markers: Vec<Marker>,
+    /// Logarithmic axes, both (the x axis a parameter's values): a power
+    /// is a straight line on them.
+    pub log_log: bool,
 }
 
 impl Chart {
@@ -63,7 +66,13 @@ impl Chart {
         }
         let x_scale = self.x_scale(&points);
         let (bottom, top) = frame::y_span();
-        let y_scale = Scale::padded(points.iter().map(|p| p.1), bottom, top);
+        let y_scale = if self.log_log && points.iter().all(|p| p.1 > 0.0) {
+            let low = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+            let high = points.iter().map(|p| p.1).fold(0.0, f64::max);
+            Scale::log(low / 1.3, high * 1.3, bottom, top)
+        } else {
+            Scale::padded(points.iter().map(|p| p.1), bottom, top)
+        };
         frame::y_axis(&mut out, &y_scale, |v| format_amount(self.unit, v));
         self.x_axis(&mut out, &x_scale);
         for marker in &self.markers {
@@ -137,7 +146,11 @@ impl Chart {
             ),
             XAxis::Numbers(_) => {
                 let (low, high) = bounds(points.iter().map(|p| p.0));
-                Scale::spanning(low, high, left, right)
+                if self.log_log && low > 0.0 && high > low {
+                    Scale::log(low, high, left, right)
+                } else {
+                    Scale::spanning(low, high, left, right)
+                }
             }
         }
     }
@@ -190,6 +203,7 @@ mod tests {
                 regressed: true,
                 bisect: Some("nnbench bisect a1b2 c3d4 --bench b --case 'x'".into()),
             }],
+            log_log: false,
         };
         let svg = chart.svg();
         assert!(svg.contains("time of &lt;model&gt; &amp; co"));

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use nnbench_units::{format_field, format_figure};
+use nnbench_units::{Unit, format_field, format_figure};
 
 use super::chart::{Chart, Line, Marker, XAxis};
 use super::frame::COLOURS;
@@ -22,7 +22,7 @@ use crate::compare::Verdict;
 use crate::history::{
     CaseInfo, CasePoint, FigureStep, History, HistoryError, RunSummary, StepSearch,
 };
-use crate::record::{Direction, Figure};
+use crate::record::{Direction, Figure, ScalingRecord};
 
 /// The figures charted, with their titles.
 const CHARTED: [(Figure, &str); 8] = [
@@ -150,14 +150,14 @@ fn summary(body: &mut String, steps: &[FigureStep]) {
     for step in regressed {
         let _ = write!(
             body,
-            "<tr><td>{}</td><td>{}</td><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td class=\"bad\">{:+.1}%</td><td>{}</td><td><code>{}</code></td></tr>",
+            "<tr><td>{}</td><td>{}</td><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td class=\"bad\">{}</td><td>{}</td><td><code>{}</code></td></tr>",
             escape(&step.case),
             escape(&step.name()),
             escape(&short(&step.commit)),
             if step.newest { " (newest)" } else { "" },
             escape(&format_figure(step.figure, step.before)),
             escape(&format_figure(step.figure, step.after)),
-            100.0 * step.change,
+            escape(&step.change_text()),
             p_value(step.p_value),
             escape(step.bisect.as_deref().unwrap_or("-"))
         );
@@ -321,11 +321,15 @@ impl Section<'_> {
                     unit: figure.unit(),
                     lines,
                     markers,
+                    log_log: false,
                 };
                 body.push_str(&chart.html());
             }
             for grid in self.grid(family, &latest_figures) {
                 body.push_str(&grid.html());
+            }
+            if let Some(chart) = self.scaling_chart(family, &latest_figures)? {
+                body.push_str(&chart.html());
             }
             let context = Context {
                 latest: &latest_figures,
@@ -480,6 +484,91 @@ impl Section<'_> {
         against(family, &rows, axis, figure, what)
             .into_iter()
             .collect()
+    }
+
+    /// For a family with `scaling`: its time per call against the
+    /// parameter on log-log axes, the latest run's cases, the power fitted
+    /// to them, and the power of the run before it, per combination of the
+    /// family's other parameters.
+    fn scaling_chart(
+        &self,
+        family: &str,
+        latest: &[(String, CasePoint)],
+    ) -> Result<Option<Chart>, HistoryError> {
+        let of_family = |fits: Vec<ScalingRecord>| -> Vec<ScalingRecord> {
+            fits.into_iter()
+                .filter(|f| f.family == family && f.figure == "time")
+                .collect()
+        };
+        let Some(last) = self.runs.last() else {
+            return Ok(None);
+        };
+        let fits = of_family(self.history.run_scaling(last.id)?);
+        let Some(parameter) = fits.first().map(|f| f.parameter.clone()) else {
+            return Ok(None);
+        };
+        let mut before = Vec::new();
+        for run in self.runs.iter().rev().skip(1) {
+            before = of_family(self.history.run_scaling(run.id)?);
+            if !before.is_empty() {
+                break;
+            }
+        }
+        let mut lines = Vec::new();
+        for (at, fit) in fits.iter().enumerate().take(MOST_LINES / 3) {
+            let mut points: Vec<(f64, f64)> = latest
+                .iter()
+                .filter_map(|(id, point)| {
+                    let case = self.cases.get(id)?;
+                    let mut others = case.params.clone();
+                    let x = others.remove(&parameter)?.as_f64()?;
+                    (case.family == family && !point.failed && others == fit.params)
+                        .then_some((x, point.time_ns?))
+                })
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let (Some(&(low, _)), Some(&(high, _))) = (points.first(), points.last()) else {
+                continue;
+            };
+            let line = |f: &ScalingRecord| {
+                vec![
+                    (low, f.constant * low.powf(f.exponent)),
+                    (high, f.constant * high.powf(f.exponent)),
+                ]
+            };
+            let label = if fit.params.is_empty() {
+                "measured".to_owned()
+            } else {
+                fit.label()
+            };
+            lines.push(Line {
+                name: label,
+                colour: 3 * at,
+                points,
+            });
+            lines.push(Line {
+                name: format!("fitted: {parameter}^{:.2}", fit.exponent),
+                colour: 3 * at + 1,
+                points: line(fit),
+            });
+            if let Some(earlier) = before.iter().find(|b| b.same_fit(fit)) {
+                lines.push(Line {
+                    name: format!("the run before: {parameter}^{:.2}", earlier.exponent),
+                    colour: 3 * at + 2,
+                    points: line(earlier),
+                });
+            }
+        }
+        Ok((!lines.is_empty()).then(|| Chart {
+            title: format!(
+                "{family}: time per call against {parameter}, log-log, with the powers fitted"
+            ),
+            x: XAxis::Numbers(parameter),
+            unit: Unit::Time,
+            lines,
+            markers: Vec::new(),
+            log_log: true,
+        }))
     }
 
     /// The latest run's figures of the family's cases, a struct metric's
@@ -686,6 +775,7 @@ fn against(
         unit: figure.unit(),
         lines,
         markers: Vec::new(),
+        log_log: false,
     })
 }
 

@@ -209,6 +209,9 @@ impl Console {
             record.memo.evictions,
             record.memo.entries_at_end,
         );
+        for line in record.scaling.iter().map(scaling_line) {
+            let _ = writeln!(out, "{line}");
+        }
         let drawn: Vec<&std::path::Path> = record
             .cases
             .iter()
@@ -223,6 +226,24 @@ impl Console {
             );
         }
     }
+}
+
+/// `linear: time ∝ n^1.01 [0.98, 1.04]`, and where one power does not fit,
+/// where it bends.
+pub(crate) fn scaling_line(s: &crate::record::ScalingRecord) -> String {
+    let mut line = format!(
+        "{}: {} ∝ {}^{:.2} [{:.2}, {:.2}]",
+        s.label(),
+        s.figure,
+        s.parameter,
+        s.exponent,
+        s.interval[0],
+        s.interval[1]
+    );
+    if s.fit != "power" {
+        line.push_str(&format!(" ({})", s.fit));
+    }
+    line
 }
 
 /// The deepest folder that holds every one of `files`.

@@ -143,6 +143,7 @@ impl Closing {
             started_at: self.started_at.clone(),
             context: self.context.clone(),
             memos: MemosRecord::of_cases(&cases, plan.plan, plan.sizes),
+            scaling: crate::scaling::fit(&cases),
             cases,
             memo,
             warnings,

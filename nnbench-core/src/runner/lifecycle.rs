@@ -427,6 +427,7 @@ fn record(case: &Case, outcome: Outcome) -> CaseRecord {
             .iter()
             .map(|&(path, direction)| (path.to_owned(), direction))
             .collect(),
+        scales_with: case.family.scaling.map(str::to_owned),
     }
 }
 

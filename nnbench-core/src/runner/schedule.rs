@@ -340,6 +340,7 @@ mod tests {
         fail_on: None,
         concurrency: &[],
         threads: &[],
+        scaling: None,
         cases: Vec::new,
     };
 

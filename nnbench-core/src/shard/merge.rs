@@ -286,6 +286,8 @@ fn combine(
         });
     }
     let memos = MemosRecord::of_cases(&cases, None, Vec::new());
+    // Refitted over every shard's cases: a shard's own fit saw only its part.
+    let scaling = crate::scaling::fit(&cases);
     RunRecord {
         schema: SCHEMA,
         run,
@@ -294,6 +296,7 @@ fn combine(
         cases,
         memo,
         memos,
+        scaling,
         warnings,
         prefetch,
         isolate,

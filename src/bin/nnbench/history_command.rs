@@ -175,7 +175,7 @@ fn regressions(
                     short(&step.commit),
                     format_figure(step.figure, step.before),
                     format_figure(step.figure, step.after),
-                    format!("{:+.1}%", 100.0 * step.change),
+                    step.change_text(),
                     format!("{:.1e}", step.p_value),
                     step.machine.clone(),
                 ]);

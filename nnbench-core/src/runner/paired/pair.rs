@@ -367,19 +367,7 @@ fn joined(rounds: &[CaseRecord]) -> Option<CaseRecord> {
     Some(record)
 }
 
-/// Whether a round's calls ran on one thread (the thread's CPU time
-/// covers the process's) and computed: in some sample the thread's CPU
-/// time was most of the wall time. One sample is enough, since other
-/// processes can only stretch a sample's wall time, never its CPU time: a
-/// busy machine must not make a computing call look like a waiting one.
+/// Whether a round's calls ran on one thread and computed.
 fn computes(t: &TimeRecord) -> bool {
-    let single = match (t.cpu_median_ns, t.process_cpu_median_ns) {
-        (Some(thread), Some(process)) => process <= thread * 1.1,
-        _ => false,
-    };
-    single
-        && t.samples_ns
-            .iter()
-            .zip(&t.cpu_samples_ns)
-            .any(|(wall, cpu)| *cpu >= 0.5 * wall)
+    t.computes_on_one_thread()
 }

@@ -175,12 +175,27 @@ impl Judge<'_> {
 /// The cases of a paired run's `record`, judged under `thresholds`.
 pub fn judged(record: &RunRecord, thresholds: &Thresholds) -> Judged {
     let comparison = nnbench_core::compare::paired(record, thresholds);
-    let regressed = comparison
+    let mut regressed: Vec<String> = comparison
         .cases
         .iter()
         .filter(|c| c.regressed())
         .map(|c| c.id.clone())
         .collect();
+    // A family whose growth regressed, apart from its cases at each size.
+    let grew: Vec<Shift> = comparison
+        .scaling
+        .iter()
+        .filter(|s| s.regressed())
+        .map(|s| Shift {
+            case: format!("scaling of {} ({})", s.label(), s.figure),
+            verdict: "regressed".to_owned(),
+            estimate: None,
+            interval: None,
+            clock: None,
+            rounds: None,
+        })
+        .collect();
+    regressed.extend(grew.iter().map(|s| s.case.clone()));
     let cases = comparison
         .cases
         .iter()
@@ -195,6 +210,7 @@ pub fn judged(record: &RunRecord, thresholds: &Thresholds) -> Judged {
                 rounds: paired.map(|p| p.rounds),
             }
         })
+        .chain(grew)
         .collect();
     Judged { regressed, cases }
 }

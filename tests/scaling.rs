@@ -1,0 +1,276 @@
+//! `scaling = n`: families whose work grows as n, n² and n log n by
+//! construction get those exponents, with intervals that hold them; a
+//! build in which the linear family turned quadratic fails `nnbench
+//! compare` on that family's scaling alone; a parameter that cannot be
+//! fitted against is an error naming it. Nothing asserts on a time: only
+//! on how time grows with n, side by side in one run.
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use nnbench::{RunRecord, Runner, Sampling};
+
+/// Makes `linear` do n² work: the "build" that regressed.
+static TURNED_QUADRATIC: AtomicBool = AtomicBool::new(false);
+
+/// Arithmetic in proportion to `steps`: a plain loop, whose cost per step
+/// is the same at every length (a range's iterator, unoptimized, checks
+/// its preconditions at a cost that grows a little with the length).
+fn work(steps: u64) -> u64 {
+    let (mut acc, mut i) = (1u64, 0u64);
+    while i < steps {
+        acc = std::hint::black_box(acc.wrapping_mul(6364136223846793005).wrapping_add(i));
+        i += 1;
+    }
+    acc
+}
+
+#[nnbench::product(n = [256, 512, 1024, 2048, 4096], scaling = n)]
+fn linear(n: u64) -> u64 {
+    if TURNED_QUADRATIC.load(Ordering::SeqCst) {
+        work(n * n / 4)
+    } else {
+        work(64 * n)
+    }
+}
+
+#[nnbench::product(n = [32, 64, 128, 256, 512], scaling = n)]
+fn quadratic(n: u64) -> u64 {
+    work(n * n)
+}
+
+#[nnbench::product(n = [256, 512, 1024, 2048, 4096], scaling = n)]
+fn n_log_n(n: u64) -> u64 {
+    work(4 * n * u64::from(n.ilog2()))
+}
+
+/// Each combination of the other parameters is fitted on its own.
+#[nnbench::product(n = [256, 512, 1024, 2048], k = [1, 4], scaling = n)]
+fn per_k(n: u64, k: u64) -> u64 {
+    work(16 * k * n)
+}
+
+/// Values made by an expression: only the run can tell there are two.
+const TWO_SIZES: [u64; 2] = [64, 128];
+
+#[nnbench::product(n = TWO_SIZES, scaling = n)]
+fn too_few_sizes(n: u64) -> u64 {
+    n
+}
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn run(filter: &str) -> RunRecord {
+    // The default timing: each case sampled by nnbench's own sampler
+    // until its median is known within 1%, or for the measurement time.
+    Runner::new()
+        .filter(filter)
+        .quiet(true)
+        .sampling(Sampling {
+            sample_size: Some(10),
+            warm_up: Some(Duration::from_millis(20)),
+            measurement_time: Some(Duration::from_millis(150)),
+        })
+        .run()
+        .unwrap()
+}
+
+fn time_fit<'a>(record: &'a RunRecord, family: &str) -> &'a nnbench::record::ScalingRecord {
+    record
+        .scaling
+        .iter()
+        .find(|s| s.family == family && s.figure == "time")
+        .unwrap_or_else(|| panic!("{family} was fitted: {:#?}", record.scaling))
+}
+
+/// The exponent a least-squares line through log(cost(n)) against log(n)
+/// has over `sizes`: what a family built as `cost` should measure.
+fn expected(sizes: &[f64], cost: impl Fn(f64) -> f64) -> f64 {
+    let xs: Vec<f64> = sizes.iter().map(|n| n.ln()).collect();
+    let ys: Vec<f64> = sizes.iter().map(|&n| cost(n).ln()).collect();
+    let (mx, my) = (
+        xs.iter().sum::<f64>() / xs.len() as f64,
+        ys.iter().sum::<f64>() / ys.len() as f64,
+    );
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    sxy / sxx
+}
+
+#[test]
+fn families_built_as_n_n_squared_and_n_log_n_fit_those_exponents() {
+    let _serial = serial();
+    TURNED_QUADRATIC.store(false, Ordering::SeqCst);
+    let sizes = [256.0, 512.0, 1024.0, 2048.0, 4096.0];
+    for (family, k) in [
+        ("linear", 1.0),
+        ("quadratic", 2.0),
+        ("n_log_n", expected(&sizes, |n| n * n.log2().floor())),
+    ] {
+        let record = run(&format!("{family}/"));
+        assert_eq!(record.failed(), 0);
+        let fit = time_fit(&record, family);
+        assert_eq!((fit.parameter.as_str(), fit.points), ("n", 5));
+        assert!(
+            (fit.exponent - k).abs() < 0.1,
+            "{family}: {fit:?}, expected {k}"
+        );
+        assert!(
+            fit.interval[0] <= k && k <= fit.interval[1],
+            "{family}: the interval holds {k}: {fit:?}"
+        );
+        assert!(fit.constant > 0.0 && fit.fit == "power", "{fit:?}");
+        assert!(
+            record
+                .cases
+                .iter()
+                .all(|c| c.scales_with.as_deref() == Some("n"))
+        );
+    }
+    let per_k = run("per_k/");
+    let fits: Vec<String> = per_k
+        .scaling
+        .iter()
+        .filter(|s| s.figure == "time")
+        .map(|s| s.label())
+        .collect();
+    assert_eq!(fits, ["per_k (k=1)", "per_k (k=4)"]);
+    assert!(
+        per_k.scaling.iter().all(|s| (s.exponent - 1.0).abs() < 0.1),
+        "{:#?}",
+        per_k.scaling
+    );
+}
+
+#[test]
+fn a_family_that_turned_quadratic_fails_compare_on_its_scaling_alone() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, record: &RunRecord| {
+        let path = dir.path().join(name);
+        record.write(&path).unwrap();
+        path
+    };
+    TURNED_QUADRATIC.store(false, Ordering::SeqCst);
+    let base = write("base.json", &run("linear/"));
+    let base_quadratic = run("quadratic/");
+    TURNED_QUADRATIC.store(true, Ordering::SeqCst);
+    let head_linear = run("linear/");
+    TURNED_QUADRATIC.store(false, Ordering::SeqCst);
+    let head = write("head.json", &head_linear);
+    let turned = time_fit(&head_linear, "linear");
+    assert!((turned.exponent - 2.0).abs() < 0.15, "{turned:?}");
+
+    let compared = support::tool()
+        .args(["compare", base.to_str().unwrap(), head.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = support::said(&compared);
+    assert_eq!(compared.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("scaling REGRESSED: linear: time ∝ n^1."),
+        "{said}"
+    );
+    assert!(said.contains("scaling regressed"), "{said}");
+    let json = support::tool()
+        .args([
+            "compare",
+            base.to_str().unwrap(),
+            head.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let time = json["scaling"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["figure"] == "time")
+        .unwrap();
+    assert_eq!(
+        (time["family"].as_str(), time["verdict"].as_str()),
+        (Some("linear"), Some("regressed"))
+    );
+    assert!(time["head"]["exponent"].as_f64().unwrap() > 1.8);
+
+    // The quadratic family, measured again unchanged, is unchanged.
+    let again = run("quadratic/");
+    let comparison = nnbench_core::compare::compare(&base_quadratic, &again, &Default::default());
+    let quadratic = comparison
+        .scaling
+        .iter()
+        .find(|s| s.figure == "time")
+        .unwrap();
+    assert_eq!(
+        quadratic.verdict,
+        nnbench::record::Verdict::Unchanged,
+        "{}",
+        quadratic.line()
+    );
+    // A limit of off reports it without failing.
+    let lenient = support::tool()
+        .args(["compare", base.to_str().unwrap(), head.to_str().unwrap()])
+        .args(["--fail-on", "scaling=off,time=off"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        lenient.status.code(),
+        Some(0),
+        "{}",
+        support::said(&lenient)
+    );
+
+    // The report draws the family's time against n on log-log axes, with
+    // the power of each run.
+    let page = dir.path().join("report.html");
+    let drawn = support::tool()
+        .args([
+            "report",
+            base.to_str().unwrap(),
+            head.to_str().unwrap(),
+            "-o",
+        ])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(drawn.status.success(), "{}", support::said(&drawn));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("linear: time per call against n, log-log, with the powers fitted"),
+        "the chart"
+    );
+    assert!(
+        html.contains("fitted: n^2.") && html.contains("the run before: n^1."),
+        "both fits"
+    );
+}
+
+#[test]
+fn a_parameter_with_too_few_values_fails_its_cases_naming_it() {
+    let record = Runner::new()
+        .filter("too_few_sizes/")
+        .quiet(true)
+        .test_mode(true)
+        .run()
+        .unwrap();
+    assert_eq!(record.failed(), 2);
+    let error = record.cases[0].error.as_ref().unwrap();
+    assert_eq!(error.stage, nnbench::record::Stage::Grid);
+    assert!(
+        error
+            .message
+            .contains("scaling = n: `n` takes 2 distinct values"),
+        "{}",
+        error.message
+    );
+    assert!(record.scaling.is_empty());
+}
