@@ -78,9 +78,10 @@ impl Memo for Scored {
     }
 }
 
-/// The split file every case reads: fixed, since the grid is.
+/// The split file every case reads: fixed, since the grid is, and kept in
+/// cargo's folder for test files, which `cargo clean` empties.
 fn split_file() -> PathBuf {
-    std::env::temp_dir().join(format!("nnbench-memo-inputs-{}.txt", std::process::id()))
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("memo-inputs-{}.txt", std::process::id()))
 }
 
 fn scored() -> Scored {

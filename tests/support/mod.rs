@@ -21,13 +21,11 @@ pub fn main(bench: &str, checks: &[(&str, fn())]) {
     if std::env::var_os(BENCH_CHILD).is_some() {
         nnbench::__private::main(bench, env!("CARGO_MANIFEST_DIR"));
     }
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    let (filters, skips) = filters(std::env::args().skip(1));
     let chosen: Vec<&(&str, fn())> = checks
         .iter()
         .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+        .filter(|(name, _)| !skips.iter().any(|s| name.contains(s.as_str())))
         .collect();
     let chosen_count = chosen.len();
     println!("\nrunning {chosen_count} tests");
@@ -52,6 +50,27 @@ pub fn main(bench: &str, checks: &[(&str, fn())]) {
         );
         std::process::exit(101);
     }
+}
+
+/// The name filters and `--skip` filters among libtest's arguments: the
+/// values of its other flags that take one (`--test-threads 1`, `--format
+/// terse`) are neither.
+fn filters(args: impl Iterator<Item = String>) -> (Vec<String>, Vec<String>) {
+    const TAKING_A_VALUE: [&str; 5] = ["--test-threads", "--format", "--color", "--logfile", "-Z"];
+    let (mut filters, mut skips) = (Vec::new(), Vec::new());
+    let mut args = args;
+    while let Some(arg) = args.next() {
+        if arg == "--skip" {
+            skips.extend(args.next());
+        } else if let Some(skip) = arg.strip_prefix("--skip=") {
+            skips.push(skip.to_owned());
+        } else if TAKING_A_VALUE.contains(&arg.as_str()) {
+            args.next();
+        } else if !arg.starts_with('-') {
+            filters.push(arg);
+        }
+    }
+    (filters, skips)
 }
 
 /// The checks of a test file, each named after its function, for [`main`].
