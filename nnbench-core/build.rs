@@ -16,8 +16,13 @@ fn main() {
         .unwrap_or_default();
     println!("cargo:rustc-env=NNBENCH_RUSTC_VERSION={version}");
     println!("cargo:rerun-if-env-changed=RUSTC");
+    // docs.rs documents the `tch` items with torch-sys's `doc-only`, which
+    // fetches no libtorch to compile against; nothing is linked there.
+    println!("cargo:rerun-if-env-changed=DOCS_RS");
     #[cfg(feature = "tch")]
-    torch_shim();
+    if std::env::var_os("DOCS_RS").is_none() {
+        torch_shim();
+    }
 }
 
 #[cfg(feature = "tch")]

@@ -47,6 +47,7 @@
 //! The guide is the book under `docs/` (`mdbook serve docs`).
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use nnbench_core::{
     CaseRecord, Context, Error, Memo, Param, Params, RecordError, Result, RunRecord, Runner,
@@ -55,6 +56,7 @@ pub use nnbench_core::{
 pub use nnbench_core::{alloc, memo, npy, record, store};
 
 #[cfg(feature = "tch")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tch")))]
 pub use nnbench_core::torch;
 
 pub mod shard {

@@ -117,3 +117,31 @@ fn what_cannot_be_built_is_refused_naming_it() {
         said(&not_repo)
     );
 }
+
+#[test]
+fn a_revision_without_the_bench_gets_a_file_that_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(dir.path());
+    // The change under review adds a second bench.
+    let manifest = std::fs::read_to_string(repo.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        format!("{manifest}\n[[bench]]\nname = \"added\"\nharness = false\n"),
+    )
+    .unwrap();
+    std::fs::write(repo.join("benches/added.rs"), "fn main() {}\n").unwrap();
+    let output = build_base(&repo, &["HEAD", "--bench", "added"]);
+    assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+    assert!(
+        said(&output).contains("has no bench `added`, which this checkout adds"),
+        "{}",
+        said(&output)
+    );
+    let path = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let says = std::fs::read_to_string(&path).unwrap();
+    assert!(says.starts_with("nnbench: no base build\n"), "{says}");
+    assert!(says.contains("has no bench `added`"), "{says}");
+    // A bench that neither has stays an error.
+    let neither = build_base(&repo, &["HEAD", "--bench", "nowhere"]);
+    assert_eq!(neither.status.code(), Some(2), "{}", said(&neither));
+}

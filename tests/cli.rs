@@ -405,6 +405,12 @@ fn check_bmf(bmf: &Json) {
                     .all(|k| ["value", "lower_value", "upper_value"].contains(&k.as_str()))
             );
             let value = m["value"].as_f64().expect("a number");
+            // A time is exported with the spread of its samples.
+            assert!(
+                measure != "latency"
+                    || (m.contains_key("lower_value") && m.contains_key("upper_value")),
+                "{name}: latency without its bounds: {m:?}"
+            );
             if let Some(low) = m.get("lower_value") {
                 assert!(low.as_f64().unwrap() <= value);
             }

@@ -45,7 +45,12 @@ fn requests_that_wait_are_served_faster_with_more_in_flight() {
         assert!(p.p50_ns <= p.p90_ns && p.p90_ns <= p.p99_ns && p.p99_ns <= p.max_ns);
     }
     let (one, eight) = (at(&record, 1), at(&record, 8));
-    let rate = |c: &CaseRecord| c.concurrency.map_or(0.0, |l| l.requests_per_second);
+    let rate = |c: &CaseRecord| {
+        assert!(c.error.is_none(), "{}: {:?}", c.id, c.error);
+        c.concurrency
+            .expect("the load is recorded")
+            .requests_per_second
+    };
     // Eight sleeping requests overlap: close to eight times the rate, at
     // least three times on the busiest machine.
     assert!(
@@ -66,9 +71,14 @@ fn computing() -> u64 {
 fn requests_that_compute_are_not_served_faster_than_the_cores_allow() {
     let record = run("computing/");
     let rate = |level| {
-        at(&record, level)
+        let case = at(&record, level);
+        assert!(case.error.is_none(), "{}: {:?}", case.id, case.error);
+        let rate = case
             .concurrency
-            .map_or(0.0, |l| l.requests_per_second)
+            .expect("the load is recorded")
+            .requests_per_second;
+        assert!(rate > 0.0, "{}: no request was served", case.id);
+        rate
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     // Four requests in flight compute on at most `cores` cores at once:

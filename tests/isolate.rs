@@ -215,8 +215,14 @@ impl Drop for Cgroup {
 }
 
 fn a_case_the_oom_killer_kills_is_recorded_as_out_of_memory() {
-    let Some(cgroup) = Cgroup::new(384 << 20) else {
-        println!("skipped: no memory cgroup can be made here (it needs root)");
+    let cgroup = Cgroup::new(384 << 20);
+    let here = support::here_or_skip(
+        cgroup.is_some(),
+        "memory cgroup to run in",
+        "NNBENCH_REQUIRE_CGROUP",
+        "making one needs root and a writable /sys/fs/cgroup",
+    );
+    let Some(cgroup) = cgroup.filter(|_| here) else {
         return;
     };
     let target = tempfile::tempdir().unwrap();

@@ -89,6 +89,7 @@ fn main() {
             ten_percent_more_work_in_one_case_fails_that_case_alone,
             a_base_that_crashes_in_a_case_fails_that_case_alone,
             a_base_that_is_not_a_build_of_this_bench_is_refused,
+            a_base_revision_without_the_bench_takes_every_case_as_new,
             a_call_that_waits_longer_fails_though_its_cpu_time_did_not,
             a_base_executable_runs_from_a_copy_beside_the_heads,
             counted_builds_are_paired_once_by_their_instructions,
@@ -282,6 +283,33 @@ fn a_base_that_is_not_a_build_of_this_bench_is_refused() {
     assert!(
         !dir.path().join("nnbench/paired/latest.json").exists(),
         "nothing ran"
+    );
+}
+
+/// The file `nnbench build-base` prints for a revision without the bench.
+fn a_base_revision_without_the_bench_takes_every_case_as_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let none = dir.path().join("paired-0123456789ab.none");
+    std::fs::write(
+        &none,
+        "nnbench: no base build\nrevision main (0123456789ab) has no bench `paired`\n",
+    )
+    .unwrap();
+    let output = paired(dir.path(), &none, &[]);
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    let record = latest(dir.path());
+    assert_eq!(record.cases.len(), 3, "{said}");
+    assert!(record.paired.is_some(), "the run says it was paired");
+    for case in &record.cases {
+        assert!(case.error.is_none(), "{}: {:?}", case.id, case.error);
+        assert!(case.paired.is_none(), "{} has no base side", case.id);
+        assert!(case.time.samples > 0, "{} was measured", case.id);
+    }
+    let warned = record.warnings.join("\n") + &said;
+    assert!(
+        warned.contains("revision main (0123456789ab) has no bench `paired`: every case is new"),
+        "{warned}"
     );
 }
 

@@ -138,8 +138,17 @@ fn a_sweep_runs_as_an_array_fails_a_shard_reruns_it_and_gates_a_regression() {
         support::said(&refused)
     );
 
+    // A bench the crate does not have is named.
+    let unknown = submit(&[&common[..], &["--bench", "no_such_bench"]].concat());
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        support::said(&unknown).contains("no bench `no_such_bench` was built"),
+        "{}",
+        support::said(&unknown)
+    );
+
     // The README's command, as is.
-    let first = submit(&common);
+    let first = submit(&[&common[..], &["--bench", "sweep"]].concat());
     assert!(first.status.success());
     let one = submission(&first);
     let (_, merge) = jobs(&first);

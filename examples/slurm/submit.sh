@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Runs the `sweep` bench as a Slurm job array, one task per shard, then a
+# Runs a bench as a Slurm job array, one task per shard, then a
 # merge job: one record of the shards, compared with the last merged run;
 # the merge job fails on a regression or a failed case.
 #
 #   examples/slurm/submit.sh [OPTIONS] [-- SBATCH_OPTIONS...]
 #   examples/slurm/submit.sh --rerun RESULTS/SUBMISSION
 #
+#   --bench NAME      the bench target (default sweep), built here with
+#                     `cargo bench --bench NAME --no-run`
 #   --shards N        tasks in the array (default 4)
 #   --results DIR     where submissions go (default nnbench-results)
 #   --cpus N          CPUs of each task (default 2)
@@ -18,8 +20,9 @@
 #                     a failed case run again, then the merge
 #
 # The request is checked with `sbatch --test-only` first: one that the
-# cluster can never run fails here with Slurm's reason. The bench and the
-# nnbench tool are built once, here, and copied into the submission's
+# cluster can never run fails here with Slurm's reason. The bench is built
+# once, here, and copied with the nnbench tool (this workspace's, else the
+# one on PATH from `cargo install nnbench`) into the submission's
 # folder, DIR/<time>/, which a shared file system holds: the shards'
 # records shard-K.json (K = 1..N, the array's task ids), the jobs' output,
 # run.json (merged) and comparison.md. DIR/last.json is the last merged run
@@ -29,13 +32,14 @@ set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 say() { echo "submit.sh: $*" >&2; }
 
-shards=4 results=nnbench-results cpus=2 mem=4G limit=1:00:00 partition='' fail_on='' rerun=''
+bench_name=sweep shards=4 results=nnbench-results cpus=2 mem=4G limit=1:00:00 partition='' fail_on='' rerun=''
 extra=()
 while (($#)); do
   case $1 in
-    --shards | --results | --cpus | --mem | --time | --partition | --fail-on | --rerun)
+    --bench | --shards | --results | --cpus | --mem | --time | --partition | --fail-on | --rerun)
       (($# >= 2)) || { say "$1 needs a value (see --help)"; exit 2; }
       case $1 in
+        --bench) bench_name=$2 ;;
         --shards) shards=$2 ;;
         --results) results=$2 ;;
         --cpus) cpus=$2 ;;
@@ -56,10 +60,11 @@ done
 # The executable of cargo target `$1` among cargo's JSON messages on stdin.
 executable() {
   python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] and m.get("executable"):
-        print(m["executable"])' "$1"
+found = [m["executable"] for m in map(json.loads, sys.stdin)
+         if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] and m.get("executable")]
+if not found:
+    sys.exit(1)
+print(found[-1])' "$1"
 }
 
 # Shard numbers of `$submission` whose record is missing or holds a failed case.
@@ -125,8 +130,17 @@ results=$(realpath -m "$results")
 submission=$results/$(date -u +%Y%m%dT%H%M%SZ)
 while [[ -e $submission ]]; do submission+=x; done
 mkdir -p "$submission"
-bench=$(cargo bench --bench sweep --no-run --message-format=json | executable sweep)
-tool=$(cargo build --release --bin nnbench --message-format=json | executable nnbench)
+bench=$(cargo bench --bench "$bench_name" --no-run --message-format=json | executable "$bench_name") || {
+  say "no bench \`$bench_name\` was built (--bench names a [[bench]] target with harness = false)"
+  exit 2
+}
+# This workspace's own tool where it has one, so that the tool reads the
+# records its bench writes; else the installed one.
+if ! tool=$(cargo build --release --bin nnbench --message-format=json 2>/dev/null | executable nnbench) \
+  && ! tool=$(command -v nnbench); then
+  say "no nnbench tool: install it with \`cargo install nnbench\`"
+  exit 2
+fi
 cp "$bench" "$submission/bench"
 cp "$tool" "$submission/nnbench"
 if [[ -f $results/last.json ]]; then

@@ -9,6 +9,7 @@
 //! command is built on them.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The modules stand on floors, each importing only from its own floor or
 // lower ones: the book's Layout page lists them, and tests/layout.rs checks
@@ -34,6 +35,7 @@ pub mod shard;
 mod state;
 pub mod store;
 #[cfg(feature = "tch")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tch")))]
 pub mod torch;
 
 #[doc(hidden)]

@@ -22,6 +22,7 @@ mod together;
 pub(crate) mod torch_allocator;
 
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub use runtime::{Flavor, RuntimeError, runtime};
 pub use timer::Timer;
 pub(crate) use timer::{combine, one_call, summarize};

@@ -150,7 +150,7 @@ mod imp {
 
     pub(super) fn current_bytes() -> Option<u64> {
         let pid = Pid::from_u32(std::process::id());
-        let mut system = System::new().ok()?;
+        let mut system = System::new();
         system.refresh_processes_specifics(
             ProcessesToUpdate::Some(&[pid]),
             false,

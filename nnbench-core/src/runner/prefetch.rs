@@ -111,7 +111,7 @@ impl Prefetcher {
 /// Memory the system can give without swapping (`MemAvailable`), less a
 /// tenth kept free.
 fn available_memory() -> Option<u64> {
-    let mut system = sysinfo::System::new().ok()?;
+    let mut system = sysinfo::System::new();
     system.refresh_memory();
     let available = system.available_memory();
     (available > 0).then(|| available - available / 10)

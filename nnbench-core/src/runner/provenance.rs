@@ -32,25 +32,24 @@ fn host() -> Host {
         RefreshKind::nothing()
             .with_cpu(CpuRefreshKind::nothing())
             .with_memory(MemoryRefreshKind::nothing().with_ram()),
-    )
-    .ok();
-    let os = match (System::name().ok(), System::os_version().ok()) {
+    );
+    let os = match (System::name(), System::os_version()) {
         (Some(name), Some(version)) => Some(format!("{name} {version}")),
         (name, _) => name,
     };
     Host {
-        hostname: System::host_name().ok(),
+        hostname: System::host_name(),
         os,
-        kernel: System::kernel_version().ok(),
+        kernel: System::kernel_version(),
         arch: std::env::consts::ARCH.to_owned(),
         cpu: system
-            .as_ref()
-            .and_then(|s| s.cpus().first())
+            .cpus()
+            .first()
             .map(|cpu| cpu.brand().trim().to_owned())
             .filter(|brand| !brand.is_empty()),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        physical_cores: System::physical_core_count().ok(),
-        memory_bytes: system.map(|s| s.total_memory()).filter(|&m| m > 0),
+        physical_cores: System::physical_core_count(),
+        memory_bytes: Some(system.total_memory()).filter(|&m| m > 0),
     }
 }
 

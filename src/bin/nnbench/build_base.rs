@@ -49,11 +49,24 @@ pub enum BuildError {
     },
 }
 
-/// Builds the base as `request` says; returns the executable's path.
+/// Builds the base as `request` says; returns the executable's path. A
+/// base revision without the bench that this checkout has (the change adds
+/// it) gets a file that says so instead, with which a paired run takes
+/// every case as new; a bench that neither has is an error.
 pub fn run(request: &Request) -> Result<PathBuf, BuildError> {
     let bases = Bases::here()?;
     let commit = bases.commit(&request.revision)?;
-    bases.build(request, &commit)
+    match bases.build(request, &commit) {
+        Err(BuildError::NoSuchBench { revision, bench })
+            if has_bench(&bases.top.join(&bases.prefix), request) =>
+        {
+            eprintln!(
+                "build-base: revision {revision} has no bench `{bench}`, which this checkout adds: a paired run with it takes every case as new"
+            );
+            bases.no_base_build(request, &commit, &revision)
+        }
+        built => built,
+    }
 }
 
 /// The repository around the current folder, and where its bases are
@@ -126,6 +139,31 @@ impl Bases {
             path: out.clone(),
             source,
         })?;
+        Ok(out)
+    }
+
+    /// The file that stands for `request`'s bench at `commit`, which the
+    /// revision does not have: `--paired` reads its first line, as
+    /// nnbench's paired runs define it, and says the rest.
+    fn no_base_build(
+        &self,
+        request: &Request,
+        commit: &str,
+        revision: &str,
+    ) -> Result<PathBuf, BuildError> {
+        let out = self
+            .dir
+            .join(format!("{}.none", self.name(request, commit)));
+        let file_error = |source| BuildError::File {
+            path: out.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&self.dir).map_err(file_error)?;
+        let says = format!(
+            "nnbench: no base build\nrevision {revision} has no bench `{}`\n",
+            request.bench
+        );
+        std::fs::write(&out, says).map_err(file_error)?;
         Ok(out)
     }
 

@@ -79,11 +79,24 @@ pub(crate) fn supervise(
     };
     let cpus = affinity::allowed_cpus();
     let bench = settings.output.name.clone().unwrap_or_default();
-    let base_cases = sides::hello(&socket, &base_start, &bench)
-        .map_err(|message| Error::msg(format!("--paired {}: {message}", base.display())))?;
     let mut outcome = Outcome::default();
+    let absent = sides::no_base_build(base);
+    let base_cases = match &absent {
+        Some(why) => {
+            outcome
+                .warnings
+                .push(format!("--paired: {why}: every case is new"));
+            Default::default()
+        }
+        None => sides::hello(&socket, &base_start, &bench)
+            .map_err(|message| Error::msg(format!("--paired {}: {message}", base.display())))?,
+    };
     // Kept for the run: the workers start from the copies in it.
-    let _copies = match sides::same_footing(&mut head, &mut base_start) {
+    let footing = match absent {
+        Some(_) => Ok(None),
+        None => sides::same_footing(&mut head, &mut base_start),
+    };
+    let _copies = match footing {
         Ok(copies) => copies,
         Err(why) => {
             outcome.warnings.push(format!(

@@ -9,6 +9,30 @@ use super::super::isolate::watch::{self, Limits, Start};
 use crate::runner::isolate::protocol::PROTOCOL;
 use crate::settings::Settings;
 
+/// The first line of a file that stands for a base revision without the
+/// bench, as `nnbench build-base` writes it: paired with it, every case is
+/// new. The lines after it say why.
+pub(crate) const NO_BASE_BUILD: &str = "nnbench: no base build";
+
+/// Why there is no base build, where `base` is a file that says there is
+/// none ([`NO_BASE_BUILD`]).
+pub(crate) fn no_base_build(base: &std::path::Path) -> Option<String> {
+    let mut start = [0u8; NO_BASE_BUILD.len()];
+    let mut file = std::fs::File::open(base).ok()?;
+    std::io::Read::read_exact(&mut file, &mut start).ok()?;
+    if start != NO_BASE_BUILD.as_bytes() {
+        return None;
+    }
+    let mut why = String::new();
+    std::io::Read::read_to_string(&mut file, &mut why).ok()?;
+    let why = why.trim();
+    Some(if why.is_empty() {
+        "the base revision has no build of this bench".into()
+    } else {
+        why.replace('\n', " ")
+    })
+}
+
 /// Checks `--paired BASE` before the run: `Err` names what is wrong with
 /// BASE, for an exit with status 2.
 pub(crate) fn check_base(settings: &Settings, bench: &str) -> Result<(), String> {
@@ -21,6 +45,9 @@ pub(crate) fn check_base(settings: &Settings, bench: &str) -> Result<(), String>
         return Err(fail(
             "not a file: BASE is the executable of another build of this bench".into(),
         ));
+    }
+    if no_base_build(base).is_some() {
+        return Ok(());
     }
     let socket = Socket::open("--paired").map_err(|e| e.to_string())?;
     let start = Start {

@@ -1,0 +1,253 @@
+//! A user's crate outside this workspace, as the README sets it up: the
+//! four crates are packed with `cargo package`, as crates.io would serve
+//! them, and a new crate depends on them by version, patched to the
+//! unpacked packages. Its Cargo.toml lines, data program and bench are the
+//! README's, and every command of the README's quick start runs there as
+//! written, in order; the tool is installed from the packed `nnbench`
+//! crate, which is what `cargo install nnbench` fetches.
+//!
+//! The crate is kept under cargo's folder for test files, so that a second
+//! run builds only what changed.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use nnbench::RunRecord;
+
+const CRATES: [&str; 4] = ["nnbench-units", "nnbench-macros", "nnbench-core", "nnbench"];
+
+fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(workspace().join("README.md")).unwrap()
+}
+
+/// The README's fenced blocks of `language` (its first word after the
+/// fence), in order.
+fn blocks(text: &str, language: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        match (&mut current, line.strip_prefix("```")) {
+            (None, Some(info)) if info.split([',', ' ']).next() == Some(language) => {
+                current = Some(String::new());
+            }
+            (Some(block), Some("")) => {
+                found.push(std::mem::take(block));
+                current = None;
+            }
+            (Some(block), _) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The README's block whose first line is `// path` or `# path`.
+fn file_block(blocks: &[String], path: &str) -> String {
+    blocks
+        .iter()
+        .find(|b| b.lines().next().is_some_and(|l| l.ends_with(path)))
+        .unwrap_or_else(|| panic!("the README has no block for {path}"))
+        .clone()
+}
+
+/// The README's shell block that runs `first`, its commands a line each.
+fn commands(blocks: &[String], first: &str) -> Vec<String> {
+    blocks
+        .iter()
+        .find(|b| b.lines().next().is_some_and(|l| l.starts_with(first)))
+        .unwrap_or_else(|| panic!("the README has no commands starting {first}"))
+        .lines()
+        .map(|line| {
+            line.split_once("  #")
+                .map_or(line, |(command, _)| command)
+                .trim()
+                .to_owned()
+        })
+        .filter(|line| !line.is_empty())
+        .collect()
+}
+
+/// Packs the workspace's crates and unpacks them under `dir`: the folders
+/// of the four packages, in `CRATES` order.
+fn packed(dir: &Path) -> Vec<PathBuf> {
+    let target = dir.join("package-target");
+    let packing = Command::new(env!("CARGO"))
+        .args(["package", "--workspace", "--no-verify", "--allow-dirty"])
+        .arg("--target-dir")
+        .arg(&target)
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    assert!(packing.status.success(), "{}", support::said(&packing));
+    let unpacked = dir.join("crates");
+    let _ = std::fs::remove_dir_all(&unpacked);
+    std::fs::create_dir_all(&unpacked).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    CRATES
+        .iter()
+        .map(|name| {
+            let file = target
+                .join("package")
+                .join(format!("{name}-{version}.crate"));
+            let untar = Command::new("tar")
+                .arg("xzf")
+                .arg(&file)
+                .arg("-C")
+                .arg(&unpacked)
+                .output()
+                .unwrap();
+            assert!(untar.status.success(), "{}", support::said(&untar));
+            unpacked.join(format!("{name}-{version}"))
+        })
+        .collect()
+}
+
+/// A new library crate at `dir/user` with the README's lines, its data
+/// program and its bench, depending on the packages in `packages`.
+fn user_crate(dir: &Path, packages: &[PathBuf]) -> PathBuf {
+    let user = dir.join("user");
+    for gone in ["Cargo.toml", "src", "benches", "examples", ".cargo"] {
+        let path = user.join(gone);
+        let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+    }
+    std::fs::create_dir_all(user.join("src")).unwrap();
+    std::fs::write(user.join("src/lib.rs"), "//! A crate with a library.\n").unwrap();
+    let readme = readme();
+    let toml = file_block(&blocks(&readme, "toml"), "Cargo.toml");
+    std::fs::write(
+        user.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"user-sweep\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n{toml}"
+        ),
+    )
+    .unwrap();
+    let rust = blocks(&readme, "rust");
+    for path in ["examples/make_data.rs", "benches/sweep.rs"] {
+        let file = user.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, file_block(&rust, path)).unwrap();
+    }
+    // The packed crates stand in for crates.io's, at the versions the
+    // README asks for; the rest of the graph at the versions tested here.
+    let mut config = String::from("[patch.crates-io]\n");
+    for (name, path) in CRATES.iter().zip(packages) {
+        config.push_str(&format!("{name} = {{ path = {:?} }}\n", path));
+    }
+    std::fs::create_dir_all(user.join(".cargo")).unwrap();
+    std::fs::write(user.join(".cargo/config.toml"), config).unwrap();
+    std::fs::copy(workspace().join("Cargo.lock"), user.join("Cargo.lock")).unwrap();
+    support::git(&user, &["init", "--quiet", "--initial-branch", "main"]);
+    std::fs::write(
+        user.join(".gitignore"),
+        "/target\n/bin\n*.npy\n*.html\n.cargo\n",
+    )
+    .unwrap();
+    support::git(&user, &["add", "-A"]);
+    support::git(
+        &user,
+        &["commit", "--quiet", "--allow-empty", "-m", "sweep"],
+    );
+    user
+}
+
+/// Runs one README command in `user` with the installed tool first on
+/// PATH, as a user's shell would. `cargo install nnbench` installs the
+/// packed crate instead of crates.io's, patched as the crate is: cargo
+/// install reads no configuration of the folder it runs in.
+fn run(user: &Path, command: &str, packages: &[PathBuf]) -> Output {
+    let mut install = String::from("cargo install --quiet --root bin --force");
+    for (name, path) in CRATES.iter().zip(packages).take(3) {
+        install.push_str(&format!(
+            " --config \"patch.crates-io.{name}.path='{}'\"",
+            path.display()
+        ));
+    }
+    install.push_str(&format!(" --path '{}'", packages[3].display()));
+    let command = command.replace("cargo install nnbench", &install);
+    let path = format!(
+        "{}:{}",
+        user.join("bin/bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    eprintln!("$ {command}");
+    let output = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &command])
+        .current_dir(user)
+        .env("PATH", path)
+        .env("CARGO_TARGET_DIR", user.join("target"))
+        .env_remove("NNBENCH_PAIRED_BASE")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "`{command}` failed in the user's crate:\n{}",
+        support::said(&output)
+    );
+    output
+}
+
+fn record(user: &Path, name: &str) -> RunRecord {
+    RunRecord::read(user.join("target/nnbench/sweep").join(name)).unwrap()
+}
+
+#[test]
+fn the_readmes_quick_start_works_in_a_crate_of_its_own() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("outside-crate");
+    std::fs::create_dir_all(&dir).unwrap();
+    let packages = packed(&dir);
+    let user = user_crate(&dir, &packages);
+    let readme = readme();
+    let sh = blocks(&readme, "sh");
+
+    for command in commands(&sh, "cargo run --release --example make_data") {
+        let output = run(&user, &command, &packages);
+        let said = support::said(&output);
+        if command == "cargo bench" {
+            let latest = record(&user, "latest.json");
+            assert_eq!(latest.cases.len(), 4, "{said}");
+            assert_eq!(latest.failed(), 0, "{said}");
+        } else if command.contains("--list") {
+            let listed = String::from_utf8_lossy(&output.stdout);
+            assert_eq!(listed.matches("accuracy/").count(), 4, "{listed}");
+        } else if command.contains("--profile") {
+            let profiled = record(&user, "latest.json");
+            for case in &profiled.cases {
+                let graph = case.profile.as_ref();
+                let graph = graph.unwrap_or_else(|| panic!("no flamegraph for {}", case.id));
+                assert!(graph.is_file(), "{} is not there", graph.display());
+            }
+        } else if command.contains("--save-baseline main") {
+            assert!(
+                user.join("target/nnbench/sweep/baselines/main.json")
+                    .is_file()
+            );
+        } else if command.contains("report -o report.html") {
+            assert!(user.join("report.html").is_file());
+        }
+    }
+
+    // The two lines share a shell variable: one shell runs both.
+    let paired = commands(&sh, "BASE=$(nnbench build-base main --bench sweep)").join("\n");
+    run(&user, &paired, &packages);
+    let gated = record(&user, "latest.json");
+    assert!(gated.cases.iter().all(|c| c.paired.is_some()), "{paired}");
+
+    if support::valgrind_here() {
+        let counted = run(&user, "cargo bench -- --instructions", &packages);
+        let latest = record(&user, "latest.json");
+        assert!(
+            latest.cases.iter().all(|c| c.time.instructions.is_some()),
+            "{}",
+            support::said(&counted)
+        );
+    }
+}
