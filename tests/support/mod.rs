@@ -55,10 +55,9 @@ pub fn main(bench: &str, checks: &[(&str, fn())]) {
 /// The name filters and `--skip` filters among libtest's arguments: the
 /// values of its other flags that take one (`--test-threads 1`, `--format
 /// terse`) are neither.
-fn filters(args: impl Iterator<Item = String>) -> (Vec<String>, Vec<String>) {
+fn filters(mut args: impl Iterator<Item = String>) -> (Vec<String>, Vec<String>) {
     const TAKING_A_VALUE: [&str; 5] = ["--test-threads", "--format", "--color", "--logfile", "-Z"];
     let (mut filters, mut skips) = (Vec::new(), Vec::new());
-    let mut args = args;
     while let Some(arg) = args.next() {
         if arg == "--skip" {
             skips.extend(args.next());

@@ -16,7 +16,7 @@ mod estimate;
 mod pair;
 mod sides;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -80,22 +80,21 @@ pub(crate) fn supervise(
     let cpus = affinity::allowed_cpus();
     let bench = settings.output.name.clone().unwrap_or_default();
     let mut outcome = Outcome::default();
-    let absent = sides::no_base_build(base);
-    let base_cases = match &absent {
+    // A base revision without the bench leaves nothing to pair with.
+    let (base_cases, footing) = match sides::no_base_build(base) {
         Some(why) => {
             outcome
                 .warnings
                 .push(format!("--paired: {why}: every case is new"));
-            Default::default()
+            (HashSet::new(), Ok(None))
         }
-        None => sides::hello(&socket, &base_start, &bench)
-            .map_err(|message| Error::msg(format!("--paired {}: {message}", base.display())))?,
+        None => {
+            let cases = sides::hello(&socket, &base_start, &bench)
+                .map_err(|message| Error::msg(format!("--paired {}: {message}", base.display())))?;
+            (cases, sides::same_footing(&mut head, &mut base_start))
+        }
     };
     // Kept for the run: the workers start from the copies in it.
-    let footing = match absent {
-        Some(_) => Ok(None),
-        None => sides::same_footing(&mut head, &mut base_start),
-    };
     let _copies = match footing {
         Ok(copies) => copies,
         Err(why) => {
