@@ -7,12 +7,18 @@
 //! (`nnbench report`). Targets: adding a 1,000-case run under 1 s, the
 //! report under 5 s.
 //!
+//! Then how well the step search finds a step, on series of 50 commits
+//! drawn in 3% normal noise: where it puts a 10% step, with one run a
+//! commit and with three, and how often it finds one in series without.
+//!
 //! `cargo bench --bench history`
 
 #[path = "support/harness.rs"]
 mod harness;
 #[path = "support/stats.rs"]
 mod stats;
+#[path = "support/step_trials.rs"]
+mod step_trials;
 #[path = "support/synthetic.rs"]
 mod synthetic;
 
@@ -133,5 +139,73 @@ fn main() {
         format!("< 5 s {}", harness::verdict(report < 5.0)),
     ]);
     harness::table(&table);
+    step_search(harness::test_mode());
     harness::publish("history");
+}
+
+/// Where the step search puts a step, and how often it finds one where
+/// there is none.
+fn step_search(test_mode: bool) {
+    let trials = if test_mode { 40 } else { 2_000 };
+    let significance = StepSearch::default().significance;
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        format!(
+            "{} commits, a {:.0}% step in {:.0}% noise",
+            step_trials::COMMITS,
+            100.0 * step_trials::STEP,
+            100.0 * step_trials::NOISE
+        ),
+        "found at its commit".to_owned(),
+        "one commit off".to_owned(),
+        "missed, or more than one".to_owned(),
+        "target".to_owned(),
+    ]);
+    let share = |n: usize| format!("{n} of {trials}");
+    for (runs, exact_at_least, near_at_least) in [(1, 0.80, 0.95), (3, 0.95, 0.99)] {
+        let found = step_trials::locate(trials, runs, significance);
+        let met = found.exact as f64 >= exact_at_least * trials as f64
+            && (found.exact + found.one_off) as f64 >= near_at_least * trials as f64;
+        table.add_row([
+            format!("{runs} run{} a commit", if runs == 1 { "" } else { "s" }),
+            share(found.exact),
+            share(found.one_off),
+            share(found.wrong),
+            format!(
+                "at its commit >= {:.0}%, within one >= {:.0}% {}",
+                100.0 * exact_at_least,
+                100.0 * near_at_least,
+                harness::verdict(met)
+            ),
+        ]);
+    }
+    harness::table(&table);
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "series without a step, 1 run a commit",
+        "false alarms",
+        "target",
+    ]);
+    let trials = 5 * trials;
+    for level in [significance, 10.0 * significance] {
+        let alarms = step_trials::false_alarms(trials, level);
+        let lowest = step_trials::lowest_rate(alarms, trials);
+        table.add_row([
+            format!("significance {level}"),
+            format!(
+                "{alarms} of {trials} ({:.2}%)",
+                100.0 * alarms as f64 / trials as f64
+            ),
+            format!(
+                "at most the significance: the rate's 99% lower bound {:.3}% <= {}% {}",
+                100.0 * lowest,
+                100.0 * level,
+                harness::verdict(lowest <= level)
+            ),
+        ]);
+    }
+    harness::table(&table);
+    harness::note(format!(
+        "normal noise from a seeded generator; steps at commits 10 to 34 in turn; significance {significance} is `nnbench history regressions`' default"
+    ));
 }

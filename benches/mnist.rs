@@ -15,10 +15,19 @@
 //!
 //! `benches/expected/mnist.json` is a run of it on this project's CI
 //! machine: CI compares each run with it (`nnbench compare`), failing on a
-//! case that fails or an accuracy that fell.
+//! case that fails or an accuracy that fell. `scripts/figures.sh mnist`
+//! runs it whole four times (the first on an empty disk tier) and writes
+//! its figures into the book (`support/mnist_figures.rs`).
 
 #[path = "support/fashion.rs"]
 mod fashion;
+#[allow(dead_code, reason = "the figures judge no target")]
+#[path = "support/harness.rs"]
+mod harness;
+#[path = "support/mnist_figures.rs"]
+mod mnist_figures;
+#[path = "support/stats.rs"]
+mod stats;
 
 use fashion::{Eval, FashionMnist, Images};
 use nnbench::torch::Network;
@@ -59,4 +68,13 @@ fn forward(model: &Network<Sequential>, data: &Images, batch: i64) -> f64 {
     fashion::forward(model, data, batch)
 }
 
-nnbench::main!();
+fn main() {
+    let measuring = std::env::var_os("NNBENCH_FIGURES").is_some()
+        && std::env::var_os(mnist_figures::CHILD).is_none();
+    if !measuring {
+        nnbench::__private::main("mnist", env!("CARGO_MANIFEST_DIR"));
+    }
+    if harness::should_run("mnist") {
+        mnist_figures::main();
+    }
+}

@@ -6,12 +6,16 @@
 //!    trivial function, with memory recording on and off;
 //! 3. what reading and resetting the peaks around the call (the call's
 //!    own memory, apart from its memos) adds to each case;
-//! 4. a resolve of a memo already in the cache.
+//! 4. a resolve of a memo already in the cache;
+//! 5. Python nnbench 0.4's cost per case on the same grid, alternating
+//!    with (2), when `scripts/python-peer.sh` can make its environment.
 //!
 //! `cargo bench --bench overhead`
 
 #[path = "support/harness.rs"]
 mod harness;
+#[path = "support/peer.rs"]
+mod peer;
 #[path = "support/stats.rs"]
 mod stats;
 
@@ -119,6 +123,28 @@ fn per_case_cost(record_memory: bool) -> f64 {
     (total - calls) / record.cases.len() as f64
 }
 
+/// Python nnbench's cost per case on the same 10,000-case grid, measured
+/// as [`per_case_cost`] measures nnbench's: its run (collection
+/// included) less its calls, per case.
+fn python_per_case_cost(python: &Path) -> Result<f64, String> {
+    let output = peer::script(python, "peer_overhead.py", &[])
+        .output()
+        .map_err(|e| format!("peer_overhead.py: {e}"))?;
+    let said = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        let error = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("peer_overhead.py failed: {}", error.trim()));
+    }
+    let figures: Vec<f64> = said
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    match figures[..] {
+        [cases, wall, calls] if cases > 0.0 => Ok((wall - calls) * 1e9 / cases),
+        _ => Err(format!("peer_overhead.py printed `{}`", said.trim())),
+    }
+}
+
 /// ns per resolve of a memo that is in the cache.
 fn cache_hit() -> f64 {
     let memo = Tokenizer {
@@ -146,10 +172,17 @@ fn main() {
     let test_mode = harness::test_mode();
 
     let hit = cache_hit();
-    let (mut with_memory, mut without_memory) = (Vec::new(), Vec::new());
+    let mut python = peer::python();
+    let (mut with_memory, mut without_memory, mut pythons) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..if test_mode { 1 } else { 5 } {
         with_memory.push(per_case_cost(true));
         without_memory.push(per_case_cost(false));
+        if let Ok(interpreter) = &python {
+            match python_per_case_cost(interpreter) {
+                Ok(cost) => pythons.push(cost),
+                Err(e) => python = Err(e),
+            }
+        }
     }
     let with_memory = median(&with_memory);
     let without_memory = median(&without_memory);
@@ -179,15 +212,32 @@ fn main() {
     table.add_row([
         "harness cost per case, once, 10,000 cases, memory recorded".to_owned(),
         format_ns(with_memory),
-        format!(
-            "<= 13 µs {}; Python nnbench 0.5: 26 µs (0.4: 42 µs), no memory",
-            harness::verdict(with_memory <= 13_000.0)
-        ),
+        format!("<= 13 µs {}", harness::verdict(with_memory <= 13_000.0)),
     ]);
     table.add_row([
         "  memory not recorded".to_owned(),
         format_ns(without_memory),
         format!("<= 1.3 µs {}", harness::verdict(without_memory <= 1_300.0)),
+    ]);
+    let python_row = match &python {
+        Ok(_) => {
+            let theirs = median(&pythons);
+            [
+                format_ns(theirs),
+                format!(
+                    "nnbench / Python: {:.2} with memory, {:.2} without",
+                    with_memory / theirs,
+                    without_memory / theirs
+                ),
+            ]
+        }
+        Err(e) => ["not measured".to_owned(), e.clone()],
+    };
+    let [measured, reference] = python_row;
+    table.add_row([
+        "  Python nnbench 0.4, the same grid (it records no memory)".to_owned(),
+        measured,
+        reference,
     ]);
     let windows: Vec<(f64, f64)> = (0..if test_mode { 1 } else { 7 })
         .map(|_| {
@@ -215,7 +265,7 @@ fn main() {
     ]);
     harness::table(&table);
     harness::note(format!(
-        "medians of repeated runs{}",
+        "medians of repeated runs, alternating{}",
         if test_mode {
             " (test mode: one run, no sampling)"
         } else {

@@ -23,16 +23,16 @@
 mod harness;
 #[path = "support/matrices.rs"]
 mod matrices;
+#[path = "support/peer.rs"]
+mod peer;
 #[path = "support/stats.rs"]
 mod stats;
 #[path = "support/sweep_family.rs"]
 mod sweep_family;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::RunRecord;
@@ -54,52 +54,6 @@ struct Measured {
     calls_ns: Vec<f64>,
 }
 
-/// Runs `command` to its end; its wall time and peak resident memory.
-///
-/// The peak is the larger of the kernel's `ru_maxrss` for the child and
-/// the child's resident memory polled every millisecond: nnbench resets
-/// the kernel's high-water mark at each case (that is how it gets exact
-/// per-case peaks), so its `ru_maxrss` holds only the last case's peak.
-fn measure(command: &mut Command) -> Result<(Duration, u64), String> {
-    let started = Instant::now();
-    let child = command.spawn().map_err(|e| format!("{command:?}: {e}"))?;
-    let done = Arc::new(AtomicBool::new(false));
-    let poller = std::thread::spawn({
-        let (done, statm) = (Arc::clone(&done), format!("/proc/{}/statm", child.id()));
-        // SAFETY: sysconf only reads a constant of the system.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
-        move || {
-            let mut peak = 0u64;
-            while !done.load(Ordering::Relaxed) {
-                let resident = std::fs::read_to_string(&statm)
-                    .ok()
-                    .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok());
-                peak = peak.max(resident.unwrap_or(0) * page);
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            peak
-        }
-    });
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value to be written over.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child, writing into the locals above.
-    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    let wall = started.elapsed();
-    done.store(true, Ordering::Relaxed);
-    let polled = poller.join().unwrap_or(0);
-    if pid < 0 {
-        return Err(format!(
-            "waiting for {command:?}: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
-        return Err(format!("{command:?} failed (wait status {status})"));
-    }
-    Ok((wall, polled.max(usage.ru_maxrss as u64 * 1024)))
-}
-
 /// This binary again, as `cargo bench --bench seed_sweep -- FLAGS` runs
 /// it, writing its record to `out`.
 fn nnbench_run(side: usize, flags: &[&str], out: &Path) -> Result<Measured, String> {
@@ -111,7 +65,7 @@ fn nnbench_run(side: usize, flags: &[&str], out: &Path) -> Result<Measured, Stri
         .args(flags)
         .env(CHILD, "1")
         .env("NNBENCH_SWEEP_N", side.to_string());
-    let (wall, peak_rss) = measure(&mut command)?;
+    let (wall, peak_rss) = peer::measure(&mut command)?;
     let text = std::fs::read_to_string(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let record: RunRecord =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -131,31 +85,15 @@ fn nnbench_run(side: usize, flags: &[&str], out: &Path) -> Result<Measured, Stri
     })
 }
 
-/// The Python peer's interpreter, from the script that makes it.
-fn peer_python(repo: &Path) -> Result<PathBuf, String> {
-    if let Some(python) = std::env::var_os("NNBENCH_PEER_PYTHON") {
-        return Ok(python.into());
-    }
-    let output = Command::new("bash")
-        .arg(repo.join("scripts/python-peer.sh"))
-        .output()
-        .map_err(|e| format!("scripts/python-peer.sh: {e}"))?;
-    if !output.status.success() {
-        let said = String::from_utf8_lossy(&output.stderr);
-        return Err(format!("scripts/python-peer.sh failed: {}", said.trim()));
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).trim().into())
-}
-
-fn peer_run(python: &Path, repo: &Path, data: &Path, side: usize) -> Result<Measured, String> {
-    let mut command = Command::new(python);
-    command
-        .arg(repo.join("benches/support/peer_sweep.py"))
-        .arg(data)
-        .arg(side.to_string())
-        .arg(matrices::BATCH.to_string())
-        .stdout(std::process::Stdio::null());
-    let (wall, peak_rss) = measure(&mut command)?;
+fn peer_run(python: &Path, data: &Path, side: usize) -> Result<Measured, String> {
+    let args = [
+        data.display().to_string(),
+        side.to_string(),
+        matrices::BATCH.to_string(),
+    ];
+    let mut command = peer::script(python, "peer_sweep.py", &args);
+    command.stdout(std::process::Stdio::null());
+    let (wall, peak_rss) = peer::measure(&mut command)?;
     Ok(Measured {
         wall,
         peak_rss,
@@ -260,7 +198,6 @@ fn drop_from_page_cache(data: &Path, side: usize) -> Result<(), String> {
 fn compare() -> Result<(), String> {
     let test_mode = harness::test_mode();
     let side = if test_mode { 64 } else { SIDE };
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let work = nnbench::target_dir().join("nnbench/seed_sweep");
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let out = work.join("run.json");
@@ -268,7 +205,7 @@ fn compare() -> Result<(), String> {
     // Generates the matrices: not measured.
     nnbench_run(side, &["--once"], &out)?;
     let data = nnbench::target_dir().join("nnbench/sweep-data");
-    let python = peer_python(repo);
+    let python = peer::python();
     let runs = if test_mode { 1 } else { RUNS };
     let contenders = contenders();
     let mut measured: Vec<Vec<Measured>> = vec![Vec::new(); contenders.len()];
@@ -284,7 +221,7 @@ fn compare() -> Result<(), String> {
                 Runner::Nnbench(flags) => nnbench_run(side, flags, &out),
                 Runner::Python => python
                     .clone()
-                    .and_then(|python| peer_run(&python, repo, &data, side)),
+                    .and_then(|python| peer_run(&python, &data, side)),
             };
             match (outcome, contender.runner) {
                 (Ok(m), _) => runs.push(m),

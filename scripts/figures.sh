@@ -9,11 +9,14 @@
 #
 # They are `bench = false` in Cargo.toml, so that plain `cargo bench` runs
 # the main job only. seed_sweep makes 1.5 GB of matrices and its Python
-# peer (scripts/python-peer.sh, from PyPI, cached).
+# peer (scripts/python-peer.sh, from PyPI, cached). mnist is the real
+# sweep (the tch feature, libtorch and the data fetched by their
+# scripts), run whole four times; CI runs it on its own, so --test leaves
+# it out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(overhead sampling memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation compare history sharding paired async_cases)
+all=(overhead sampling memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation compare history sharding paired false_alarms async_cases mnist)
 
 test_mode=false
 if [[ "${1:-}" == "--test" ]]; then
@@ -32,9 +35,18 @@ done
 
 if $test_mode; then
     args=()
-    for bench in "${benches[@]}"; do args+=(--bench "$bench"); done
+    for bench in "${benches[@]}"; do
+        [[ "$bench" == mnist ]] || args+=(--bench "$bench")
+    done
+    (( ${#args[@]} )) || exit 0
     exec cargo test --features tokio "${args[@]}"
 fi
 for bench in "${benches[@]}"; do
-    NNBENCH_FIGURES=1 cargo bench --features tokio --bench "$bench"
+    if [[ "$bench" == mnist ]]; then
+        eval "$(scripts/libtorch.sh)"
+        eval "$(scripts/fashion-mnist.sh)"
+        NNBENCH_FIGURES=1 cargo bench --features tch --bench mnist
+    else
+        NNBENCH_FIGURES=1 cargo bench --features tokio --bench "$bench"
+    fi
 done

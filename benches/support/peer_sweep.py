@@ -3,9 +3,10 @@ benches/seed_sweep.rs measures nnbench against, written as nnbench's memo
 guide shows (a memo per file whose cached __call__ runs np.load, and a
 tearDown that evicts the model).
 
-    python peer_sweep.py DATA_DIR SIDE BATCH
+    python peer_sweep.py DATA_DIR SIDE BATCH [keep]
 
-prints one line per case: its name, value and time in seconds.
+prints one line per case: its name, value and time in seconds. With
+`keep`, the tearDown is left out and every model stays cached.
 """
 
 import sys
@@ -16,6 +17,7 @@ import nnbench
 from nnbench.types.memo import cached_memo, evict_memo, get_memo_by_value
 
 DATA_DIR, SIDE, BATCH = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+KEEP = sys.argv[4:] == ["keep"]
 
 
 class ModelMemo(nnbench.Memo[np.ndarray]):
@@ -40,7 +42,7 @@ def evict_model(state, params) -> None:
 @nnbench.product(
     model=[ModelMemo(DATA_DIR / f"model{i}-{SIDE}x{SIDE}.npy") for i in (1, 2, 3)],
     data=[DataMemo(DATA_DIR / f"data-{SIDE}x{BATCH}.npy")],
-    tearDown=evict_model,
+    **({} if KEEP else {"tearDown": evict_model}),
 )
 def accuracy(model: np.ndarray, data: np.ndarray) -> float:
     return float((model @ data).sum())
