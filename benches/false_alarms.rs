@@ -22,20 +22,10 @@ mod stats;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench_units::format_ns;
 use paired_builds::{Method, trial};
-use statrs::distribution::{Beta, ContinuousCDF};
-use stats::median;
+use stats::{median, rate_bounds};
 
 /// The highest false-alarm rate a gate may show.
 const TARGET: f64 = 0.01;
-
-/// The one-sided 95% upper bound of a rate seen `k` times in `n`
-/// (Clopper-Pearson).
-fn upper_bound(k: usize, n: usize) -> f64 {
-    if k >= n {
-        return 1.0;
-    }
-    Beta::new(k as f64 + 1.0, (n - k) as f64).map_or(1.0, |beta| beta.inverse_cdf(0.95))
-}
 
 fn count(trials: usize, valgrind: bool) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -70,7 +60,7 @@ fn count(trials: usize, valgrind: bool) -> Result<(), String> {
             format!("{} ({})", method.name(), method.limit()),
             format!("{alarms} of {trials}"),
             format!("{:.1}%", 100.0 * rate),
-            format!("{:.1}%", 100.0 * upper_bound(*alarms, trials)),
+            format!("{:.1}%", 100.0 * rate_bounds(*alarms, trials, 0.95).1),
             format_ns(median(seconds) * 1e9),
             if gated {
                 format!(

@@ -83,17 +83,7 @@ fn sweep_peak(keep_memos: bool) -> u64 {
 /// the same files, evicting each model in its teardown or keeping all.
 fn python_sweep_peak(python: &std::path::Path, keep: bool) -> Result<u64, String> {
     let data = nnbench::target_dir().join("nnbench/sweep-data");
-    let mut args = vec![
-        data.display().to_string(),
-        side().to_string(),
-        matrices::BATCH.to_string(),
-    ];
-    if keep {
-        args.push("keep".into());
-    }
-    let mut command = peer::script(python, "peer_sweep.py", &args);
-    command.stdout(std::process::Stdio::null());
-    Ok(peer::measure(&mut command)?.1)
+    Ok(peer::sweep(python, &data, side(), matrices::BATCH, keep)?.1)
 }
 
 /// Median over `batches` of the time per call of `f`, called `calls` times

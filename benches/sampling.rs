@@ -24,7 +24,7 @@ use std::time::Instant;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::{RunRecord, Runner, Timing};
 use nnbench_units::format_ns;
-use stats::median;
+use stats::{median, spread};
 
 /// Some tens of nanoseconds of work, more with larger parameters.
 #[nnbench::product(a = 0..10u64, b = 0..10u64, c = 0..10u64)]
@@ -91,13 +91,6 @@ fn checked_medians(timing: Option<Timing>, test_mode: bool) -> BTreeMap<&'static
             (id, case.time.median_ns)
         })
         .collect()
-}
-
-/// The largest relative difference between two of `medians`.
-fn spread(medians: &[f64]) -> f64 {
-    let low = medians.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = medians.iter().copied().fold(0.0, f64::max);
-    high / low - 1.0
 }
 
 fn main() {

@@ -86,14 +86,7 @@ fn nnbench_run(side: usize, flags: &[&str], out: &Path) -> Result<Measured, Stri
 }
 
 fn peer_run(python: &Path, data: &Path, side: usize) -> Result<Measured, String> {
-    let args = [
-        data.display().to_string(),
-        side.to_string(),
-        matrices::BATCH.to_string(),
-    ];
-    let mut command = peer::script(python, "peer_sweep.py", &args);
-    command.stdout(std::process::Stdio::null());
-    let (wall, peak_rss) = peer::measure(&mut command)?;
+    let (wall, peak_rss) = peer::sweep(python, data, side, matrices::BATCH, false)?;
     Ok(Measured {
         wall,
         peak_rss,

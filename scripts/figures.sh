@@ -3,7 +3,7 @@
 # its peers, and lets each write its section of the book's page of
 # measured figures (docs/src/figures.md):
 #
-#   scripts/figures.sh                  # every figure bench (half an hour on 2 cores)
+#   scripts/figures.sh                  # every figure bench (under an hour on 2 cores)
 #   scripts/figures.sh overhead memory  # these
 #   scripts/figures.sh --test           # each once, small, checking its section (CI)
 #

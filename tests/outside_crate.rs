@@ -199,6 +199,17 @@ fn run(user: &Path, command: &str, packages: &[PathBuf]) -> Output {
     output
 }
 
+/// What the quick start must show a user: commands, or the flags a
+/// command ends with. Each is run, and checked below where it runs.
+const QUICK_START: [&str; 6] = [
+    "cargo bench",
+    "--list",
+    "--profile",
+    "--save-baseline main",
+    "--baseline main",
+    "cargo install nnbench",
+];
+
 fn record(user: &Path, name: &str) -> RunRecord {
     RunRecord::read(user.join("target/nnbench/sweep").join(name)).unwrap()
 }
@@ -212,9 +223,15 @@ fn the_readmes_quick_start_works_in_a_crate_of_its_own() {
     let readme = readme();
     let sh = blocks(&readme, "sh");
 
+    let mut shown = Vec::new();
     for command in commands(&sh, "cargo run --release --example make_data") {
         let output = run(&user, &command, &packages);
         let said = support::said(&output);
+        shown.extend(
+            QUICK_START
+                .into_iter()
+                .filter(|shows| command == *shows || command.ends_with(&format!(" {shows}"))),
+        );
         if command == "cargo bench" {
             let latest = record(&user, "latest.json");
             assert_eq!(latest.cases.len(), 4, "{said}");
@@ -237,6 +254,13 @@ fn the_readmes_quick_start_works_in_a_crate_of_its_own() {
         } else if command.contains("report -o report.html") {
             assert!(user.join("report.html").is_file());
         }
+    }
+
+    for expected in QUICK_START {
+        assert!(
+            shown.contains(&expected),
+            "the README's quick start no longer runs `{expected}`"
+        );
     }
 
     // The two lines share a shell variable: one shell runs both.

@@ -12,7 +12,7 @@ use nnbench::RunRecord;
 use nnbench_units::{format_bytes, format_ns};
 
 use crate::harness;
-use crate::stats::median;
+use crate::stats::{median, spread};
 
 /// Set in the processes the figures start as the user's `cargo bench`.
 pub const CHILD: &str = "NNBENCH_MNIST_FIGURES_CHILD";
@@ -47,13 +47,6 @@ fn run(tier: &Path, out: &Path) -> Result<(RunRecord, f64), String> {
 
 fn value(record: &RunRecord, id: &str, key: &str) -> Option<f64> {
     record.case(id)?.value.get(key)?.as_f64()
-}
-
-/// The largest relative difference between two of `values`.
-fn spread(values: &[f64]) -> f64 {
-    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = values.iter().copied().fold(0.0, f64::max);
-    high / low - 1.0
 }
 
 fn figures() -> Result<(), String> {

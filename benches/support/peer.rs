@@ -85,3 +85,27 @@ pub fn script(python: &Path, name: &str, args: &[String]) -> Command {
         .args(args);
     command
 }
+
+/// The seed sweep in Python nnbench (`peer_sweep.py`) on the `side × side`
+/// models and the `side × batch` dataset in `data`, evicting each model in
+/// its teardown unless `keep`: its wall time and peak resident memory.
+#[allow(dead_code, reason = "not every bench with a peer runs the sweep")]
+pub fn sweep(
+    python: &Path,
+    data: &Path,
+    side: usize,
+    batch: usize,
+    keep: bool,
+) -> Result<(Duration, u64), String> {
+    let mut args = vec![
+        data.display().to_string(),
+        side.to_string(),
+        batch.to_string(),
+    ];
+    if keep {
+        args.push("keep".into());
+    }
+    let mut command = script(python, "peer_sweep.py", &args);
+    command.stdout(std::process::Stdio::null());
+    measure(&mut command)
+}

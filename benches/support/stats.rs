@@ -9,3 +9,23 @@ pub fn median<T: Borrow<f64>>(values: impl IntoIterator<Item = T>) -> f64 {
     sorted.sort_by(f64::total_cmp);
     sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN)
 }
+
+/// The largest relative difference between two of `values`: how far
+/// repeated measurements of one figure moved.
+#[allow(dead_code, reason = "not every figure bench repeats a figure")]
+pub fn spread(values: &[f64]) -> f64 {
+    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = values.iter().copied().fold(0.0, f64::max);
+    high / low - 1.0
+}
+
+/// The one-sided Clopper-Pearson bounds, at `confidence`, of a rate seen
+/// `k` times in `n`: the lowest and the highest rate it leaves likely.
+#[allow(dead_code, reason = "not every figure bench counts a rate")]
+pub fn rate_bounds(k: usize, n: usize, confidence: f64) -> (f64, f64) {
+    use statrs::distribution::{Beta, ContinuousCDF};
+    let (k, n) = (k.min(n) as f64, n as f64);
+    let lower = Beta::new(k, n - k + 1.0).map_or(0.0, |b| b.inverse_cdf(1.0 - confidence));
+    let upper = Beta::new(k + 1.0, n - k).map_or(1.0, |b| b.inverse_cdf(confidence));
+    (lower, upper)
+}

@@ -6,7 +6,6 @@ use nnbench_core::history::steps::{self, Step};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
-use statrs::distribution::{Beta, ContinuousCDF};
 
 /// The commits of each series.
 pub const COMMITS: usize = 50;
@@ -67,14 +66,4 @@ pub fn false_alarms(trials: usize, significance: f64) -> usize {
     (0..trials)
         .filter(|_| !steps::find(&series(&mut rng, 1, None), significance).is_empty())
         .count()
-}
-
-/// The one-sided 99% lower bound of a rate seen `k` times in `n`
-/// (Clopper-Pearson): a rate above the significance shows as a bound
-/// above it, where chance alone leaves a small count over it.
-pub fn lowest_rate(k: usize, n: usize) -> f64 {
-    if k == 0 {
-        return 0.0;
-    }
-    Beta::new(k as f64, (n - k + 1) as f64).map_or(0.0, |beta| beta.inverse_cdf(0.01))
 }
