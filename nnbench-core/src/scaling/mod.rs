@@ -1,7 +1,7 @@
 //! How a family's figures grow with its `scaling` parameter (`scaling = n`
 //! on `#[product]` or `#[parametrize]`): a power fitted on log-log axes to
-//! the time per call, the call's growth of resident memory and of the
-//! heap, against the parameter, per combination of the family's other
+//! the time per call, the call's growth of resident memory (sizes where it
+//! reaches a MiB) and of the heap, against the parameter, per combination of the family's other
 //! parameters.
 
 mod fit;
@@ -18,10 +18,18 @@ type Fit = (String, String, Map<String, Json>);
 /// The figures fitted, as the record names them.
 const FIGURES: [&str; 3] = ["time", "call_rss", "heap"];
 
+/// The least growth of resident memory a call must show for its size to be
+/// fitted: a call that allocates nothing still faults in tens of KiB of
+/// stack and allocator pages, differently from run to run, and a power
+/// fitted through that is noise that a comparison could call a
+/// regression. The heap is counted byte by byte and has no such floor.
+const RSS_FLOOR_BYTES: f64 = 1024.0 * 1024.0;
+
 /// The powers of the families among `cases` that have a `scaling`
 /// parameter: one per family, figure and combination of its other
 /// parameters, over the cases that passed, where at least three values of
-/// the parameter have the figure.
+/// the parameter have the figure (for `call_rss`, a growth of at least a
+/// MiB).
 ///
 /// # Example
 ///
@@ -107,7 +115,11 @@ fn sizes(cases: &[&CaseRecord], parameter: &str, figure: &str, cpu: bool) -> Vec
             "time" if cpu => case.time.cpu_samples_ns.clone(),
             "time" if !case.time.samples_ns.is_empty() => case.time.samples_ns.clone(),
             "time" => vec![case.time.median_ns],
-            "call_rss" => case.call_growth(Figure::Rss).into_iter().collect(),
+            "call_rss" => case
+                .call_growth(Figure::Rss)
+                .filter(|&bytes| bytes >= RSS_FLOOR_BYTES)
+                .into_iter()
+                .collect(),
             _ => case.call_growth(Figure::Heap).into_iter().collect(),
         };
         if samples.is_empty() {
@@ -134,4 +146,56 @@ fn seed(parts: &[&str]) -> u64 {
         hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
     }
     hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A case of `family` at `n` whose call grew resident memory by
+    /// `growth` bytes.
+    fn case(n: u64, growth: u64) -> CaseRecord {
+        serde_json::from_value(json!({
+            "id": format!("grow/n={n}"),
+            "family": "grow",
+            "params": {"n": n},
+            "scales_with": "n",
+            "tags": [],
+            "value": null,
+            "error": null,
+            "load_ns": 0,
+            "memo": serde_json::to_value(crate::record::MemoRecord::default()).unwrap(),
+            "time": serde_json::to_value(crate::record::TimeRecord::default()).unwrap(),
+            "memory": {"call_rss_before_bytes": 1u64 << 30, "call_rss_peak_bytes": (1u64 << 30) + growth},
+        }))
+        .unwrap()
+    }
+
+    fn rss_fits(growth: impl Fn(u64) -> u64) -> Vec<ScalingRecord> {
+        let cases: Vec<CaseRecord> = [1, 2, 4, 8].map(|n| case(n, growth(n))).into();
+        fit(&cases)
+            .into_iter()
+            .filter(|f| f.figure == "call_rss")
+            .collect()
+    }
+
+    #[test]
+    fn resident_growth_of_a_mib_or_more_is_fitted() {
+        let fits = rss_fits(|n| n << 21);
+        assert_eq!(fits.len(), 1, "{fits:?}");
+        assert!((fits[0].exponent - 1.0).abs() < 1e-9, "{fits:?}");
+        assert_eq!(fits[0].points, 4);
+    }
+
+    #[test]
+    fn resident_growth_within_the_page_noise_is_not_fitted() {
+        // Tens of KiB that differ by size: what a call that allocates
+        // nothing shows.
+        assert_eq!(rss_fits(|n| 40_000 + 7_000 * (n % 3)), []);
+        // Sizes under the floor are left out, not fitted as noise.
+        let fits = rss_fits(|n| if n == 1 { 60_000 } else { n << 21 });
+        assert_eq!(fits.len(), 1, "{fits:?}");
+        assert_eq!(fits[0].points, 3);
+    }
 }
