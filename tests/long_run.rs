@@ -57,10 +57,11 @@ fn held() -> (u64, u64) {
 
 /// Fixes glibc's mmap and trim thresholds, which it otherwise raises to
 /// the size of the largest block freed (up to 32 MiB; a run of 100,000
-/// cases frees blocks of megabytes): blocks under the raised threshold then come from a
-/// thread's arena, whose free top `malloc_trim` never returns, and
-/// resident memory keeps 5-10 MiB more after a run, some runs in a row,
-/// with nothing leaked (seen with the heap unchanged to the byte).
+/// cases frees blocks of megabytes): blocks under the raised threshold
+/// then come from a thread's arena, whose free top `malloc_trim` never
+/// returns, and resident memory keeps 5-10 MiB more after a run, some
+/// runs in a row, with nothing leaked (seen with the heap unchanged to
+/// the byte).
 fn pin_the_allocators_thresholds() {
     for (option, bytes) in [
         (libc::M_MMAP_THRESHOLD, 128 << 10),

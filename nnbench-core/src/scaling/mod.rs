@@ -1,8 +1,8 @@
 //! How a family's figures grow with its `scaling` parameter (`scaling = n`
 //! on `#[product]` or `#[parametrize]`): a power fitted on log-log axes to
 //! the time per call, the call's growth of resident memory (sizes where it
-//! reaches a MiB) and of the heap, against the parameter, per combination of the family's other
-//! parameters.
+//! reaches a MiB) and of the heap, against the parameter, per combination
+//! of the family's other parameters.
 
 mod fit;
 

@@ -3,7 +3,6 @@
 //! says why there last ("memory allocation of N bytes failed", a native
 //! library's message before it aborts), or just before its backtrace.
 
-use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -26,7 +25,7 @@ pub(crate) struct Tail {
 /// bytes came in all. Positions count bytes from the stream's start.
 #[derive(Default)]
 struct Kept {
-    bytes: VecDeque<u8>,
+    bytes: Vec<u8>,
     written: u64,
     /// Up to [`KEEP`] bytes that end with the last backtrace's first line.
     before_backtrace: Option<Before>,
@@ -42,17 +41,16 @@ impl Kept {
     fn push(&mut self, chunk: &[u8]) {
         // A backtrace's first line may straddle two chunks.
         let search_from = self.bytes.len().saturating_sub(BACKTRACE.len() - 1);
-        self.bytes.extend(chunk);
+        self.bytes.extend_from_slice(chunk);
         self.written += chunk.len() as u64;
-        let all = self.bytes.make_contiguous();
-        if let Some(at) = all[search_from..]
+        if let Some(at) = self.bytes[search_from..]
             .windows(BACKTRACE.len())
             .rposition(|w| w == BACKTRACE)
         {
             let end = search_from + at + BACKTRACE.len();
             self.before_backtrace = Some(Before {
-                bytes: all[end.saturating_sub(KEEP)..end].to_vec(),
-                end: self.written - (all.len() - end) as u64,
+                bytes: self.bytes[end.saturating_sub(KEEP)..end].to_vec(),
+                end: self.written - (self.bytes.len() - end) as u64,
             });
         }
         let excess = self.bytes.len().saturating_sub(KEEP);
@@ -85,7 +83,7 @@ impl Kept {
             }
         }
         let from = mark.max(tail_start);
-        out.extend(self.bytes.iter().skip((from - tail_start) as usize));
+        out.extend_from_slice(&self.bytes[(from - tail_start) as usize..]);
         out
     }
 }
