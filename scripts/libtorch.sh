@@ -11,6 +11,12 @@
 # libtorch_cuda is left out (torch-sys links it whenever it is present).
 # libtorch.so, which pulls libtorch_cuda in, becomes a link to libtorch_cpu.
 #
+# LIBTORCH_CUDA=1 lays out the whole wheel instead, libtorch_cuda
+# included, to build binaries that run on a CUDA machine against that
+# machine's own torch and NVIDIA libraries (scripts/gpu-check.sh): the
+# NVIDIA libraries are not fetched, so such a layout links but does not
+# load here.
+#
 # Idempotent: the layout is cached under $NNBENCH_CACHE (default
 # ~/.cache/nnbench) and reused. TORCH_VERSION picks the wheel (default
 # 2.13.0, the libtorch of tch 0.26); PYTHON the interpreter whose pip fetches.
@@ -19,14 +25,31 @@ set -euo pipefail
 version="${TORCH_VERSION:-2.13.0}"
 python="${PYTHON:-python3}"
 cache="${NNBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nnbench}"
-dest="$cache/libtorch-$version-cpu"
+cuda_layout="${LIBTORCH_CUDA:-0}"
+if [[ "$cuda_layout" == 1 ]]; then
+    dest="$cache/libtorch-$version-cuda"
+else
+    dest="$cache/libtorch-$version-cpu"
+fi
 
 say() { echo "libtorch.sh: $*" >&2; }
 
 print_env() {
     echo "export LIBTORCH='$dest'"
     echo "export LIBTORCH_CXX11_ABI=1"
+    [[ "$cuda_layout" == 1 ]] && return
     echo "export LD_LIBRARY_PATH='$dest/lib:$dest/cuda-lib'\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+}
+
+# Moves the layout staged under $staged into the cache, described.
+install() {
+    echo "$1" > "$staged/VERSION"
+    touch "$staged/.complete"
+    mkdir -p "$cache"
+    rm -rf "$dest"
+    mv "$staged" "$dest"
+    say "done: $dest"
+    print_env
 }
 
 if [[ -f "$dest/.complete" ]]; then
@@ -43,6 +66,17 @@ say "downloading torch $version from PyPI"
 "$python" -m pip download --quiet --no-deps --only-binary=:all: \
     --dest "$work/wheels" "torch==$version" >&2
 wheel="$(ls "$work"/wheels/torch-"$version"-*.whl)"
+
+if [[ "$cuda_layout" == 1 ]]; then
+    say "laying out $dest, libtorch_cuda included"
+    unzip -q "$wheel" 'torch/include/*' 'torch/lib/*.so*' -d "$work/torch"
+    staged="$work/libtorch"
+    mkdir -p "$staged"
+    mv "$work/torch/torch/include" "$staged/include"
+    mv "$work/torch/torch/lib" "$staged/lib"
+    install "torch $version from PyPI, CUDA build, without its NVIDIA libraries"
+    exit 0
+fi
 # The CUDA runtime and CUPTI the wheel was built against, as it names them:
 # through the cuda-toolkit meta package (CUDA 13 wheels), or directly.
 requires="$(unzip -p "$wheel" "torch-$version.dist-info/METADATA" | sed -n 's/^Requires-Dist: //p')"
@@ -76,11 +110,4 @@ ln -s libtorch_cpu.so "$staged/lib/libtorch.so"
 ln -s libgomp.so.1 "$staged/lib/libgomp.so"
 find "$work/nvidia" \( -name 'libcudart.so*' -o -name 'libcupti.so*' \) \
     -exec cp -P {} "$staged/cuda-lib/" \;
-echo "torch $version from PyPI, with the $cuda runtime" > "$staged/VERSION"
-touch "$staged/.complete"
-
-mkdir -p "$cache"
-rm -rf "$dest"
-mv "$staged" "$dest"
-say "done: $dest"
-print_env
+install "torch $version from PyPI, with the $cuda runtime"

@@ -15,7 +15,7 @@ fn cli_case(n: u32) -> f64 {
     f64::from(n) / 4.0
 }
 
-#[nnbench::benchmark(metric = higher, fail_on = "rss=off,value=5%")]
+#[nnbench::benchmark(metric = higher, fail_on = "rss=off,peak=off,value=5%")]
 fn lenient_case() -> f64 {
     0.5
 }
@@ -110,8 +110,8 @@ fn the_same_run_passes_and_a_fatter_or_less_accurate_case_fails_named() {
         support::said(&ok)
     );
 
-    // The function's own memory is what is gated: a larger model (the
-    // whole case's peak) with the same working memory is no regression.
+    // The function's own memory and the whole case's peak are gated apart:
+    // a larger model with the same working memory fails on its peak alone.
     let mut thin = base.clone();
     let memory = &mut thin.cases[0].memory;
     (memory.rss_before_bytes, memory.rss_peak_bytes) = (Some(0), Some(200 << 20));
@@ -121,11 +121,24 @@ fn the_same_run_passes_and_a_fatter_or_less_accurate_case_fails_named() {
     let thin_path = write(dir.path(), "thin.json", &thin);
     let bigger_path = write(dir.path(), "bigger-model.json", &bigger_model);
     let same_call = nnbench(&["compare", s(&thin_path), s(&bigger_path)]);
+    let said = support::said(&same_call);
+    assert_eq!(same_call.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("peak 200 MiB → 900 MiB") && !said.contains("rss "),
+        "{said}"
+    );
+    let peak_off = nnbench(&[
+        "compare",
+        s(&thin_path),
+        s(&bigger_path),
+        "--fail-on",
+        "peak=off",
+    ]);
     assert_eq!(
-        same_call.status.code(),
+        peak_off.status.code(),
         Some(0),
         "{}",
-        support::said(&same_call)
+        support::said(&peak_off)
     );
 
     let mut head = thin.clone();
@@ -186,7 +199,10 @@ fn a_family_fail_on_loosens_its_own_cases_only() {
         ..base
     };
     assert_eq!(base.cases.len(), 2);
-    assert_eq!(base.cases[1].fail_on.as_deref(), Some("rss=off,value=5%"));
+    assert_eq!(
+        base.cases[1].fail_on.as_deref(),
+        Some("rss=off,peak=off,value=5%")
+    );
     let mut head = base.clone();
     for case in &mut head.cases {
         case.memory.rss_before_bytes = Some(100 << 20);

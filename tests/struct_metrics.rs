@@ -245,3 +245,82 @@ fn history_regressions_follow_each_directed_field() {
         format!("{:040x}", 7)
     );
 }
+
+#[nnbench::parametrize(
+    [(model = "noisy"), (model = "slow"), (model = "worse")],
+    metric = "accuracy:higher, latency_ms:lower",
+    timing = once,
+)]
+fn served(model: &str) -> Eval {
+    let head = PHASE.load(Ordering::SeqCst) == 1;
+    let (accuracy, latency_ms) = match (model, head) {
+        ("noisy", true) => (0.90, 12.0 * 1.05), // a measurement's noise
+        ("slow", true) => (0.90, 12.0 * 1.3),   // 30% slower
+        ("worse", true) => (0.90 - 1e-6, 12.0), // one more image wrong
+        _ => (0.90, 12.0),
+    };
+    Eval {
+        accuracy,
+        latency_ms,
+        stats: Stats { loss: 0.4 },
+        name: "mlp",
+    }
+}
+
+#[test]
+fn a_field_named_as_a_time_is_judged_as_a_measurement_and_a_result_exactly() {
+    let _phases = PHASES.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    PHASE.store(0, Ordering::SeqCst);
+    let base = run("served/");
+    PHASE.store(1, Ordering::SeqCst);
+    let head = run("served/");
+    let (base_file, head_file) = (dir.path().join("base.json"), dir.path().join("head.json"));
+    base.write(&base_file).unwrap();
+    head.write(&head_file).unwrap();
+    let compare = |extra: &[&str]| -> serde_json::Value {
+        let output = Command::new(env!("CARGO_BIN_EXE_nnbench"))
+            .arg("compare")
+            .args([&base_file, &head_file])
+            .args(["--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let field = |comparison: &serde_json::Value, id: &str, name: &str| -> String {
+        comparison["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .and_then(|c| c["figures"].as_array()?.iter().find(|f| f["field"] == name))
+            .map(|f| f["verdict"].as_str().unwrap().to_owned())
+            .unwrap_or_else(|| panic!("{name} of {id} in {comparison}"))
+    };
+    let defaults = compare(&[]);
+    // latency_ms: time's 10%; accuracy: the value's billionth.
+    assert_eq!(
+        field(&defaults, "served/model=noisy", "latency_ms"),
+        "unchanged"
+    );
+    assert_eq!(
+        field(&defaults, "served/model=slow", "latency_ms"),
+        "regressed"
+    );
+    assert_eq!(
+        field(&defaults, "served/model=worse", "accuracy"),
+        "regressed"
+    );
+    // The measured field follows time's limit as given.
+    let tight = compare(&["--fail-on", "time=2%"]);
+    assert_eq!(
+        field(&tight, "served/model=noisy", "latency_ms"),
+        "regressed"
+    );
+    let loose = compare(&["--fail-on", "time=50%"]);
+    assert_eq!(
+        field(&loose, "served/model=slow", "latency_ms"),
+        "unchanged"
+    );
+}

@@ -298,3 +298,65 @@ fn a_trained_model_memo_persists_and_the_next_run_trains_nothing() {
         "the same weights"
     );
 }
+
+/// Set in the process that [`a_libtorch_cuda_that_does_not_load_is_named`]
+/// starts, whose loader finds a broken `libtorch_cuda.so`.
+const BROKEN_CUDA: &str = "NNBENCH_TEST_BROKEN_CUDA";
+
+/// The folder of the `libtorch_cpu.so` this process loaded.
+fn libtorch_lib() -> PathBuf {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    let cpu = maps
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .find(|path| path.ends_with("/libtorch_cpu.so"))
+        .expect("libtorch_cpu.so is loaded");
+    Path::new(cpu).parent().expect("a folder").to_owned()
+}
+
+/// A CUDA libtorch's `libtorch_cuda.so`, which nothing calls, is loaded
+/// beside `libtorch_cpu.so` as the process starts; one that is there and
+/// does not load is named, with the loader's reason, where the
+/// accelerator is asked for, instead of CUDA going missing unexplained.
+#[test]
+fn a_libtorch_cuda_that_does_not_load_is_named() {
+    if std::env::var_os(BROKEN_CUDA).is_some() {
+        let why = torch::accelerator().unwrap_err().to_string();
+        assert!(why.contains("libtorch_cuda.so did not load"), "{why}");
+        assert!(why.contains("unavailable"), "{why}");
+        return;
+    }
+    let lib = libtorch_lib();
+    if lib.join("libtorch_cuda.so").exists() {
+        return; // A CUDA libtorch: the GPU check covers it.
+    }
+    // libtorch's libraries through links in a folder of the test's own,
+    // beside a libtorch_cuda.so that is no library.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    for entry in std::fs::read_dir(&lib)
+        .expect("libtorch's lib folder")
+        .flatten()
+    {
+        std::os::unix::fs::symlink(entry.path(), dir.path().join(entry.file_name()))
+            .expect("a link");
+    }
+    std::fs::write(dir.path().join("libtorch_cuda.so"), b"not a library").expect("written");
+    let path = std::env::var("LD_LIBRARY_PATH").unwrap_or_default();
+    let out = std::process::Command::new(std::env::current_exe().expect("this test"))
+        .args([
+            "a_libtorch_cuda_that_does_not_load_is_named",
+            "--exact",
+            "--nocapture",
+        ])
+        .env(BROKEN_CUDA, "1")
+        .env(
+            "LD_LIBRARY_PATH",
+            format!("{}:{path}", dir.path().display()),
+        )
+        .output()
+        .expect("the test runs again");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "{text}");
+}

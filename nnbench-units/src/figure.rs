@@ -48,6 +48,12 @@ pub enum Figure {
     Heap,
     /// Peak GPU memory.
     Gpu,
+    /// The whole case's peak resident memory: memos loaded and hooks
+    /// included, beside [`Figure::Rss`], the function's own growth.
+    Peak,
+    /// The bytes of the case's memos (host and GPU) once resolved: a
+    /// fixture that grew.
+    Memo,
     /// The function's returned value, judged by the family's `metric` direction.
     Value,
     /// Instructions one call executed, counted by Callgrind.
@@ -70,12 +76,14 @@ pub enum Figure {
 
 impl Figure {
     /// Every figure, in the order reports list them.
-    pub const ALL: [Figure; 10] = [
+    pub const ALL: [Figure; 12] = [
         Figure::Time,
         Figure::Load,
         Figure::Rss,
         Figure::Heap,
         Figure::Gpu,
+        Figure::Peak,
+        Figure::Memo,
         Figure::Value,
         Figure::Instructions,
         Figure::Throughput,
@@ -97,6 +105,8 @@ impl Figure {
             Figure::Rss => "rss",
             Figure::Heap => "heap",
             Figure::Gpu => "gpu",
+            Figure::Peak => "peak",
+            Figure::Memo => "memo",
             Figure::Value => "value",
             Figure::Instructions => "instructions",
             Figure::Throughput => "throughput",
@@ -117,7 +127,7 @@ impl Figure {
     pub fn unit(self) -> Unit {
         match self {
             Figure::Time | Figure::Load | Figure::P99 => Unit::Time,
-            Figure::Rss | Figure::Heap | Figure::Gpu => Unit::Bytes,
+            Figure::Rss | Figure::Heap | Figure::Gpu | Figure::Peak | Figure::Memo => Unit::Bytes,
             Figure::Value | Figure::Throughput | Figure::Requests | Figure::Scaling => Unit::Number,
             Figure::Instructions => Unit::Count,
         }
@@ -150,7 +160,7 @@ impl fmt::Display for Figure {
 ///
 /// ```
 /// let err = "speed".parse::<nnbench_units::Figure>().unwrap_err();
-/// assert!(err.to_string().contains("time, load, rss, heap, gpu, value, instructions, throughput, p99, requests and scaling"));
+/// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests and scaling"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFigure(pub String);
@@ -159,7 +169,7 @@ impl fmt::Display for UnknownFigure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, value, instructions, throughput, p99, requests and scaling",
+            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests and scaling",
             self.0
         )
     }

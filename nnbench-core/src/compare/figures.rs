@@ -155,6 +155,8 @@ fn compare_figure(
             }
             Some(out)
         }
+        Figure::Peak => amounts(figure, base.figure(figure), head.figure(figure), threshold),
+        Figure::Memo => memos(base, head, threshold),
         Figure::Value => value(base, head, threshold),
         Figure::Instructions | Figure::P99 => {
             amounts(figure, base.figure(figure), head.figure(figure), threshold)
@@ -164,6 +166,38 @@ fn compare_figure(
         // A family's, compared apart from its cases.
         Figure::Scaling => None,
     }
+}
+
+/// The bytes of the case's memos, judged as their sum, with the memos
+/// that grew or shrank past the limit named.
+fn memos(base: &CaseRecord, head: &CaseRecord, threshold: Threshold) -> Option<FigureComparison> {
+    let mut out = amounts(
+        Figure::Memo,
+        base.figure(Figure::Memo),
+        head.figure(Figure::Memo),
+        threshold,
+    )?;
+    let bytes = |s: &crate::record::MemoSize| (s.bytes + s.device_bytes) as f64;
+    let moved: Vec<String> = head
+        .memo
+        .sizes
+        .iter()
+        .filter_map(|h| {
+            let b = base.memo.sizes.iter().find(|b| b.memo == h.memo)?;
+            threshold.exceeded(bytes(b), bytes(h)).then(|| {
+                format!(
+                    "memo {} {} → {}",
+                    h.memo,
+                    nnbench_units::format_bytes(bytes(b) as u64),
+                    nnbench_units::format_bytes(bytes(h) as u64)
+                )
+            })
+        })
+        .collect();
+    if !moved.is_empty() {
+        out.note = Some(moved.join("; "));
+    }
+    Some(out)
 }
 
 /// Items or bytes per second, judged as time is: on the same samples, as

@@ -26,7 +26,7 @@ use crate::record::{CaseRecord, Figure, RunRecord};
 pub use paired::{paired, rounds_table};
 pub use render::Format;
 pub use scaling::{Exponent, ScalingComparison};
-pub use thresholds::{Threshold, ThresholdError, Thresholds};
+pub use thresholds::{Threshold, ThresholdError, Thresholds, measured_field};
 
 /// One figure of one case on both sides.
 ///

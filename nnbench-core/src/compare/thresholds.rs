@@ -56,9 +56,13 @@ impl Threshold {
 ///   more than 1 ms;
 /// - memory by more than 5% and more than 16 MiB of RSS (code pages and the
 ///   allocator's own make a few MiB of noise), 1 MiB of heap or 16 MiB of
-///   GPU memory;
+///   GPU memory; the whole case's peak RSS (`peak`, memos included) as
+///   RSS; the case's memos' bytes (`memo`) by more than 5% and 1 MiB;
 /// - a value with a `metric` direction by more than a billionth of itself
-///   (a float sum reordered differs in its last bits);
+///   (a float sum reordered differs in its last bits); a field of a struct
+///   metric whose name says it is a time or a rate (`latency_ms`,
+///   `images_per_second`, see [`measured_field`]) by more than time's
+///   relative limit, since it is a measurement, not a result;
 /// - instructions counted by Callgrind by more than 0.5% and more than 100
 ///   instructions: two runs of one build count the same, give or take the
 ///   few instructions where collection starts and stops;
@@ -88,6 +92,11 @@ pub struct Thresholds {
     pub fields: BTreeMap<String, Threshold>,
     /// The p-value under which a time change is significant.
     pub significance: f64,
+    /// The figures whose threshold a specification gave, so that a limit
+    /// equal to a default still counts as asked for (a paired run's time
+    /// limit is not compare's).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub named: std::collections::BTreeSet<Figure>,
 }
 
 const MIB: f64 = 1048576.0;
@@ -106,6 +115,8 @@ impl Default for Thresholds {
                 (Figure::Rss, t(0.05, 16.0 * MIB, true)),
                 (Figure::Heap, t(0.05, MIB, true)),
                 (Figure::Gpu, t(0.05, 16.0 * MIB, true)),
+                (Figure::Peak, t(0.05, 16.0 * MIB, true)),
+                (Figure::Memo, t(0.05, MIB, true)),
                 (Figure::Value, t(1e-9, 0.0, true)),
                 (Figure::Instructions, t(0.005, 100.0, true)),
                 (Figure::Throughput, t(0.10, 0.0, true)),
@@ -115,6 +126,7 @@ impl Default for Thresholds {
             ]),
             fields: BTreeMap::new(),
             significance: 0.001,
+            named: std::collections::BTreeSet::new(),
         }
     }
 }
@@ -138,21 +150,33 @@ impl Thresholds {
     }
 
     /// The threshold of field `path` of a struct metric: its own where
-    /// one was given (`value.accuracy=0.5%`), else the value's.
+    /// one was given (`value.accuracy=0.5%`); time's relative limit for a
+    /// field whose name says it is a time or a rate ([`measured_field`]);
+    /// else the value's.
     ///
     /// # Example
     ///
     /// ```
     /// use nnbench_core::compare::Thresholds;
+    /// use nnbench::record::Figure;
     /// let t = Thresholds::default().with_spec("value.accuracy=0.5%").unwrap();
     /// assert_eq!(t.get_field("accuracy").relative, 0.005);
-    /// assert_eq!(t.get_field("loss"), t.get(nnbench::record::Figure::Value));
+    /// assert_eq!(t.get_field("loss"), t.get(Figure::Value));
+    /// assert_eq!(t.get_field("latency_ms").relative, t.get(Figure::Time).relative);
     /// ```
     pub fn get_field(&self, path: &str) -> Threshold {
-        self.fields
-            .get(path)
-            .copied()
-            .unwrap_or_else(|| self.get(Figure::Value))
+        if let Some(own) = self.fields.get(path) {
+            return *own;
+        }
+        if measured_field(path) {
+            let time = self.get(Figure::Time);
+            return Threshold {
+                relative: time.relative,
+                absolute: 0.0,
+                gated: time.gated && self.get(Figure::Value).gated,
+            };
+        }
+        self.get(Figure::Value)
     }
 
     /// These thresholds with those of `spec` over them: comma-separated
@@ -193,12 +217,71 @@ impl Thresholds {
                 },
             };
             match field {
-                Some(path) => self.fields.insert(path, threshold),
-                None => self.figures.insert(figure, threshold),
-            };
+                Some(path) => {
+                    self.fields.insert(path, threshold);
+                }
+                None => {
+                    self.named.insert(figure);
+                    self.figures.insert(figure, threshold);
+                }
+            }
         }
         Ok(self)
     }
+}
+
+/// Whether the field at `path` of a struct metric is, by its name, a time
+/// or a rate: a measurement that varies from run to run like time, not a
+/// result that only a change of code moves. Its last segment ends in a
+/// unit of time (`_ns`, `_us`, `_ms`, `_s`, `_sec`, `_secs`, `_seconds`,
+/// `_minutes`, `_hours`), in `_latency`, `_duration`, `_time` or
+/// `_throughput`, or in a unit of rate (`_per_second`, `_per_sec`, `_per_s`,
+/// `_ps`, `_qps`, `_rps`, `_fps`, `_hz`), or is one of `latency`,
+/// `duration`, `elapsed`, `seconds`, `throughput`, `qps`, `rps`, `fps`.
+///
+/// # Example
+///
+/// ```
+/// use nnbench_core::compare::measured_field;
+/// assert!(measured_field("latency_ms") && measured_field("eval.images_per_second"));
+/// assert!(!measured_field("accuracy") && !measured_field("loss") && !measured_field("mass"));
+/// ```
+pub fn measured_field(path: &str) -> bool {
+    const NAMES: [&str; 8] = [
+        "latency",
+        "duration",
+        "elapsed",
+        "seconds",
+        "throughput",
+        "qps",
+        "rps",
+        "fps",
+    ];
+    const ENDINGS: [&str; 21] = [
+        "_latency",
+        "_duration",
+        "_time",
+        "_throughput",
+        "_ns",
+        "_us",
+        "_ms",
+        "_s",
+        "_sec",
+        "_secs",
+        "_seconds",
+        "_minutes",
+        "_hours",
+        "_per_second",
+        "_per_sec",
+        "_per_s",
+        "_ps",
+        "_qps",
+        "_rps",
+        "_fps",
+        "_hz",
+    ];
+    let name = path.rsplit('.').next().unwrap_or(path).to_ascii_lowercase();
+    NAMES.contains(&name.as_str()) || ENDINGS.iter().any(|end| name.ends_with(end))
 }
 
 /// Why a threshold specification was refused: the part not understood.
@@ -233,5 +316,36 @@ mod tests {
         assert!(!t.get(Figure::Load).gated);
         assert_eq!(t.get(Figure::Rss), Thresholds::default().get(Figure::Rss));
         assert!(Thresholds::default().with_spec("time=-5%x").is_err());
+    }
+
+    #[test]
+    fn a_limit_equal_to_the_default_is_still_named() {
+        let t = Thresholds::default().with_spec("time=10%").unwrap();
+        assert_eq!(t.get(Figure::Time), Thresholds::default().get(Figure::Time));
+        assert!(t.named.contains(&Figure::Time));
+        assert!(!t.named.contains(&Figure::Rss));
+    }
+
+    #[test]
+    fn measured_fields_take_times_limit_and_their_own_over_it() {
+        let t = Thresholds::default().with_spec("time=20%").unwrap();
+        assert_eq!(t.get_field("images_per_second").relative, 0.2);
+        assert!(t.get_field("images_per_second").gated);
+        let t = t.with_spec("value.images_per_second=off").unwrap();
+        assert!(!t.get_field("images_per_second").gated);
+        let off = Thresholds::default().with_spec("time=off").unwrap();
+        assert!(!off.get_field("latency_ms").gated);
+        assert_eq!(off.get_field("accuracy"), off.get(Figure::Value));
+        for name in [
+            "p50_latency",
+            "step_duration",
+            "Latency_MS",
+            "eval.tokens_per_sec",
+        ] {
+            assert!(measured_field(name), "{name}");
+        }
+        for name in ["loss", "params", "f1", "bits", "class"] {
+            assert!(!measured_field(name), "{name}");
+        }
     }
 }

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 pub use machine::Machine;
 pub use regressions::{FigureStep, StepSearch};
-pub use runs::{Added, CaseInfo, CasePoint, RunFilter, RunSummary};
+pub use runs::{Added, CaseInfo, CasePoint, RunFilter, RunSummary, STORED};
 
 /// Why the history could not be read or written. Each names the file.
 ///

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::runs::STORED;
 use super::steps;
 use super::{History, HistoryError, RunFilter};
 use crate::compare::{Thresholds, Verdict};
@@ -149,7 +150,7 @@ struct Track {
     /// Which way each field of a struct metric is better.
     directions: BTreeMap<String, Direction>,
     /// Commits in the order of their first run; each commit's figures.
-    commits: Vec<(String, Vec<[Option<f64>; Figure::ALL.len()]>)>,
+    commits: Vec<(String, Vec<[Option<f64>; STORED.len()]>)>,
     /// The values of each directed field, by the commit's place in
     /// `commits`.
     fields: BTreeMap<String, Vec<Vec<f64>>>,
@@ -449,7 +450,7 @@ fn selection(search: &StepSearch) -> impl rusqlite::Params + '_ {
 /// gives a direction, that are large enough to matter.
 fn track_steps(track: &Track, search: &StepSearch) -> Vec<FigureStep> {
     let mut found = Vec::new();
-    for (slot, figure) in Figure::ALL.into_iter().enumerate() {
+    for (slot, figure) in STORED.into_iter().enumerate() {
         let values = track.commits.iter().map(|(commit, runs)| {
             (
                 commit.as_str(),

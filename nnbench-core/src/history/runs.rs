@@ -153,6 +153,8 @@ impl CasePoint {
             Figure::Rss => self.rss_bytes,
             Figure::Heap => self.heap_bytes,
             Figure::Gpu => self.gpu_bytes,
+            // Judged between two runs, not kept along the commits.
+            Figure::Peak | Figure::Memo => None,
             Figure::Value => self.value,
             Figure::Instructions => self.instructions,
             Figure::Throughput => self.throughput,
@@ -671,10 +673,34 @@ fn digest(record: &RunRecord) -> String {
     blake3::hash(&json).to_hex()[..32].to_owned()
 }
 
-/// The case's figures, in [`Figure::ALL`] order; none for a failed case.
-fn figures(case: &CaseRecord) -> [Option<f64>; Figure::ALL.len()] {
+/// The figures the history keeps along the commits, in the order of its
+/// `figures` table's columns. The whole case's peak and the memos' bytes
+/// are judged between two runs and not kept.
+///
+/// # Example
+///
+/// ```
+/// use nnbench::record::Figure;
+/// assert!(nnbench_core::history::STORED.contains(&Figure::Rss));
+/// assert!(!nnbench_core::history::STORED.contains(&Figure::Memo));
+/// ```
+pub const STORED: [Figure; 10] = [
+    Figure::Time,
+    Figure::Load,
+    Figure::Rss,
+    Figure::Heap,
+    Figure::Gpu,
+    Figure::Value,
+    Figure::Instructions,
+    Figure::Throughput,
+    Figure::P99,
+    Figure::Requests,
+];
+
+/// The case's figures, in [`STORED`] order; none for a failed case.
+fn figures(case: &CaseRecord) -> [Option<f64>; STORED.len()] {
     if case.error.is_some() {
-        return [None; Figure::ALL.len()];
+        return [None; STORED.len()];
     }
-    Figure::ALL.map(|figure| case.figure(figure))
+    STORED.map(|figure| case.figure(figure))
 }

@@ -27,6 +27,8 @@ pub(crate) struct Elapsed {
     /// Instructions the thread retired in user space, counted by the
     /// processor, where it has a counter Linux lets this process use.
     pub instructions: Option<u64>,
+    /// The calls left work on the device that the clock waited for.
+    pub used_device: bool,
 }
 
 impl Clocks {
@@ -59,6 +61,7 @@ impl Clocks {
             instructions: instructions
                 .zip(self.instructions)
                 .map(|(now, start)| now.saturating_sub(start)),
+            used_device: false,
         }
     }
 }

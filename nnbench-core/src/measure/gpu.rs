@@ -2,11 +2,13 @@
 //! built here runs on machines without a GPU or driver, and reports why
 //! there is no figure instead.
 //!
-//! NVML lists the processes using each GPU by PID. Inside a PID namespace (a
-//! container) those are host PIDs that never match this process's; there the
-//! figure falls back to the growth of the devices' used memory during the
-//! case, which counts other processes on the same GPUs too. The record says
-//! which method produced it.
+//! NVML lists the processes using each GPU by PID: the figure is what this
+//! process and its descendants use, so that a case driving a child (a
+//! Python model server, a `torchrun`) counts the child's memory. Inside a
+//! PID namespace (a container) those are host PIDs that never match this
+//! process's; there the figure falls back to the growth of the devices'
+//! used memory during the case, which counts other processes on the same
+//! GPUs too. The record says which method produced it.
 
 use std::sync::OnceLock;
 
@@ -89,18 +91,58 @@ pub(crate) fn used_bytes() -> Option<u64> {
         } else {
             let mut processes = device.running_compute_processes().ok()?;
             processes.extend(device.running_graphics_processes().unwrap_or_default());
-            processes
-                .iter()
-                .filter(|p| p.pid == gpu.pid)
-                .map(|p| match p.used_gpu_memory {
-                    UsedGpuMemory::Used(bytes) => bytes,
-                    UsedGpuMemory::Unavailable => 0,
-                })
-                .max()
-                .unwrap_or(0)
+            // A process using the GPU for compute and graphics is listed
+            // twice, with the same memory.
+            let mut ours = std::collections::BTreeMap::new();
+            for p in &processes {
+                if descends_from(p.pid, gpu.pid) {
+                    let bytes = match p.used_gpu_memory {
+                        UsedGpuMemory::Used(bytes) => bytes,
+                        UsedGpuMemory::Unavailable => 0,
+                    };
+                    let entry = ours.entry(p.pid).or_insert(0u64);
+                    *entry = (*entry).max(bytes);
+                }
+            }
+            ours.values().sum()
         };
     }
     Some(total)
+}
+
+/// Whether `pid` is `ancestor` or one of its descendants, by the parents
+/// `/proc` gives: only the few processes NVML lists on a GPU are walked.
+fn descends_from(pid: u32, ancestor: u32) -> bool {
+    let mut pid = pid;
+    // A chain longer than any real one ends the walk, should `/proc` ever
+    // show a cycle while processes come and go.
+    for _ in 0..64 {
+        if pid == ancestor {
+            return true;
+        }
+        match parent_of(pid) {
+            Some(parent) if parent != 0 && parent != pid => pid = parent,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The parent of `pid`, from `/proc/PID/stat`, whose second field (the
+/// command name, in parentheses) may itself hold spaces and parentheses.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `NNBENCH_GPU=nvml` takes the GPU figures from NVML even where libtorch's
+/// allocator could give them, to compare the two: NVML counts what the
+/// driver gave the process (its CUDA context, the allocator's cached
+/// blocks, other libraries' memory), the allocator only live tensors.
+#[cfg(feature = "tch")]
+pub(crate) fn nvml_forced() -> bool {
+    std::env::var("NNBENCH_GPU").is_ok_and(|v| v == "nvml")
 }
 
 /// The GPUs and driver for the run's context, or why there are none; the
@@ -110,7 +152,7 @@ pub(crate) fn context() -> GpuContext {
     // Asked here, as the run starts, so that libtorch's first answer is not
     // waited for inside a timed call.
     #[cfg(feature = "tch")]
-    if super::torch_allocator::accelerator().is_ok() {
+    if !nvml_forced() && super::torch_allocator::accelerator().is_ok() {
         return GpuContext {
             available: true,
             reason: None,
@@ -144,5 +186,25 @@ fn nvml_context() -> GpuContext {
                 })
                 .collect(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_descends_from_this_process() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("sleep runs");
+        let me = std::process::id();
+        assert!(descends_from(child.id(), me));
+        assert!(descends_from(me, me));
+        assert!(!descends_from(me, child.id()));
+        assert_eq!(parent_of(child.id()), Some(me));
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }

@@ -175,10 +175,7 @@ impl CaseMeter {
         self.call = Some(CallWindow {
             rss_before: now.rss_now,
             heap_before: now.heap_now,
-            gpu_start: match self.gpu {
-                Some((GpuMethod::DeviceDelta, _)) => gpu::used_bytes(),
-                _ => None,
-            },
+            gpu_start: gpu_now(self.gpu),
             ..CallWindow::default()
         });
         // From here the checkpoints of a sampled call set aside the call's
@@ -208,12 +205,10 @@ impl CaseMeter {
         };
         window.rss_peak = now.rss_peak.max(self.held.rss);
         window.heap_peak = now.heap_peak.max(self.held.heap);
-        window.gpu_peak = match (self.gpu, now.gpu) {
-            (Some((GpuMethod::DeviceDelta, _)), Some(peak)) => {
-                window.gpu_start.map(|start| peak.saturating_sub(start))
-            }
-            _ => now.gpu,
-        };
+        window.gpu_peak = now
+            .gpu
+            .zip(window.gpu_start)
+            .map(|(peak, start)| peak.saturating_sub(start));
         self.call = Some(window);
         self.held.rss = window.rss_peak.max(rss_before_call);
         self.held.heap = window.heap_peak.max(heap_before_call);
@@ -297,7 +292,15 @@ impl CaseMeter {
                 gpu_start: None,
                 rss_peak: rss_peak_bytes,
                 heap_peak: heap_peak_bytes,
-                gpu_peak: gpu_peak_bytes,
+                gpu_peak: match self.gpu {
+                    Some((GpuMethod::DeviceDelta, _)) => gpu_peak_bytes,
+                    Some((_, start)) => now
+                        .gpu
+                        .max(held_gpu)
+                        .zip(start)
+                        .map(|(peak, start)| peak.saturating_sub(start)),
+                    None => None,
+                },
             },
             (None, false) => CallWindow::default(),
         };
@@ -344,10 +347,22 @@ struct Reading {
 /// the figure it starts from.
 fn start_gpu() -> Option<(GpuMethod, Option<u64>)> {
     #[cfg(feature = "tch")]
-    if torch_allocator::reset_peaks() {
-        return Some((GpuMethod::TorchAllocator, None));
+    if !gpu::nvml_forced() && torch_allocator::reset_peaks() {
+        return Some((GpuMethod::TorchAllocator, torch_allocator::allocated()));
     }
     gpu::method().map(|method| (method, gpu::used_bytes()))
+}
+
+/// GPU bytes now as `method` counts them: what a call's own peak grows
+/// from.
+fn gpu_now(method: Option<(GpuMethod, Option<u64>)>) -> Option<u64> {
+    match method? {
+        #[cfg(feature = "tch")]
+        (GpuMethod::TorchAllocator, _) => torch_allocator::allocated(),
+        #[cfg(not(feature = "tch"))]
+        (GpuMethod::TorchAllocator, _) => None,
+        (GpuMethod::Process | GpuMethod::DeviceDelta, _) => gpu::used_bytes(),
+    }
 }
 
 /// The allocator's peaks of live and reserved bytes since [`start_gpu`].

@@ -76,6 +76,7 @@ impl Timer {
     /// dropped inside the timed region, as criterion's `iter` drops them.
     #[inline(never)]
     pub fn time<R>(&mut self, mut f: impl FnMut() -> R) -> R {
+        wait_for_device();
         let clocks = Clocks::start();
         let collecting = self.collect();
         for _ in 1..self.iters {
@@ -83,8 +84,7 @@ impl Timer {
         }
         let out = std::hint::black_box(f());
         drop(collecting);
-        wait_for_device();
-        self.elapsed = Some(clocks.stop());
+        self.elapsed = Some(stop_after_device(&clocks));
         out
     }
 
@@ -92,6 +92,7 @@ impl Timer {
     /// the first value that `failed` picks, so no `Err` goes unseen.
     #[inline(never)]
     pub fn time_fallible<R>(&mut self, mut f: impl FnMut() -> R, failed: impl Fn(&R) -> bool) -> R {
+        wait_for_device();
         let clocks = Clocks::start();
         let collecting = self.collect();
         for _ in 1..self.iters {
@@ -105,8 +106,7 @@ impl Timer {
         }
         let out = std::hint::black_box(f());
         drop(collecting);
-        wait_for_device();
-        self.elapsed = Some(clocks.stop());
+        self.elapsed = Some(stop_after_device(&clocks));
         out
     }
 
@@ -128,12 +128,17 @@ impl Timer {
         failed: impl Fn(&R) -> bool + Sync,
     ) -> R {
         if let Some(plan) = self.load {
+            wait_for_device();
             return self.finish_load(load::on_threads(plan, &f, &failed));
         }
         if self.threads > 1 {
-            let (out, times) = together::together(self.threads, self.iters, &f, &failed);
             wait_for_device();
-            self.elapsed = Some(together::round(&times));
+            let (out, times) = together::together(self.threads, self.iters, &f, &failed);
+            let waited = wait_for_device();
+            self.elapsed = Some(Elapsed {
+                used_device: waited,
+                ..together::round(&times)
+            });
             self.per_thread = times;
             return out;
         }
@@ -143,9 +148,9 @@ impl Timer {
     /// Keeps what a load measured, once the device is done with its work;
     /// returns the value it gave.
     fn finish_load<R>(&mut self, (out, outcome): (R, LoadOutcome)) -> R {
-        wait_for_device();
         self.elapsed = Some(Elapsed {
             wall: outcome.duration(),
+            used_device: wait_for_device(),
             ..Elapsed::default()
         });
         self.load_outcome = Some(outcome);
@@ -178,6 +183,7 @@ impl Timer {
         f: impl Fn() -> F,
         failed: impl Fn(&F::Output) -> bool,
     ) -> F::Output {
+        wait_for_device();
         if let Some(plan) = self.load {
             return self.finish_load(runtime.block_on(load::in_flight(plan, &f, &failed)));
         }
@@ -195,8 +201,7 @@ impl Timer {
             }
             let out = std::hint::black_box(f().await);
             drop(collecting);
-            wait_for_device();
-            (out, clocks.stop())
+            (out, stop_after_device(&clocks))
         });
         self.elapsed = Some(elapsed);
         out
@@ -219,12 +224,28 @@ impl Timer {
     }
 }
 
-/// Kernels run asynchronously: with the `tch` feature, the clock stops
-/// when the device has finished the work the calls queued.
+/// Kernels run asynchronously: with the `tch` feature, the clock starts
+/// once the device has finished what was queued before the calls (a
+/// memo's upload, the last sample's work), and stops when it has finished
+/// the work the calls queued.
+///
+/// True when the calls left work queued that the wait then timed.
 #[inline]
-fn wait_for_device() {
+fn wait_for_device() -> bool {
     #[cfg(feature = "tch")]
-    super::torch_allocator::synchronize();
+    return super::torch_allocator::wait_for_queued();
+    #[cfg(not(feature = "tch"))]
+    false
+}
+
+/// Stops `clocks` once the device has finished the calls' work.
+#[inline]
+fn stop_after_device(clocks: &Clocks) -> Elapsed {
+    let waited = wait_for_device();
+    Elapsed {
+        used_device: waited,
+        ..clocks.stop()
+    }
 }
 
 /// Callgrind collecting, from its start until this is dropped.
@@ -303,6 +324,7 @@ pub(crate) fn summarize(sampler: Sampler, samples: &[(u64, Elapsed)]) -> TimeRec
         percentiles: (n >= 2 && samples.iter().all(|(iters, _)| *iters == 1))
             .then(|| Percentiles::of(&per_iter))
             .flatten(),
+        used_device: samples.iter().any(|(_, e)| e.used_device),
     }
 }
 
@@ -317,6 +339,7 @@ pub(crate) fn one_call(elapsed: Elapsed) -> TimeRecord {
         process_cpu_median_ns: median_of(&process_cpu),
         process_cpu_samples_ns: process_cpu,
         hw_instructions: elapsed.instructions.map(|n| n as f64),
+        used_device: elapsed.used_device,
         ..TimeRecord::once(ns(elapsed.wall))
     }
 }
@@ -338,6 +361,7 @@ pub(crate) fn combine(sampler: Sampler, parts: &[&TimeRecord]) -> TimeRecord {
                     instructions: part
                         .hw_instructions
                         .map(|per_call| (per_call * calls as f64).round() as u64),
+                    used_device: part.used_device,
                 },
             ));
         }
@@ -364,6 +388,7 @@ mod tests {
                 thread_cpu: Some(Duration::from_nanos(ns / 2)),
                 process_cpu: Some(Duration::from_nanos(ns)),
                 instructions: Some(ns * 3),
+                used_device: false,
             },
         )
     }

@@ -130,6 +130,7 @@ pub(crate) fn round(times: &[Elapsed]) -> Elapsed {
             .map(|e| e.instructions)
             .sum::<Option<u64>>()
             .map(|total| total / u64::from(n)),
+        used_device: times.iter().any(|e| e.used_device),
     }
 }
 

@@ -209,6 +209,14 @@ impl CaseRecord {
                 .call_growth(figure)
                 .or_else(|| self.whole_growth(figure)),
             Figure::Gpu => self.memory.gpu_peak_bytes.map(|b| b as f64),
+            Figure::Peak => self.memory.rss_peak_bytes.map(|b| b as f64),
+            Figure::Memo => (!self.memo.sizes.is_empty()).then(|| {
+                self.memo
+                    .sizes
+                    .iter()
+                    .map(|s| (s.bytes + s.device_bytes) as f64)
+                    .sum()
+            }),
             Figure::Value => self.value.as_f64(),
             Figure::Instructions => self.time.instructions.map(|n| n as f64),
             Figure::Throughput => self.throughput.map(|t| t.per_second),
@@ -319,6 +327,13 @@ pub struct TimeRecord {
     /// once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percentiles: Option<super::Percentiles>,
+    /// The calls ran work on a device, as far as nnbench sees (with the
+    /// `tch` feature): they left kernels queued that the clock waited for,
+    /// or grew the device allocator's live memory. Their time is the
+    /// device's too, and a thread's CPU time while it waits for a device
+    /// measures neither, so such a case is judged and fitted by wall time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub used_device: bool,
 }
 
 /// The memory accesses of one call counted under Callgrind, as its
@@ -358,6 +373,9 @@ impl TimeRecord {
     /// time: a busy machine must not make a computing call look like a
     /// waiting one. Such calls are judged, and fitted, by CPU time.
     pub(crate) fn computes_on_one_thread(&self) -> bool {
+        if self.used_device {
+            return false;
+        }
         let single = match (self.cpu_median_ns, self.process_cpu_median_ns) {
             (Some(thread), Some(process)) => process <= thread * 1.1,
             _ => false,
@@ -399,6 +417,7 @@ impl TimeRecord {
             instructions: None,
             callgrind: None,
             percentiles: None,
+            used_device: false,
         }
     }
 }
@@ -514,8 +533,9 @@ pub struct MemoryRecord {
     /// Peak heap bytes while the function ran, with the tracker.
     #[serde(default)]
     pub call_heap_peak_bytes: Option<u64>,
-    /// Peak GPU memory while the function ran, as `gpu_method` counts it
-    /// (with `device-delta`, above what the device used when the call began).
+    /// Peak GPU memory while the function ran, as `gpu_method` counts it,
+    /// above what it counted when the call began: the memos already on the
+    /// device are left out.
     #[serde(default)]
     pub call_gpu_peak_bytes: Option<u64>,
 }
@@ -594,4 +614,47 @@ pub enum Stage {
     Call,
     /// The teardown hook.
     Teardown,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three calls of 10 ms whose thread was busy for 9.5 ms of each.
+    fn computing() -> TimeRecord {
+        TimeRecord {
+            samples_ns: vec![10e6; 3],
+            cpu_samples_ns: vec![9.5e6; 3],
+            cpu_median_ns: Some(9.5e6),
+            process_cpu_median_ns: Some(9.6e6),
+            ..TimeRecord::once(10e6)
+        }
+    }
+
+    #[test]
+    fn a_call_busy_on_one_thread_computes() {
+        assert!(computing().computes_on_one_thread());
+    }
+
+    #[test]
+    fn a_call_that_used_a_device_is_not_judged_by_cpu_time() {
+        // A thread spinning while it waits for a kernel is as busy as one
+        // that computes: only the record's word tells them apart.
+        let waited = TimeRecord {
+            used_device: true,
+            ..computing()
+        };
+        assert!(!waited.computes_on_one_thread());
+    }
+
+    #[test]
+    fn used_device_is_written_only_when_true() {
+        let plain = serde_json::to_value(computing()).unwrap();
+        assert!(plain.get("used_device").is_none());
+        let waited = TimeRecord {
+            used_device: true,
+            ..computing()
+        };
+        assert_eq!(serde_json::to_value(waited).unwrap()["used_device"], true);
+    }
 }

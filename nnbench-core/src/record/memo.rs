@@ -141,6 +141,12 @@ pub struct MemoRecord {
     /// reports a case whose model or data changed between the runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<MemoInput>,
+    /// The bytes of each of the case's memos once resolved, where its
+    /// [`Memo::size_of`](crate::Memo::size_of) or
+    /// [`Memo::device_bytes`](crate::Memo::device_bytes) tells: what the
+    /// `memo` figure of a comparison judges.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<MemoSize>,
     /// Memos of the next case that loaded in the background while this
     /// case ran (`--prefetch`): this case's time and memory figures include
     /// that load's disturbance, and its memory peaks that memory.

@@ -374,6 +374,7 @@ mod tests {
                     evicted: vec!["m1".into()],
                     leaked: vec![],
                     inputs: vec![],
+                    sizes: vec![],
                     prefetched: vec![],
                     loads: 1,
                     bytes_loaded: 1024,

@@ -17,8 +17,8 @@ use crate::error::panic_message;
 use crate::measure::CaseMeter;
 use crate::memo::{self, ErasedMemo, Resolution, Sizes, journal};
 use crate::record::{
-    CaseError, CaseRecord, ConcurrencyRecord, LeakRecord, MemoRecord, MemoryRecord, Stage,
-    ThreadsRecord, ThroughputRecord, TimeRecord, TimingMode,
+    CaseError, CaseRecord, ConcurrencyRecord, GpuMethod, LeakRecord, MemoRecord, MemoSize,
+    MemoryRecord, Stage, ThreadsRecord, ThroughputRecord, TimeRecord, TimingMode,
 };
 use crate::registry::{Args, Body, Call, Case, Hook};
 use crate::settings::Settings;
@@ -96,6 +96,17 @@ pub(crate) fn run(
             let size = cache.expected_bytes(memo);
             memo_record.loads += 1;
             memo_record.bytes_loaded += size.host + size.device;
+        }
+        if value.is_ok()
+            && let Some(size) = cache.known_bytes(memo)
+            && size.host + size.device > 0
+        {
+            memo_record.sizes.push(MemoSize {
+                memo: memo.describe(),
+                type_name: memo.type_name().to_owned(),
+                bytes: size.host,
+                device_bytes: size.device,
+            });
         }
         if budgeted {
             make_room(settings, Sizes::default(), case, around);
@@ -400,7 +411,11 @@ struct Outcome {
 }
 
 /// The record of `case`, which came to `outcome`.
-fn record(case: &Case, outcome: Outcome) -> CaseRecord {
+fn record(case: &Case, mut outcome: Outcome) -> CaseRecord {
+    // A call that synchronizes itself leaves nothing queued for the clock
+    // to wait for; the device memory it took tells that it used one.
+    outcome.time.used_device |= outcome.memory.gpu_method == Some(GpuMethod::TorchAllocator)
+        && outcome.memory.call_gpu_peak_bytes.is_some_and(|b| b > 0);
     CaseRecord {
         id: case.id.clone(),
         family: String::from(&*case.family_name),

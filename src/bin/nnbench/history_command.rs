@@ -7,7 +7,6 @@ use clap::Subcommand;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench_core::compare::Verdict;
 use nnbench_core::history::{FigureStep, History, Machine, RunFilter, StepSearch};
-use nnbench_core::record::Figure;
 use nnbench_units::format_figure;
 
 use crate::inputs;
@@ -310,7 +309,7 @@ fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
         if point.failed {
             row.extend(["failed".into()]);
         } else {
-            row.extend(Figure::ALL.map(|figure| {
+            row.extend(nnbench_core::history::STORED.map(|figure| {
                 point
                     .figure(figure)
                     .map_or("-".into(), |v| format_figure(figure, v))

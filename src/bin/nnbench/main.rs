@@ -97,11 +97,12 @@ enum Command {
         paired: Option<String>,
         /// Thresholds over the defaults: figure=P%, figure=amount,
         /// figure=P%+amount or figure=off, comma-separated, for the figures
-        /// time, load, rss, heap, gpu, value, instructions, throughput, p99
-        /// and a struct metric's value.FIELD (defaults: time=10%,
-        /// rss=5%+16MiB, heap=5%+1MiB, gpu=5%+16MiB, value=1e-7%,
-        /// instructions=0.5%+100, throughput=10%, load=off, p99=off; a
-        /// field has the value's).
+        /// time, load, rss, heap, gpu, peak, memo, value, instructions,
+        /// throughput, p99 and a struct metric's value.FIELD (defaults:
+        /// time=10%, rss=5%+16MiB, heap=5%+1MiB, gpu=5%+16MiB,
+        /// peak=5%+16MiB, memo=5%+1MiB, value=1e-7%, instructions=0.5%+100,
+        /// throughput=10%, load=off, p99=off; a field named as a time or a
+        /// rate has time's percentage, another the value's).
         #[arg(long, value_name = "SPEC", value_parser = thresholds)]
         fail_on: Option<Thresholds>,
         /// The p-value under which a time change counts as real.

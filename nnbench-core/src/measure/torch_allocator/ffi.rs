@@ -18,6 +18,7 @@ unsafe extern "C" {
         len: usize,
     ) -> c_int;
     fn nnbench_torch_reset_peak(device: c_int, message: *mut c_char, len: usize) -> c_int;
+    fn nnbench_torch_busy(device: c_int, message: *mut c_char, len: usize) -> c_int;
     fn nnbench_torch_synchronize(device: c_int, message: *mut c_char, len: usize) -> c_int;
     fn nnbench_torch_empty_cache(message: *mut c_char, len: usize) -> c_int;
 }
@@ -87,6 +88,13 @@ pub(crate) fn reset_peak(device: usize) -> Result<(), String> {
     let device = c_int::try_from(device).map_err(|_| format!("no device {device}"))?;
     // SAFETY: the shim takes a message buffer of the length given.
     call(|message, len| unsafe { nnbench_torch_reset_peak(device, message, len) }).map(drop)
+}
+
+/// Whether the current stream of `device` has unfinished work.
+pub(crate) fn busy(device: usize) -> Result<bool, String> {
+    let device = c_int::try_from(device).map_err(|_| format!("no device {device}"))?;
+    // SAFETY: the shim takes a message buffer of the length given.
+    call(|message, len| unsafe { nnbench_torch_busy(device, message, len) }).map(|b| b == 1)
 }
 
 pub(crate) fn synchronize(device: usize) -> Result<(), String> {

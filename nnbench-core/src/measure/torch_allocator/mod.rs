@@ -137,6 +137,21 @@ pub fn synchronize() {
     }
 }
 
+/// Waits for every device, as [`synchronize`] does; true when one still
+/// had work queued, which the wait then timed.
+pub(crate) fn wait_for_queued() -> bool {
+    let Ok(devices) = ffi::devices() else {
+        return false;
+    };
+    let mut waited = false;
+    for device in 0..devices.count {
+        waited |= ffi::busy(device).unwrap_or(false);
+        // A device that cannot synchronize has no queued work to wait for.
+        let _ = ffi::synchronize(device);
+    }
+    waited
+}
+
 /// Resets every device's peaks for a case starting; false without an
 /// accelerator.
 pub(crate) fn reset_peaks() -> bool {
@@ -144,6 +159,14 @@ pub(crate) fn reset_peaks() -> bool {
         return false;
     };
     (0..devices.count).all(|device| ffi::reset_peak(device).is_ok())
+}
+
+/// Bytes of live tensors now, summed over the devices.
+pub(crate) fn allocated() -> Option<u64> {
+    let devices = ffi::devices().ok()?;
+    (0..devices.count).try_fold(0u64, |total, device| {
+        Some(total + device_memory(device).ok()?.allocated_bytes)
+    })
 }
 
 /// The case's allocated and reserved peaks, summed over the devices.

@@ -44,9 +44,8 @@ impl Judging {
         let given = settings.baselines.fail_on.as_ref();
         Self {
             time: given
-                .map(|t| t.get(Figure::Time))
-                .filter(|time| *time != defaults.get(Figure::Time))
-                .map_or(DEFAULT_LIMIT, |time| time.relative),
+                .filter(|t| t.named.contains(&Figure::Time))
+                .map_or(DEFAULT_LIMIT, |t| t.get(Figure::Time).relative),
             instructions: given.unwrap_or(&defaults).get(Figure::Instructions),
             clock: settings.pairing.clock,
         }
@@ -370,4 +369,24 @@ fn joined(rounds: &[CaseRecord]) -> Option<CaseRecord> {
 /// Whether a round's calls ran on one thread and computed.
 fn computes(t: &TimeRecord) -> bool {
     t.computes_on_one_thread()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::CommandLine;
+
+    fn judging(args: &[&str]) -> Judging {
+        let all = std::iter::once("bench").chain(args.iter().copied());
+        let line = CommandLine::parse_args(all.map(std::ffi::OsString::from)).unwrap();
+        Judging::of(&line.settings())
+    }
+
+    #[test]
+    fn the_time_limit_is_the_one_given_even_at_compares_default() {
+        assert_eq!(judging(&[]).time, DEFAULT_LIMIT);
+        assert_eq!(judging(&["--fail-on", "rss=1%"]).time, DEFAULT_LIMIT);
+        assert_eq!(judging(&["--fail-on", "time=10%"]).time, 0.10);
+        assert_eq!(judging(&["--fail-on", "time=1%"]).time, 0.01);
+    }
 }

@@ -35,7 +35,7 @@ pub struct Bisect {
     #[arg(long, value_name = "FILTER")]
     case: Option<String>,
     /// Thresholds of a regression, as `nnbench compare` takes them (its
-    /// defaults: time=10%, ...); time is judged by the paired rounds.
+    /// defaults, but time=3%: time is judged by the paired rounds).
     #[arg(long, value_name = "SPEC")]
     fail_on: Option<String>,
     /// Rounds of a paired run at most (the bench's default otherwise).
