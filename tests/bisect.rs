@@ -23,11 +23,12 @@ fn library(commit: usize) -> String {
         "//! Commit {commit}.\n\n\
          pub const STEADY: u64 = 100;\n\
          pub const SLOW: u64 = {slow}; {broken}\n\n\
-         /// Arithmetic in proportion to `units`.\n\
+         /// Arithmetic in proportion to `units`: a chain of divisions,\n\
+         /// whose latency bounds it wherever the linker puts the loop.\n\
          pub fn spin(units: u64) -> u64 {{\n\
-         \x20   let (mut acc, mut i) = (1u64, 0u64);\n\
-         \x20   while i < units * 2_000 {{\n\
-         \x20       acc = std::hint::black_box(acc.wrapping_mul(6364136223846793005).wrapping_add(i));\n\
+         \x20   let (mut acc, mut i, by) = (u64::MAX, 0u64, std::hint::black_box(3u64));\n\
+         \x20   while i < units * 500 {{\n\
+         \x20       acc = std::hint::black_box((acc / by).wrapping_add(i) | 1 << 62);\n\
          \x20       i += 1;\n\
          \x20   }}\n\
          \x20   acc\n\

@@ -114,19 +114,34 @@ fn families_built_as_n_n_squared_and_n_log_n_fit_those_exponents() {
         ("quadratic", 2.0),
         ("n_log_n", expected(&sizes, |n| n * n.log2().floor())),
     ] {
-        let record = run(&format!("{family}/"));
-        assert_eq!(record.failed(), 0);
+        // A shared machine's speed drifts for seconds at a time, which
+        // bends one run's fit: a family is run again, three times at
+        // most, until one run fits; code that grew otherwise never does.
+        let mut tries = Vec::new();
+        let record = loop {
+            let record = run(&format!("{family}/"));
+            assert_eq!(record.failed(), 0);
+            let fit = time_fit(&record, family);
+            assert_eq!((fit.parameter.as_str(), fit.points), ("n", 5));
+            let fits = (fit.exponent - k).abs() < 0.1
+                && fit.interval[0] <= k
+                && k <= fit.interval[1]
+                && fit.fit == "power";
+            tries.push(format!("{fit:?}"));
+            if fits || tries.len() == 3 {
+                break record;
+            }
+        };
         let fit = time_fit(&record, family);
-        assert_eq!((fit.parameter.as_str(), fit.points), ("n", 5));
         assert!(
             (fit.exponent - k).abs() < 0.1,
-            "{family}: {fit:?}, expected {k}"
+            "{family}, expected {k}, in 3 runs: {tries:#?}"
         );
         assert!(
             fit.interval[0] <= k && k <= fit.interval[1],
-            "{family}: the interval holds {k}: {fit:?}"
+            "{family}: the interval holds {k}, in 3 runs: {tries:#?}"
         );
-        assert!(fit.constant > 0.0 && fit.fit == "power", "{fit:?}");
+        assert!(fit.constant > 0.0 && fit.fit == "power", "{tries:#?}");
         assert!(
             record
                 .cases
@@ -181,9 +196,20 @@ fn a_family_that_turned_quadratic_fails_compare_on_its_scaling_alone() {
         .unwrap();
     let said = support::said(&compared);
     assert_eq!(compared.status.code(), Some(1), "{said}");
+    // The base's power is 1 within the fit's noise (0.99 or 1.01), the
+    // head's 2 within it.
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("scaling REGRESSED: linear: time ∝ n^"))
+        .unwrap_or_else(|| panic!("{said}"));
+    let powers: Vec<f64> = line
+        .split("n^")
+        .skip(1)
+        .filter_map(|p| p.split_whitespace().next()?.parse().ok())
+        .collect();
     assert!(
-        said.contains("scaling REGRESSED: linear: time ∝ n^1."),
-        "{said}"
+        powers.len() == 2 && (powers[0] - 1.0).abs() < 0.1 && (powers[1] - 2.0).abs() < 0.15,
+        "{line}"
     );
     assert!(said.contains("scaling regressed"), "{said}");
     let json = support::tool()
