@@ -17,12 +17,16 @@
 //!
 //! It prints, per method, the false alarms among identical builds, the
 //! trials that caught each change, the smallest change caught 19 times in
-//! 20, and what a run costs; and what a paired run costs against one plain
-//! run of the same case.
+//! 20, and what a run costs; what a paired run costs against one plain
+//! run of the same case; and, for a sweep of three slow models of 64 MiB
+//! (`support/fixture_sweep.rs`), the verdicts of a paired run beside the
+//! times each build built each model.
 //!
 //! `cargo bench --bench paired` (twenty trials of each; about half an hour
 //! on 2 cores); `NNBENCH_PAIRED_TRIALS=N` for another number.
 
+#[path = "support/fixture_sweep.rs"]
+mod fixture_sweep;
 #[path = "support/harness.rs"]
 mod harness;
 #[path = "support/paired_builds.rs"]
@@ -137,7 +141,62 @@ fn judge(trials: usize, valgrind: bool) -> Result<(), String> {
             )),
         ));
     }
-    cost(dir.path())
+    cost(dir.path())?;
+    sweep(dir.path())
+}
+
+/// The sweep of slow fixtures paired with `--paired-keep`: identical
+/// builds, then a head 30% slower in one case.
+fn sweep(dir: &Path) -> Result<(), String> {
+    let slower = "infer/model=Model(2),batch=2";
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "head",
+        "regressed",
+        "unchanged",
+        "builds of each model (head / base)",
+        "rounds, all cases",
+        "the run",
+    ]);
+    let mut once = true;
+    let mut right = true;
+    for (name, change) in [
+        ("identical", None),
+        ("30% slower in one case", Some(slower)),
+    ] {
+        let run = fixture_sweep::pair(dir, change)?;
+        once &= run.builds.iter().all(|&(h, b)| h == 1 && b == 1);
+        right &= match change {
+            None => run.regressed.is_empty(),
+            Some(case) => run.regressed == [case],
+        };
+        table.add_row([
+            name.to_owned(),
+            if run.regressed.is_empty() {
+                "none".into()
+            } else {
+                run.regressed.join(", ")
+            },
+            run.unchanged.to_string(),
+            run.builds
+                .iter()
+                .map(|(h, b)| format!("{h} / {b}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            run.rounds.to_string(),
+            format_ns(run.seconds * 1e9),
+        ]);
+    }
+    harness::note(
+        "a sweep of three models of 64 MiB, each built in memory in 1.2 s, two batch sizes each (six cases of ~100 µs and ~200 µs), paired with --paired-keep 1s at a 15% limit:",
+    );
+    harness::table(&table);
+    harness::note(format!(
+        "each model built once a side (a plain run builds each once; with new workers each round, two identical builds built them 52 times) {}; the verdicts right {}",
+        harness::verdict(once),
+        harness::verdict(right)
+    ));
+    Ok(())
 }
 
 /// A paired run of the case against one plain run of it, whole processes

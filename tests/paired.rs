@@ -6,7 +6,6 @@
 
 mod support;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -100,18 +99,7 @@ fn main() {
 
 /// A "build" of this bench: a script that sets `env` and runs this binary.
 fn build(dir: &Path, name: &str, env: &[(&str, &str)]) -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    // The supervisor's environment is the head build's: the base's own
-    // differences are set afresh.
-    let mut script = format!("#!/bin/sh\nunset {EXTRA} {ABORT} {BENCH} {WAIT}\n");
-    for (key, value) in env {
-        script.push_str(&format!("export {key}='{value}'\n"));
-    }
-    script.push_str(&format!("exec '{}' \"$@\"\n", exe.display()));
-    let path = dir.join(name);
-    std::fs::write(&path, script).expect("the build's script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    path
+    support::build_script(dir, name, &[EXTRA, ABORT, BENCH, WAIT], env)
 }
 
 /// This build, paired with `base`, on the `kernel` cases.

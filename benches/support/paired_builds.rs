@@ -15,7 +15,7 @@ use nnbench::RunRecord;
 use nnbench::record::Verdict;
 
 /// Set in the processes this bench starts as a build of itself.
-const CHILD: &str = "NNBENCH_PAIRED_CHILD";
+pub const CHILD: &str = "NNBENCH_PAIRED_CHILD";
 /// How much more work this build's `kernel` does, in tenths of a percent.
 const EXTRA: &str = "NNBENCH_PAIRED_EXTRA";
 

@@ -180,3 +180,26 @@ pub fn said(output: &std::process::Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     )
 }
+
+/// A "build" of the bench a test binary plays: a script at `dir/name` that
+/// unsets `unset` (the supervisor's environment is the head build's; the
+/// base's own differences are set afresh), exports `env` and runs this
+/// binary.
+pub fn build_script(
+    dir: &std::path::Path,
+    name: &str,
+    unset: &[&str],
+    env: &[(&str, &str)],
+) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut script = format!("#!/bin/sh\nunset {}\n", unset.join(" "));
+    for (key, value) in env {
+        script.push_str(&format!("export {key}='{value}'\n"));
+    }
+    script.push_str(&format!("exec '{}' \"$@\"\n", exe.display()));
+    let path = dir.join(name);
+    std::fs::write(&path, script).expect("the build's script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}

@@ -43,9 +43,11 @@ pub(crate) struct End {
 }
 
 /// Runs `selected` in the order their memos make cheapest; each record
-/// goes to `sink`.
+/// goes to `sink`. The memos of `later` (cases a later run of this
+/// process is given) stay resident.
 pub(crate) fn run(
     selected: &[&Case],
+    later: &[&Case],
     settings: &Settings,
     console: &Console,
     sink: &mut dyn Sink,
@@ -58,7 +60,7 @@ pub(crate) fn run(
     memo::begin_run();
     let mut tier_limit = TierLimit::new(settings);
     tier_limit.keep();
-    let mut schedule = Schedule::new(selected);
+    let mut schedule = Schedule::keeping(selected, later);
     let mut planning = Planning::new(settings, &schedule);
     if let Some(planning) = &mut planning {
         planning.plan(&mut schedule);

@@ -259,7 +259,7 @@ impl Runner {
                 stop: &stop,
                 watchdog: watchdog.as_ref(),
             };
-            let end = case_loop::run(&selected, settings, &console, &mut sink);
+            let end = case_loop::run(&selected, &[], settings, &console, &mut sink);
             drop(watchdog);
             let mut ledger = lock(&ledger);
             ledger.warnings.extend(end.warnings);

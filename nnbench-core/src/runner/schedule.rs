@@ -73,18 +73,29 @@ struct Planned {
 
 impl<'a> Schedule<'a> {
     pub(crate) fn new(cases: &[&'a Case]) -> Self {
+        Self::keeping(cases, &[])
+    }
+
+    /// The order of `cases`, where `later` cases run after them in
+    /// another run of this process: the memos those use are never unused
+    /// here.
+    pub(crate) fn keeping(cases: &[&'a Case], later: &[&'a Case]) -> Self {
         let mut distinct = Distinct::default();
         let mut axes: Vec<&'static str> = Vec::new();
-        let mut case_memos = Vec::with_capacity(cases.len());
-        let mut case_axes = Vec::with_capacity(cases.len());
+        let mut case_memos = Vec::with_capacity(cases.len() + later.len());
+        let mut case_axes = Vec::with_capacity(cases.len() + later.len());
         let mut users: Vec<VecDeque<usize>> = Vec::new();
-        for (at, case) in cases.iter().enumerate() {
+        let mut uses_left: Vec<usize> = Vec::new();
+        // A later case stands among the cases as one already run: never
+        // given, its memos' uses never counted down.
+        for (at, case) in cases.iter().chain(later).enumerate() {
             let mut ids = Vec::new();
             let mut on_axes = Vec::new();
             for (name, memo) in case.params.memos_named() {
                 let (id, new) = distinct.id(memo);
                 if new {
                     users.push(VecDeque::new());
+                    uses_left.push(0);
                 }
                 let axis = axes.iter().position(|&a| a == name).unwrap_or_else(|| {
                     axes.push(name);
@@ -93,13 +104,17 @@ impl<'a> Schedule<'a> {
                 on_axes.push((axis, id));
                 if !ids.contains(&id) {
                     ids.push(id);
-                    users[id].push_back(at);
+                    uses_left[id] += 1;
+                    if at < cases.len() {
+                        users[id].push_back(at);
+                    }
                 }
             }
             case_memos.push(ids);
             case_axes.push(on_axes);
         }
-        let uses_left = users.iter().map(VecDeque::len).collect();
+        let mut done = vec![false; cases.len()];
+        done.resize(cases.len() + later.len(), true);
         Self {
             distinct,
             axes,
@@ -107,7 +122,7 @@ impl<'a> Schedule<'a> {
             case_axes,
             users,
             uses_left,
-            done: vec![false; cases.len()],
+            done,
             cursor: 0,
             last: None,
             planned: None,
@@ -301,6 +316,26 @@ impl<'a> Schedule<'a> {
             .collect()
     }
 
+    /// The cases in groups that use the same memos, each group in the
+    /// [static order](Self::static_order) of its cases, the groups in the
+    /// order of their first case there: all cases of one memo set run
+    /// before the next set is loaded.
+    pub(crate) fn memo_groups(cases: &[&'a Case]) -> Vec<Vec<usize>> {
+        let schedule = Self::new(cases);
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut index: HashMap<Vec<MemoId>, usize> = HashMap::new();
+        for at in Self::static_order(cases) {
+            let mut key = schedule.case_memos[at].clone();
+            key.sort_unstable();
+            let group = *index.entry(key).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[group].push(at);
+        }
+        groups
+    }
+
     /// The whole order, assuming every memo is of unknown size.
     pub(crate) fn static_order(cases: &[&'a Case]) -> Vec<usize> {
         let mut schedule = Self::new(cases);
@@ -429,6 +464,51 @@ mod tests {
             )
         };
         assert_eq!(run_order(&cases, tiny)[..3], ["d1m1", "d1m2", "d1m3"]);
+    }
+
+    #[test]
+    fn groups_hold_the_cases_of_one_memo_set_in_the_static_order() {
+        let mut cases = data_by_model();
+        cases.push(case(
+            "d1m1-again",
+            vec![Param::memo("model", Model(1)), Param::memo("data", Data(1))],
+        ));
+        cases.push(case("plain-again", Vec::new()));
+        let refs: Vec<&Case> = cases.iter().collect();
+        let groups: Vec<Vec<&str>> = Schedule::memo_groups(&refs)
+            .into_iter()
+            .map(|g| g.into_iter().map(|i| cases[i].id.as_str()).collect())
+            .collect();
+        assert_eq!(
+            groups,
+            [
+                vec!["d1m1", "d1m1-again"],
+                vec!["d1m2"],
+                vec!["d1m3"],
+                vec!["d2m1"],
+                vec!["d2m2"],
+                vec!["d2m3"],
+                vec!["plain", "plain-again"],
+            ]
+        );
+    }
+
+    #[test]
+    fn memos_of_later_cases_are_never_unused() {
+        let cases = data_by_model();
+        let refs: Vec<&Case> = cases.iter().collect();
+        // d1m1 and d1m2 now; d2m1 in a later run.
+        let mut schedule = Schedule::keeping(&refs[..2], &refs[3..4]);
+        let mut unused = Vec::new();
+        let mut ran = Vec::new();
+        while let Some(next) = schedule.next(|_| None) {
+            ran.push(cases[next].id.clone());
+            unused.extend(schedule.finish(next).iter().map(|m| m.describe()));
+        }
+        assert_eq!(ran, ["d1m1", "d1m2"], "a later case is not run");
+        assert_eq!(unused, ["Data(1)", "Model(2)"], "Model(1) is kept for d2m1");
+        let pending: Vec<String> = schedule.pending().iter().map(|m| m.describe()).collect();
+        assert_eq!(pending, ["Model(1)", "Data(2)"]);
     }
 
     #[test]

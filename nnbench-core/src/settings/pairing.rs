@@ -2,6 +2,9 @@
 //! alternation, and judged from the ratios of the rounds.
 
 use std::path::PathBuf;
+use std::time::Duration;
+
+use super::parse;
 
 /// The rounds a paired case is given at most, unless `--max-rounds` says.
 pub(crate) const DEFAULT_MAX_ROUNDS: u32 = 50;
@@ -44,6 +47,20 @@ pub(crate) struct Pairing {
         requires = "base"
     )]
     pub clock: ClockChoice,
+    /// Keep one worker a build, for all their rounds, for the cases whose
+    /// memos took DURATION or more to resolve in their first round (`2s`):
+    /// each such fixture is then built once a side. A kept worker keeps a
+    /// speed of its own that rounds cannot average out (3 to 5% either
+    /// way on a short loop here), so judge those cases with a limit above
+    /// it (`--fail-on time=10%`). Without it every round starts new
+    /// workers, which build the memos a disk tier does not hold again.
+    #[arg(
+        long = "paired-keep",
+        value_name = "DURATION",
+        value_parser = parse::duration,
+        requires = "base"
+    )]
+    pub keep: Option<Duration>,
 }
 
 /// Which clock judges a paired case's time (`--paired-clock`).
@@ -66,6 +83,7 @@ impl Default for Pairing {
             base: None,
             max_rounds: DEFAULT_MAX_ROUNDS,
             clock: ClockChoice::Auto,
+            keep: None,
         }
     }
 }

@@ -9,6 +9,7 @@
 pub(crate) mod affinity;
 mod death;
 pub(crate) mod protocol;
+mod redraw;
 mod tail;
 pub(crate) mod valgrind;
 pub(crate) mod watch;

@@ -18,21 +18,49 @@ pub(crate) const WORKER_ENV: &str = "NNBENCH_WORKER";
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum ToWorker {
-    /// The cases to run, by id: the first message. In a round of a paired
-    /// run, what to take of each case too (a case not named calibrates).
-    Run {
-        ids: Vec<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        rounds: Option<BTreeMap<String, Round>>,
-    },
+    /// The cases to run, by id, and how.
+    Run(Order),
     /// Stop after the running case: the supervisor was asked to stop by
     /// this signal.
     Stop { signal: i32 },
+    /// End, between runs: the supervisor needs this worker no more.
+    Quit,
 }
 
-/// The version of these messages: a worker that speaks another cannot be
-/// the base build of a paired run.
-pub(crate) const PROTOCOL: u32 = 2;
+/// One run of a worker: its cases and how to run them. A worker of
+/// version 2 reads the first two fields alone, runs once and ends.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Order {
+    pub ids: Vec<String>,
+    /// In a round of a paired run, what to take of each case (a case not
+    /// named calibrates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<BTreeMap<String, Round>>,
+    /// Whether the worker waits for another run after this one, keeping
+    /// its memos.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub more: bool,
+    /// The cases that later runs of this worker will be given: the memos
+    /// they use stay resident after this run's last use of them, and
+    /// those that neither this run nor they use go before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub later: Vec<String>,
+    /// The one CPU the run's thread (and each thread it starts) runs on;
+    /// `None`: any the worker may use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
+    /// How many bytes of stack and heap to leave unused before the run, so
+    /// that where its data lands is drawn anew for each run of a worker.
+    #[serde(default)]
+    pub pad: u16,
+}
+
+/// The version of these messages this build speaks.
+pub(crate) const PROTOCOL: u32 = 3;
+
+/// The oldest version a paired run accepts from a base build: version 2
+/// workers run once each (no [`Order::more`]).
+pub(crate) const OLDEST_PROTOCOL: u32 = 2;
 
 /// From the worker.
 #[derive(Debug, Serialize, Deserialize)]

@@ -83,7 +83,6 @@ impl Callgrind {
         Start {
             exe: self.valgrind.clone(),
             args,
-            rounds: start.rounds.clone(),
             cpu: start.cpu,
             env,
         }
@@ -160,7 +159,6 @@ mod tests {
         let start = Start {
             exe: "/b/bench".into(),
             args: vec!["--bench".into(), "kernel/".into()],
-            rounds: None,
             cpu: Some(1),
             env: vec![("A".into(), "1".into())],
         };

@@ -2,7 +2,7 @@
 //! message while its memory is sampled, killed when a case runs past
 //! `--case-timeout`; if it dies in a case, the case's record says how.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::BufReader;
@@ -11,10 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::measure::round::Round;
-
 use super::death::{self, Evidence};
-use super::protocol::{FromWorker, Lines, Read, ToWorker, WORKER_ENV, send};
+use super::protocol::{FromWorker, Lines, Order, Read, ToWorker, WORKER_ENV, send};
 use super::tail::Tail;
 use crate::record::{CaseRecord, MemoCounters, MemoryRecord, RssMethod, RunMemoRecord, Stage};
 use crate::registry::Case;
@@ -36,8 +34,6 @@ const CONNECT: Duration = Duration::from_secs(60);
 pub(crate) struct Start {
     pub exe: PathBuf,
     pub args: Vec<OsString>,
-    /// What to take of each case, in a round of a paired run.
-    pub rounds: Option<BTreeMap<String, Round>>,
     /// The one CPU the worker runs on; `None`: any this process may use.
     pub cpu: Option<usize>,
     /// Variables set in the worker's environment besides the socket's.
@@ -50,7 +46,6 @@ impl Start {
         Ok(Self {
             exe: std::env::current_exe()?,
             args: std::env::args_os().skip(1).collect(),
-            rounds: None,
             cpu: None,
             env: Vec::new(),
         })
@@ -104,7 +99,7 @@ impl Limits {
     }
 }
 
-/// Runs `cases` in a new worker; each record goes to `done`.
+/// Runs `cases` in a new worker, once; each record goes to `done`.
 pub(crate) fn run(
     socket: &super::Socket,
     start: &Start,
@@ -115,92 +110,208 @@ pub(crate) fn run(
     done: &mut dyn FnMut(CaseRecord),
 ) -> Report {
     let mut report = Report::default();
-    let (listener, socket) = (&socket.listener, socket.path.as_path());
-    let (child, tail) = match spawn(socket, start) {
-        Ok(spawned) => spawned,
-        Err(e) => {
-            report.lost = Some(format!("could not be started ({e})"));
-            return report;
-        }
-    };
-    let mut watched = Watched {
-        memory: ProcessMemory::open(child.id()),
-        child,
-        running: None,
-        tail,
-    };
-    let stream = match connect(listener, &mut watched.child) {
-        Ok(stream) => stream,
-        Err(how) => {
-            let _ = watched.child.kill();
-            let _ = watched.child.wait();
-            let last_words = watched.tail.since(0, Duration::from_millis(200));
-            report.lost = Some(with_last_words(how, &last_words));
-            return report;
-        }
-    };
-    let outcome = watched.follow(stream, start, cases, settings, stop, &mut report, done);
-    let status = match outcome {
-        Followed::TimedOut(_) | Followed::Garbled => {
-            let _ = watched.child.kill();
-            watched.child.wait()
-        }
-        Followed::Closed => watched.child.wait(),
-    };
-    let mark = watched.running.as_ref().map_or(0, |r| r.stderr_mark);
-    let last_words = watched.tail.since(mark, Duration::from_millis(200));
-    let status = match status {
-        Ok(status) => status,
-        Err(e) => {
-            report.lost = Some(format!("could not be waited for ({e})"));
-            return report;
-        }
-    };
-    match watched.running.take() {
-        Some(running) => {
-            let evidence = Evidence {
-                status,
-                timed_out: match outcome {
-                    Followed::TimedOut(limit) => Some(limit),
-                    _ => None,
-                },
-                oom_killer_ran: match (running.oom_kills, death::oom_kills()) {
-                    (Some(before), Some(after)) => after > before,
-                    _ => false,
-                },
-                stderr_tail: &last_words,
-                last_rss: running.last.map(|(_, rss)| rss),
-                last_vm: running.last.map(|(vm, _)| vm),
-                peak_rss: running.peak,
-                memory_limit: limits.memory,
-                address_space_limit: settings.isolation.worker_memory_limit,
+    match Worker::start(socket, start) {
+        Ok(worker) => {
+            let order = Order { ..Order::default() };
+            let following = Following {
+                settings,
+                limits,
+                stop,
             };
-            let (message, causes) = evidence.describe();
-            let memory = MemoryRecord {
-                rss_before_bytes: running.rss_before,
-                rss_peak_bytes: running.peak,
-                rss_method: running.peak.map(|_| RssMethod::Sampled),
-                ..MemoryRecord::default()
-            };
-            report.settled.insert(running.case.id.clone());
-            done(lifecycle::unfinished(
-                running.case,
-                running.stage,
-                message,
-                causes,
-                memory,
-            ));
+            worker.run(order, cases, &following, &mut report, done);
         }
-        None if report.ended.is_none() => {
-            report.lost = Some(with_last_words(
-                format!("ended ({status}) outside a case"),
-                &last_words,
-            ));
-        }
-        None => {}
+        Err(lost) => report.lost = Some(lost),
     }
     report
 }
+
+/// What a worker's runs are followed with.
+pub(crate) struct Following<'a> {
+    pub settings: &'a Settings,
+    pub limits: &'a Limits,
+    /// Whether to tell the worker to stop, and why.
+    pub stop: &'a dyn Fn() -> Option<Signal>,
+}
+
+/// A worker, started and connected: given one run, or several where each
+/// but the last says more will come.
+pub(crate) struct Worker {
+    child: Child,
+    memory: ProcessMemory,
+    tail: Tail,
+    stream: UnixStream,
+    lines: Lines<BufReader<UnixStream>>,
+    hello: Option<Hello>,
+}
+
+impl Worker {
+    /// Starts a worker as `start` says and waits for it to connect; `Err`
+    /// says how it failed.
+    pub(crate) fn start(socket: &super::Socket, start: &Start) -> Result<Self, String> {
+        let (mut child, mut tail) =
+            spawn(&socket.path, start).map_err(|e| format!("could not be started ({e})"))?;
+        let connected = connect(&socket.listener, &mut child).and_then(|stream| {
+            let reading = stream
+                .set_nonblocking(true)
+                .and_then(|()| stream.try_clone())
+                .map_err(|e| format!("could not be followed ({e})"))?;
+            Ok((stream, reading))
+        });
+        match connected {
+            Ok((stream, reading)) => Ok(Self {
+                memory: ProcessMemory::open(child.id()),
+                child,
+                tail,
+                stream,
+                lines: Lines::new(BufReader::new(reading)),
+                hello: None,
+            }),
+            Err(how) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let last_words = tail.since(0, Duration::from_millis(200));
+                Err(with_last_words(how, &last_words))
+            }
+        }
+    }
+
+    /// Gives the worker `cases` as `order` says and follows it until it
+    /// has run them; each record goes to `done`, and what else it did to
+    /// `report`. Returns the worker where it waits for another run
+    /// ([`Order::more`]); `None` where it ended, or died (in a case, whose
+    /// record then says how, or outside one, which `report.lost` says).
+    pub(crate) fn run(
+        mut self,
+        mut order: Order,
+        cases: &[&Case],
+        following: &Following<'_>,
+        report: &mut Report,
+        done: &mut dyn FnMut(CaseRecord),
+    ) -> Option<Self> {
+        order.ids = cases.iter().map(|c| c.id.clone()).collect();
+        let more = order.more;
+        let mut running = None;
+        let outcome = match self.tell(&ToWorker::Run(order)) {
+            Ok(()) => self.follow(cases, more, following, &mut running, report, done),
+            Err(_) => Followed::Closed,
+        };
+        report.hello.clone_from(&self.hello);
+        if matches!(outcome, Followed::Ended) {
+            return Some(self);
+        }
+        self.bury(outcome, running, following, report, done);
+        None
+    }
+
+    /// Tells the worker `message`, waiting for room to write it.
+    fn tell(&mut self, message: &ToWorker) -> std::io::Result<()> {
+        self.stream.set_nonblocking(false)?;
+        let sent = send(&mut self.stream, message);
+        self.stream.set_nonblocking(true)?;
+        sent
+    }
+
+    /// Waits for a worker whose run ended otherwise than by waiting for
+    /// more, and settles the case it died in.
+    fn bury(
+        mut self,
+        outcome: Followed,
+        running: Option<Running<'_>>,
+        following: &Following<'_>,
+        report: &mut Report,
+        done: &mut dyn FnMut(CaseRecord),
+    ) {
+        let status = match outcome {
+            Followed::TimedOut(_) | Followed::Garbled => {
+                let _ = self.child.kill();
+                self.child.wait()
+            }
+            Followed::Closed | Followed::Ended => self.child.wait(),
+        };
+        let mark = running.as_ref().map_or(0, |r| r.stderr_mark);
+        let last_words = self.tail.since(mark, Duration::from_millis(200));
+        let status = match status {
+            Ok(status) => status,
+            Err(e) => {
+                report.lost = Some(format!("could not be waited for ({e})"));
+                return;
+            }
+        };
+        match running {
+            Some(running) => {
+                let evidence = Evidence {
+                    status,
+                    timed_out: match outcome {
+                        Followed::TimedOut(limit) => Some(limit),
+                        _ => None,
+                    },
+                    oom_killer_ran: match (running.oom_kills, death::oom_kills()) {
+                        (Some(before), Some(after)) => after > before,
+                        _ => false,
+                    },
+                    stderr_tail: &last_words,
+                    last_rss: running.last.map(|(_, rss)| rss),
+                    last_vm: running.last.map(|(vm, _)| vm),
+                    peak_rss: running.peak,
+                    memory_limit: following.limits.memory,
+                    address_space_limit: following.settings.isolation.worker_memory_limit,
+                };
+                let (message, causes) = evidence.describe();
+                let memory = MemoryRecord {
+                    rss_before_bytes: running.rss_before,
+                    rss_peak_bytes: running.peak,
+                    rss_method: running.peak.map(|_| RssMethod::Sampled),
+                    ..MemoryRecord::default()
+                };
+                report.settled.insert(running.case.id.clone());
+                done(lifecycle::unfinished(
+                    running.case,
+                    running.stage,
+                    message,
+                    causes,
+                    memory,
+                ));
+            }
+            None if report.ended.is_none() => {
+                report.lost = Some(with_last_words(
+                    format!("ended ({status}) outside a case"),
+                    &last_words,
+                ));
+            }
+            None => {}
+        }
+    }
+
+    /// Tells a worker that waits for more that none will come, and waits
+    /// for it to end: killed where it does not within a few seconds.
+    pub(crate) fn quit(mut self) {
+        if self.tell(&ToWorker::Quit).is_ok() {
+            let until = Instant::now() + QUIT;
+            while Instant::now() < until {
+                if !matches!(self.child.try_wait(), Ok(None)) {
+                    return;
+                }
+                std::thread::sleep(POLL);
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Worker {
+    /// A worker let go of while it runs (its supervisor failed, or stops)
+    /// ends with it, not when the supervisor's process does.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// How long a worker told to quit may take to end.
+const QUIT: Duration = Duration::from_secs(10);
 
 /// Starts a bench binary as `start` says, as a worker of the supervisor
 /// at `socket`.
@@ -261,6 +372,8 @@ enum Followed {
     TimedOut(Duration),
     /// It sent something that is not a message.
     Garbled,
+    /// It ended its run and waits for another.
+    Ended,
 }
 
 /// The case the worker is running.
@@ -278,49 +391,27 @@ struct Running<'a> {
     stderr_mark: u64,
 }
 
-struct Watched<'a> {
-    child: Child,
-    memory: ProcessMemory,
-    running: Option<Running<'a>>,
-    tail: Tail,
-}
-
-impl<'a> Watched<'a> {
+impl Worker {
     fn stderr_seen(&self) -> u64 {
         self.tail.written()
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn follow(
+    /// Follows the worker's run of `cases` until it ends it (where `more`
+    /// says it waits for another) or closes its socket.
+    fn follow<'a>(
         &mut self,
-        mut stream: UnixStream,
-        start: &Start,
         cases: &[&'a Case],
-        settings: &Settings,
-        stop: &dyn Fn() -> Option<Signal>,
+        more: bool,
+        following: &Following<'_>,
+        running: &mut Option<Running<'a>>,
         report: &mut Report,
         done: &mut dyn FnMut(CaseRecord),
     ) -> Followed {
-        let ids = cases.iter().map(|c| c.id.clone()).collect();
-        let run = ToWorker::Run {
-            ids,
-            rounds: start.rounds.clone(),
-        };
-        if send(&mut stream, &run).is_err() {
-            return Followed::Closed;
-        }
-        if stream.set_nonblocking(true).is_err() {
-            return Followed::Garbled;
-        }
-        let Ok(reading) = stream.try_clone() else {
-            return Followed::Garbled;
-        };
-        let mut lines = Lines::new(BufReader::new(reading));
         let mut stop_sent = false;
         let mut last_look = Instant::now();
         let mut oom_kills = death::oom_kills();
         loop {
-            let read = lines.read::<FromWorker>();
+            let read = self.lines.read::<FromWorker>();
             let had_message = matches!(read, Ok(Read::Message(_)));
             match read {
                 Ok(Read::Message(FromWorker::Hello {
@@ -328,7 +419,7 @@ impl<'a> Watched<'a> {
                     protocol,
                     cases,
                 })) => {
-                    report.hello = Some(Hello {
+                    self.hello = Some(Hello {
                         bench,
                         protocol,
                         cases,
@@ -339,7 +430,7 @@ impl<'a> Watched<'a> {
                         return Followed::Garbled;
                     };
                     let sample = self.memory.sample();
-                    self.running = Some(Running {
+                    *running = Some(Running {
                         case,
                         stderr_mark: self.stderr_seen(),
                         since: Instant::now(),
@@ -351,12 +442,12 @@ impl<'a> Watched<'a> {
                     });
                 }
                 Ok(Read::Message(FromWorker::Stage { stage })) => {
-                    if let Some(running) = &mut self.running {
+                    if let Some(running) = running {
                         running.stage = stage;
                     }
                 }
                 Ok(Read::Message(FromWorker::Finished { record })) => {
-                    self.running = None;
+                    *running = None;
                     report.cases_memo += record.memo.counters;
                     report.cases_memo.evictions += record.memo.evicted.len() as u64;
                     report.settled.insert(record.id.clone());
@@ -372,9 +463,12 @@ impl<'a> Watched<'a> {
                         warnings,
                         interrupted: interrupted.map(Signal::from_number),
                     });
+                    if more {
+                        return Followed::Ended;
+                    }
                     // It exits next: its end is waited for, not polled.
-                    let _ = stream.set_nonblocking(false);
-                    let _ = stream.set_read_timeout(Some(CONNECT));
+                    let _ = self.stream.set_nonblocking(false);
+                    let _ = self.stream.set_read_timeout(Some(CONNECT));
                 }
                 Ok(Read::Nothing) => {}
                 Ok(Read::Closed) => return Followed::Closed,
@@ -389,25 +483,22 @@ impl<'a> Watched<'a> {
             // Read at each look, not at each case: the kernel writes out
             // every counter it has to give this one.
             oom_kills = death::oom_kills();
-            if let Some(running) = &mut self.running {
+            if let Some(running) = running {
                 if let Some((vm, rss)) = self.memory.sample() {
                     running.last = Some((vm, rss));
                     running.peak = Some(running.peak.map_or(rss, |peak| peak.max(rss)));
                 }
-                if let Some(limit) = settings.isolation.case_timeout
+                if let Some(limit) = following.settings.isolation.case_timeout
                     && running.since.elapsed() >= limit
                 {
                     return Followed::TimedOut(limit);
                 }
             }
-            if !stop_sent && let Some(signal) = stop() {
+            if !stop_sent && let Some(signal) = (following.stop)() {
                 stop_sent = true;
-                let _ = send(
-                    &mut stream,
-                    &ToWorker::Stop {
-                        signal: signal.number(),
-                    },
-                );
+                let _ = self.tell(&ToWorker::Stop {
+                    signal: signal.number(),
+                });
             }
             if !had_message {
                 std::thread::sleep(POLL);

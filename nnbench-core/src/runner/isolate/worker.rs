@@ -1,7 +1,8 @@
-//! The worker of `--isolate`: the bench binary again, started by its
-//! supervisor with [`WORKER_ENV`](super::protocol::WORKER_ENV) naming the
-//! supervisor's socket. It runs the cases it is given, in its own memo
-//! cache, and says as each starts, enters a step and finishes.
+//! The worker of `--isolate` and of paired runs: the bench binary again,
+//! started by its supervisor with [`WORKER_ENV`](super::protocol::WORKER_ENV)
+//! naming the supervisor's socket. It runs the cases it is given, in its own
+//! memo cache, and says as each starts, enters a step and finishes; told
+//! that more will come, it waits for the next run with its memos kept.
 
 use std::collections::HashSet;
 use std::io::BufReader;
@@ -9,19 +10,21 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc;
 
-use super::protocol::{FromWorker, Lines, PROTOCOL, Read, ToWorker, send};
-use crate::memo::{self, journal};
+use super::protocol::{FromWorker, Lines, Order, PROTOCOL, Read, ToWorker, send};
+use super::{affinity, redraw};
+use crate::memo::{self, Distinct, journal};
 use crate::record::{CaseRecord, RunMemoRecord, Stage};
 use crate::registry::{self, Case};
-use crate::runner::case_loop::{self, Sink};
+use crate::runner::case_loop::{self, End, Sink};
 use crate::runner::console::Console;
 use crate::runner::interrupt::{self, Signal};
 use crate::runner::select;
 use crate::settings::Settings;
 
 /// Runs as the worker of the supervisor at `socket`, and exits.
-pub(crate) fn main(mut settings: Settings, socket: &Path) -> ! {
+pub(crate) fn main(settings: Settings, socket: &Path) -> ! {
     die_with_parent();
     if let Some(limit) = settings.isolation.worker_memory_limit {
         limit_address_space(limit);
@@ -33,7 +36,7 @@ pub(crate) fn main(mut settings: Settings, socket: &Path) -> ! {
         );
         std::process::exit(2)
     });
-    let mut lines = match stream.try_clone() {
+    let lines = match stream.try_clone() {
         Ok(reading) => Lines::new(BufReader::new(reading)),
         Err(e) => lost(&e),
     };
@@ -52,25 +55,74 @@ pub(crate) fn main(mut settings: Settings, socket: &Path) -> ! {
             .map(|c| c.id.clone())
             .collect(),
     });
-    let ids: HashSet<String> = match lines.read::<ToWorker>() {
-        Ok(Read::Message(ToWorker::Run { ids, rounds })) => {
-            settings.timing.rounds = rounds.map(Arc::new);
-            ids.into_iter().collect()
-        }
-        Ok(_) => std::process::exit(2),
-        Err(e) => lost(&e),
+    let orders = listen(lines, Arc::clone(&sink.stop));
+    let mut worker = Worker {
+        settings: &settings,
+        all: &all,
+        cpus: affinity::allowed_cpus(),
+        held: Vec::new(),
     };
-    listen(lines, Arc::clone(&sink.stop));
+    // The supervisor's Quit closes the channel.
+    while let Ok(order) = orders.recv() {
+        let more = order.more;
+        let (end, memo) = worker.run(order, &mut sink);
+        sink.send(&FromWorker::Ended {
+            memo,
+            warnings: end.warnings,
+            interrupted: end.interrupted.map(Signal::number),
+        });
+        if !more {
+            break;
+        }
+    }
+    if settings.memory.print_cache {
+        println!("\n{}", memo::summary());
+    }
+    std::process::exit(0)
+}
 
-    let selected: Vec<&Case> = all.iter().filter(|c| ids.contains(&c.id)).collect();
-    // Its cases' lines and the table are the supervisor's to print; what
-    // criterion prints goes out as it would in one process.
-    let console = Console::new(settings.output.quiet, 0);
-    let cache = memo::global_cache();
-    let (end, memo) = memo::with_disk_tier(settings.memory.disk_tier.clone(), || {
-        let _recording = journal::record();
+/// What a worker keeps between its runs.
+struct Worker<'a> {
+    settings: &'a Settings,
+    all: &'a [Case],
+    /// The CPUs the worker was started on, for a run not pinned to one.
+    cpus: Vec<usize>,
+    /// The cases of the last run and those it was told come later: the
+    /// memos it may hold.
+    held: Vec<&'a Case>,
+}
+
+impl<'a> Worker<'a> {
+    /// Runs the cases of `order`; what its memo cache did meanwhile.
+    fn run(&mut self, order: Order, sink: &mut ToSupervisor) -> (End, RunMemoRecord) {
+        let mut settings = self.settings.clone();
+        settings.timing.rounds = order.rounds.map(Arc::new);
+        let pick = |ids: &[String]| -> Vec<&'a Case> {
+            let ids: HashSet<&str> = ids.iter().map(String::as_str).collect();
+            self.all
+                .iter()
+                .filter(|c| ids.contains(c.id.as_str()))
+                .collect()
+        };
+        let (selected, later) = (pick(&order.ids), pick(&order.later));
+        let cache = memo::global_cache();
         let before = cache.stats();
-        let end = case_loop::run(&selected, &settings, &console, &mut sink);
+        let kept: Vec<&'a Case> = selected.iter().chain(&later).copied().collect();
+        release_stale(&self.held, &kept);
+        self.held = kept;
+        match order.cpu {
+            Some(cpu) => redraw::pin_this_thread(&[cpu]),
+            None => redraw::pin_this_thread(&self.cpus),
+        }
+        // Its cases' lines and the table are the supervisor's to print;
+        // what criterion prints goes out as it would in one process.
+        let console = Console::new(settings.output.quiet, 0);
+        let end = redraw::padded(usize::from(order.pad), || {
+            memo::with_disk_tier(settings.memory.disk_tier.clone(), || {
+                let _recording = journal::record();
+                case_loop::run(&selected, &later, &settings, &console, sink)
+            })
+        });
         let after = cache.stats();
         let memo = RunMemoRecord {
             counters: after.counters - before.counters,
@@ -79,16 +131,29 @@ pub(crate) fn main(mut settings: Settings, socket: &Path) -> ! {
             disk_bytes_at_end: after.disk_bytes,
         };
         (end, memo)
-    });
-    sink.send(&FromWorker::Ended {
-        memo,
-        warnings: end.warnings,
-        interrupted: end.interrupted.map(Signal::number),
-    });
-    if settings.memory.print_cache {
-        println!("\n{}", memo::summary());
     }
-    std::process::exit(0)
+}
+
+/// Evicts the memos of `held` that no case of `kept` uses, and the inner
+/// memos only they were built from.
+fn release_stale(held: &[&Case], kept: &[&Case]) {
+    let mut keep = Distinct::default();
+    for case in kept {
+        for (_, memo) in case.params.memos() {
+            keep.id(memo);
+        }
+    }
+    let mut stale = Distinct::default();
+    for case in held {
+        for (_, memo) in case.params.memos() {
+            if keep.find(memo).is_none() {
+                stale.id(memo);
+            }
+        }
+    }
+    if !stale.memos().is_empty() {
+        memo::global_cache().release(stale.memos(), keep.memos());
+    }
 }
 
 /// The supervisor is gone: nobody is left to record what this worker does.
@@ -97,9 +162,11 @@ fn lost(error: &std::io::Error) -> ! {
     std::process::exit(2)
 }
 
-/// Reads the supervisor's messages: a stop, or the end of the stream when
-/// the supervisor is gone.
-fn listen(mut lines: Lines<BufReader<UnixStream>>, stop: Arc<AtomicI32>) {
+/// Reads the supervisor's messages in a thread of their own: a stop, the
+/// runs it gives (handed on), its Quit (which ends what it hands on), or
+/// the end of the stream when the supervisor is gone.
+fn listen(mut lines: Lines<BufReader<UnixStream>>, stop: Arc<AtomicI32>) -> mpsc::Receiver<Order> {
+    let (orders, given) = mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name("nnbench-worker-listen".into())
         .spawn(move || {
@@ -108,7 +175,13 @@ fn listen(mut lines: Lines<BufReader<UnixStream>>, stop: Arc<AtomicI32>) {
                     Ok(Read::Message(ToWorker::Stop { signal })) => {
                         stop.store(signal, Ordering::Release)
                     }
-                    Ok(Read::Message(ToWorker::Run { .. }) | Read::Nothing) => {}
+                    Ok(Read::Message(ToWorker::Run(order))) => {
+                        if orders.send(order).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(Read::Message(ToWorker::Quit)) => return,
+                    Ok(Read::Nothing) => {}
                     Ok(Read::Closed) | Err(_) => std::process::exit(2),
                 }
             }
@@ -116,6 +189,7 @@ fn listen(mut lines: Lines<BufReader<UnixStream>>, stop: Arc<AtomicI32>) {
     if let Err(e) = spawned {
         lost(&e);
     }
+    given
 }
 
 /// Tells the supervisor how the cases go.

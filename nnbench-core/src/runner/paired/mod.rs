@@ -1,20 +1,36 @@
 //! `--paired BASE`: every selected case measured on the base build and on
 //! this one in alternating rounds, and judged from the rounds' ratios.
 //!
-//! A round runs the cases still undecided on a fresh worker of each build
-//! (the `--isolate` workers), in random order, with the same calls per
-//! sample on both sides. Fresh processes each round spread over both
-//! builds what a process draws once and keeps (where its memory landed,
-//! which core it runs on): on a shared machine a process can run one case
-//! nearly twice as fast as the next process does, which two workers kept
-//! for the run would turn into a false verdict. Both builds share the head's
-//! disk tier, so that a persisted fixture is computed once and read from
-//! there each round; a memo whose version or inputs differ between the
-//! builds has another key there and is computed by each.
+//! The cases run in groups that use the same memos (a model's cases), all
+//! rounds of a group before the next; a round runs the group's cases still
+//! undecided on a worker of each build (the `--isolate` workers), in
+//! random order, with the same calls per sample on both sides. Each round
+//! starts new workers: what a process draws once and keeps spreads over
+//! both builds that way. On a shared machine a process can run one case
+//! nearly twice as fast as the next process does, and two workers kept for
+//! the run differ by a few percent that no round redraws: measured here,
+//! 3 to 5% either way on a 0.2 ms loop, changing from run to run (4 false
+//! alarms in 24 verdicts of identical builds at the 3% limit, where new
+//! workers each round gave none in 36).
+//!
+//! With `--paired-keep DURATION`, a group whose memos took that long to
+//! resolve on a side in its first round keeps that round's workers, one a
+//! build, so that each fixture is built once a side, at the cost of that
+//! bias: each keeps the memos that later groups use and lets go of the
+//! others when its next group starts, and each of its rounds runs on a
+//! CPU and with a stack and heap layout drawn anew (see `redraw`). Where
+//! the base build's workers run once each (an older nnbench), every round
+//! starts new ones.
+//!
+//! Both builds share the head's disk tier, so that a persisted fixture is
+//! computed once and read from there by the other; a memo whose version
+//! or inputs differ between the builds has another key there and is
+//! computed by each.
 
 mod estimate;
 mod pair;
 mod sides;
+mod workers;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
@@ -25,15 +41,17 @@ pub(crate) use sides::check_base;
 use super::interrupt::Signal;
 use super::isolate::Socket;
 use super::isolate::affinity;
+use super::isolate::protocol::Order;
 use super::isolate::valgrind::Callgrind;
-use super::isolate::watch::{self, Limits, Start};
-use super::lifecycle;
+use super::isolate::watch::{Following, Limits, Start};
+use super::schedule::Schedule;
 use crate::measure::round::Round;
-use crate::record::{CaseRecord, MemoryRecord, PairedRun, RunMemoRecord, Stage};
+use crate::record::{CaseRecord, PairedRun, RunMemoRecord};
 use crate::registry::Case;
 use crate::settings::Settings;
 use crate::{Error, Result};
 use pair::Pair;
+use workers::Workers;
 
 /// How the paired run went, apart from its cases' records.
 #[derive(Default)]
@@ -51,8 +69,8 @@ pub(crate) struct Outcome {
 /// Which build a worker is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Side {
-    Head,
-    Base,
+    Head = 0,
+    Base = 1,
 }
 
 /// Runs `selected` paired with the build at `base`; every case's record
@@ -73,7 +91,6 @@ pub(crate) fn supervise(
     let mut base_start = Start {
         exe: base.to_path_buf(),
         args,
-        rounds: None,
         cpu: None,
         env: Vec::new(),
     };
@@ -81,19 +98,31 @@ pub(crate) fn supervise(
     let bench = settings.output.name.clone().unwrap_or_default();
     let mut outcome = Outcome::default();
     // A base revision without the bench leaves nothing to pair with.
-    let (base_cases, footing) = match sides::no_base_build(base) {
+    let (base_build, footing) = match sides::no_base_build(base) {
         Some(why) => {
             outcome
                 .warnings
                 .push(format!("--paired: {why}: every case is new"));
-            (HashSet::new(), Ok(None))
+            (
+                sides::Base {
+                    cases: HashSet::new(),
+                    keeps: true,
+                },
+                Ok(None),
+            )
         }
         None => {
-            let cases = sides::hello(&socket, &base_start, &bench)
+            let base_build = sides::hello(&socket, &base_start, &bench)
                 .map_err(|message| Error::msg(format!("--paired {}: {message}", base.display())))?;
-            (cases, sides::same_footing(&mut head, &mut base_start))
+            (base_build, sides::same_footing(&mut head, &mut base_start))
         }
     };
+    let base_cases = base_build.cases;
+    if settings.pairing.keep.is_some() && !base_build.keeps {
+        outcome.warnings.push(
+            "--paired-keep: the base build's workers run once each (it was built with an older nnbench): every round starts new workers of both builds".into(),
+        );
+    }
     // Kept for the run: the workers start from the copies in it.
     let _copies = match footing {
         Ok(copies) => copies,
@@ -137,78 +166,141 @@ pub(crate) fn supervise(
     // differential flamegraphs, drawn once the rounds are over.
     let profiling = settings.profiling.profile;
     let mut held: Vec<usize> = Vec::new();
-    for round in 1..=settings.pairing.max_rounds {
-        if let Some(signal) = stop() {
-            outcome.interrupted = Some(signal);
-            break;
-        }
-        let active: Vec<usize> = (0..pairs.len()).filter(|&at| !pairs[at].decided).collect();
-        if active.is_empty() {
-            break;
-        }
-        // The head's first round calibrates the calls per sample that
-        // both sides are then given.
-        let order = if round == 1 || fastrand::bool() {
-            [Side::Head, Side::Base]
-        } else {
-            [Side::Base, Side::Head]
-        };
-        let cpu = round_cpu(&pairs, &active, &cpus);
-        for side in order {
-            let runs = |counted: bool| -> Vec<&Case> {
-                active
-                    .iter()
-                    .map(|&at| &pairs[at])
-                    .filter(|p| (side == Side::Head || p.in_base) && p.counted == counted)
-                    .map(|p| p.case)
-                    .collect()
-            };
-            let (timed, counted) = (runs(false), runs(true));
-            let rounds: BTreeMap<String, Round> = active
+    let mut kept = workers::Kept::default();
+    let following = Following {
+        settings,
+        limits: &limits,
+        stop: &|| None,
+    };
+    let groups = Schedule::memo_groups(selected);
+    'groups: for (at_group, group) in groups.iter().enumerate() {
+        let mut keep = base_build.keeps
+            && settings.pairing.keep.is_some()
+            && selected[group[0]].params.memos().next().is_some();
+        for round in 1..=settings.pairing.max_rounds {
+            // What resolving the group's memos took each side this round.
+            let mut loading = [0u64; 2];
+            if let Some(signal) = stop() {
+                outcome.interrupted = Some(signal);
+                break 'groups;
+            }
+            let active: Vec<usize> = group
                 .iter()
-                .filter_map(|&at| Some((pairs[at].case.id.clone(), pairs[at].round(&judging)?)))
+                .copied()
+                .filter(|&at| !pairs[at].decided)
                 .collect();
-            let start = match side {
-                Side::Head => &mut head,
-                Side::Base => &mut base_start,
+            if active.is_empty() {
+                break;
+            }
+            // The cases a kept worker runs after this round: this group's
+            // (more rounds may follow) and the later groups'.
+            let later: Vec<usize> = active
+                .iter()
+                .copied()
+                .chain(groups[at_group + 1..].iter().flatten().copied())
+                .filter(|&at| !pairs[at].counted)
+                .collect();
+            // The head's first round calibrates the calls per sample that
+            // both sides are then given.
+            let order = if round == 1 || fastrand::bool() {
+                [Side::Head, Side::Base]
+            } else {
+                [Side::Base, Side::Head]
             };
-            start.rounds = Some(rounds);
-            start.cpu = cpu;
-            start.env = vec![(LAYOUT_PAD.into(), layout_padding())];
-            let mut records = run_side(&socket, start, &timed, settings, &limits, &mut outcome);
-            if let Some(callgrind) = callgrind.as_ref().filter(|_| !counted.is_empty()) {
-                // A count is exact only in an environment that stays put.
-                start.env.clear();
-                let under = callgrind.wrap(start);
-                records.extend(run_side(
+            let cpu = round_cpu(&pairs, &active, &cpus);
+            for side in order {
+                let on_side = |at: &usize| side == Side::Head || pairs[*at].in_base;
+                let runs = |counted: bool| -> Vec<&Case> {
+                    active
+                        .iter()
+                        .filter(|at| on_side(at) && pairs[**at].counted == counted)
+                        .map(|&at| pairs[at].case)
+                        .collect()
+                };
+                let (timed, counted) = (runs(false), runs(true));
+                let rounds: BTreeMap<String, Round> = active
+                    .iter()
+                    .filter_map(|&at| Some((pairs[at].case.id.clone(), pairs[at].round(&judging)?)))
+                    .collect();
+                let (start, slot) = match side {
+                    Side::Head => (&head, &mut kept.head),
+                    Side::Base => (&base_start, &mut kept.base),
+                };
+                let order = Order {
+                    rounds: Some(rounds),
+                    later: later
+                        .iter()
+                        .filter(|at| on_side(at))
+                        .map(|&at| pairs[at].case.id.clone())
+                        .collect(),
+                    ..Order::default()
+                };
+                let workers = if keep {
+                    Workers::Kept { start, slot, cpu }
+                } else {
+                    Workers::Fresh {
+                        start,
+                        cpu,
+                        padded: true,
+                    }
+                };
+                let mut records = workers::run_side(
                     &socket,
-                    &under,
-                    &counted,
-                    settings,
-                    &limits,
+                    workers,
+                    &timed,
+                    order.clone(),
+                    &following,
                     &mut outcome,
-                ));
+                );
+                if let Some(callgrind) = callgrind.as_ref().filter(|_| !counted.is_empty()) {
+                    // A count is exact only in an environment that stays put.
+                    records.extend(workers::run_side(
+                        &socket,
+                        Workers::Fresh {
+                            start: &callgrind.wrap(start),
+                            cpu,
+                            padded: false,
+                        },
+                        &counted,
+                        Order {
+                            later: Vec::new(),
+                            ..order
+                        },
+                        &following,
+                        &mut outcome,
+                    ));
+                }
+                loading[side as usize] = records.values().map(|r| r.load_ns).sum();
+                for &at in &active {
+                    let pair = &mut pairs[at];
+                    let record = records.get(&pair.case.id).cloned();
+                    match side {
+                        Side::Head => pair.head_round(record),
+                        Side::Base if pair.in_base => pair.base_round(record),
+                        Side::Base => {}
+                    }
+                }
+            }
+            // Fixtures quicker to build than `--paired-keep` are built again
+            // in each round's new workers, whose own speed the rounds then
+            // average out.
+            let above = settings.pairing.keep.unwrap_or_default().as_nanos() as u64;
+            if keep && round == 1 && loading.iter().all(|&ns| ns < above) {
+                keep = false;
+                std::mem::take(&mut kept).quit();
             }
             for &at in &active {
                 let pair = &mut pairs[at];
-                let record = records.get(&pair.case.id).cloned();
-                match side {
-                    Side::Head => pair.head_round(record),
-                    Side::Base if pair.in_base => pair.base_round(record),
-                    Side::Base => {}
+                pair.end_round(&judging);
+                if pair.decided && profiling {
+                    held.push(at);
+                } else if pair.decided {
+                    done(pair.record(&judging));
                 }
             }
         }
-        for &at in &active {
-            let pair = &mut pairs[at];
-            pair.end_round(&judging);
-            if pair.decided && profiling {
-                held.push(at);
-            } else if pair.decided {
-                done(pair.record(&judging));
-            }
-        }
     }
+    kept.quit();
     for (at, pair) in pairs.iter_mut().enumerate().filter(|(_, p)| !p.decided) {
         pair.decided = true;
         if pair.rounds() > 0 || pair.failed() {
@@ -266,14 +358,22 @@ fn profile_regressed(
     for (side, start) in [sides.base, sides.head].into_iter().enumerate() {
         let mut start = start.clone();
         start.args.push("--profile".into());
-        start.rounds = None;
-        start.cpu = None;
-        let ran = run_side(
-            sides.socket,
-            &start,
-            &regressed,
+        let workers = Workers::Fresh {
+            start: &start,
+            cpu: None,
+            padded: true,
+        };
+        let following = Following {
             settings,
-            sides.limits,
+            limits: sides.limits,
+            stop: &|| None,
+        };
+        let ran = workers::run_side(
+            sides.socket,
+            workers,
+            &regressed,
+            Order::default(),
+            &following,
             outcome,
         );
         for (id, record) in ran {
@@ -330,69 +430,13 @@ fn round_cpu(pairs: &[Pair], active: &[usize], cpus: &[usize]) -> Option<usize> 
     Some(cpus[fastrand::usize(..cpus.len())])
 }
 
-/// Runs `cases` on one build, in as many workers as it takes: a worker
-/// that dies in a case settles that case as failed, and the next one runs
-/// the cases left.
-fn run_side(
-    socket: &Socket,
-    start: &Start,
-    cases: &[&Case],
-    settings: &Settings,
-    limits: &Limits,
-    outcome: &mut Outcome,
-) -> HashMap<String, CaseRecord> {
-    let mut records = HashMap::new();
-    let mut left: Vec<&Case> = cases.to_vec();
-    let never = || None;
-    while !left.is_empty() {
-        let report = watch::run(socket, start, &left, settings, limits, &never, &mut |r| {
-            records.insert(r.id.clone(), r);
-        });
-        outcome.memo.counters += report.cases_memo;
-        if let Some(ended) = &report.ended {
-            outcome.warnings.extend(ended.warnings.iter().cloned());
-        }
-        left.retain(|c| !report.settled.contains(&c.id));
-        if !left.is_empty() && report.settled.is_empty() {
-            let why = report
-                .lost
-                .unwrap_or_else(|| "ended without running them".into());
-            for case in left.drain(..) {
-                records.insert(
-                    case.id.clone(),
-                    lifecycle::unfinished(
-                        case,
-                        Stage::Memo,
-                        format!("did not run: the worker of {} {why}", start.exe.display()),
-                        Vec::new(),
-                        MemoryRecord::default(),
-                    ),
-                );
-            }
-        }
-    }
-    records
-}
-
-/// The variable whose length moves where a worker's stack starts.
-const LAYOUT_PAD: &str = "NNBENCH_LAYOUT_PAD";
-
-/// A worker's environment pads its stack by 0 to 4095 bytes, drawn anew
-/// for every worker. Where a process's stack starts (after its arguments
-/// and environment) sets the alignment of what it keeps there, and that
-/// alone moves some calls by a few percent: a build whose path is longer
-/// would be slower or faster in every round, a bias alternation cannot
-/// spread. Drawn per worker, the alignment is noise that the rounds
-/// average out, as Mytkowicz et al. ("Producing wrong data without doing
-/// anything obviously wrong!", ASPLOS 2009) advise. Measured here: a
-/// bench binary and its copy under a shorter path, paired, called each
-/// other 2 to 9% slower in every run, always the same way, before.
-fn layout_padding() -> OsString {
-    "x".repeat(fastrand::usize(..4096)).into()
-}
-
 /// The flags of the pairing itself, each with a value.
-const PAIRING_FLAGS: [&str; 3] = ["--paired", "--max-rounds", "--paired-clock"];
+const PAIRING_FLAGS: [&str; 4] = [
+    "--paired",
+    "--max-rounds",
+    "--paired-clock",
+    "--paired-keep",
+];
 
 /// The flags both builds' workers are given: this run's, without those
 /// of the pairing itself (a base build need not know them) and without

@@ -239,7 +239,7 @@ impl<'a> Pair<'a> {
                 });
                 record
             }
-            None => super::lifecycle::unfinished(
+            None => crate::runner::lifecycle::unfinished(
                 self.case,
                 Stage::Call,
                 message,
@@ -279,7 +279,7 @@ impl<'a> Pair<'a> {
             return failure.clone();
         }
         let Some(mut head) = joined(&self.head) else {
-            return super::lifecycle::unfinished(
+            return crate::runner::lifecycle::unfinished(
                 self.case,
                 Stage::Call,
                 "no round ran it: the run was stopped first".into(),

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use super::super::isolate::Socket;
 use super::super::isolate::watch::{self, Limits, Start};
-use crate::runner::isolate::protocol::PROTOCOL;
+use crate::runner::isolate::protocol::{OLDEST_PROTOCOL, PROTOCOL};
 use crate::settings::Settings;
 
 /// The first line of a file that stands for a base revision without the
@@ -53,7 +53,6 @@ pub(crate) fn check_base(settings: &Settings, bench: &str) -> Result<(), String>
     let start = Start {
         exe: base.clone(),
         args: super::worker_args(settings),
-        rounds: None,
         cpu: None,
         env: Vec::new(),
     };
@@ -92,13 +91,17 @@ pub(super) fn same_footing(
     Ok(Some(dir))
 }
 
-/// Starts a worker of `start` that runs nothing: the cases it selects, or
-/// why it cannot be a base build of `bench`.
-pub(super) fn hello(
-    socket: &Socket,
-    start: &Start,
-    bench: &str,
-) -> Result<HashSet<String>, String> {
+/// What a base build said of itself.
+pub(super) struct Base {
+    /// The cases its command line selects.
+    pub cases: HashSet<String>,
+    /// Whether its workers can be kept for several rounds.
+    pub keeps: bool,
+}
+
+/// Starts a worker of `start` that runs nothing: what it says of itself,
+/// or why it cannot be a base build of `bench`.
+pub(super) fn hello(socket: &Socket, start: &Start, bench: &str) -> Result<Base, String> {
     let report = watch::run(
         socket,
         start,
@@ -115,14 +118,19 @@ pub(super) fn hello(
         (None, None) => Err(
             "its workers do not say which bench they are: it was built with an nnbench that has no --paired; build the base revision with this one".into(),
         ),
-        (Some(hello), None) if hello.protocol != PROTOCOL => Err(format!(
-            "its workers speak version {} of the worker messages, this build {PROTOCOL}: build both with one nnbench",
-            hello.protocol
-        )),
+        (Some(hello), None) if !(OLDEST_PROTOCOL..=PROTOCOL).contains(&hello.protocol) => {
+            Err(format!(
+                "its workers speak version {} of the worker messages, this build {PROTOCOL}: build both with one nnbench",
+                hello.protocol
+            ))
+        }
         (Some(hello), None) if hello.bench != bench => Err(format!(
             "a build of bench `{}`, not of `{bench}`",
             hello.bench
         )),
-        (Some(hello), None) => Ok(hello.cases.into_iter().collect()),
+        (Some(hello), None) => Ok(Base {
+            keeps: hello.protocol >= 3,
+            cases: hello.cases.into_iter().collect(),
+        }),
     }
 }

@@ -1,0 +1,228 @@
+//! `--paired BASE --paired-keep 1s` over a sweep of fixtures built in
+//! memory, as a CI gate meets a model sweep: each model, slow to build, is
+//! built once a side, however many rounds its cases take, and a fixture
+//! quick to build is built by each round's new workers. Kept workers carry
+//! a speed of their own of a few percent, so the cases are judged at a
+//! limit of 15%.
+//! This test binary (`harness = false`) is the bench; a "build" is this
+//! binary behind a script that sets what it does differently. Nothing here
+//! asserts on a time: only on verdicts and on counts of builds.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use nnbench::record::Verdict;
+use nnbench::{Memo, RunRecord};
+
+/// Which build this is, as its fixtures say when they are built.
+const SIDE: &str = "FIXTURES_TEST_SIDE";
+/// How much more work this build does in the case it names, in percent.
+/// A change is 30%: twice the limit these runs judge by.
+const EXTRA: &str = "FIXTURES_TEST_EXTRA";
+/// The case this build fails by aborting.
+const ABORT: &str = "FIXTURES_TEST_ABORT";
+
+/// A "model" of 8 MiB of weights (the first its number), built in memory
+/// in over a second (as a real one is loaded or trained) and never
+/// persisted: each build of it is said on stderr, with the side that built
+/// it.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Model(u64);
+
+impl Memo for Model {
+    type Value = Vec<u64>;
+    fn compute(&self) -> nnbench::Result<Vec<u64>> {
+        let side = std::env::var(SIDE).unwrap_or_else(|_| "head".into());
+        eprintln!("building {self:?} on {side}");
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        Ok((0..1u64 << 20)
+            .map(|i| {
+                if i == 0 {
+                    self.0
+                } else {
+                    i.wrapping_mul(0x9E37_79B9)
+                }
+            })
+            .collect())
+    }
+}
+
+#[nnbench::product(model = [Model(1), Model(2), Model(3)], batch = [1, 2])]
+fn infer(model: &[u64], batch: u64) -> u64 {
+    let id = format!("infer/model=Model({}),batch={batch}", model[0]);
+    if std::env::var(ABORT).is_ok_and(|a| a == id) {
+        std::process::abort();
+    }
+    let steps = 20_000 * batch;
+    support::spin(
+        steps + steps * support::extra_work(EXTRA, &id) / 100,
+        &model[..4096],
+    )
+}
+
+/// A table quick to build, never persisted: each build said on stderr.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Quick;
+
+impl Memo for Quick {
+    type Value = Vec<u64>;
+    fn compute(&self) -> nnbench::Result<Vec<u64>> {
+        let side = std::env::var(SIDE).unwrap_or_else(|_| "head".into());
+        eprintln!("building Quick on {side}");
+        Ok((0..4096).collect())
+    }
+}
+
+#[nnbench::product(table = [Quick])]
+fn light(table: &[u64]) -> u64 {
+    support::spin(20_000, table)
+}
+
+/// A case without fixtures, paired beside the sweep.
+#[nnbench::benchmark]
+fn plain() -> u64 {
+    support::spin(30_000, &[9; 64])
+}
+
+fn main() {
+    support::main(
+        "paired_fixtures",
+        support::checks!(
+            identical_builds_build_each_model_once_a_side,
+            a_slower_model_case_is_caught_with_each_model_built_once_a_side,
+            a_base_that_dies_in_a_model_case_fails_it_and_builds_its_model_again,
+        ),
+    );
+}
+
+/// A "build" of this bench: a script that sets `env` and runs this binary
+/// as the base.
+fn build(dir: &Path, name: &str, env: &[(&str, &str)]) -> PathBuf {
+    let env: Vec<(&str, &str)> = [(SIDE, "base")]
+        .into_iter()
+        .chain(env.iter().copied())
+        .collect();
+    support::build_script(dir, name, &[EXTRA, ABORT], &env)
+}
+
+/// This build, paired with `base`, on every case.
+fn paired(target: &Path, base: &Path, head_env: &[(&str, &str)], flags: &[&str]) -> Output {
+    let mut command: Command = support::bench_binary();
+    command
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove(EXTRA)
+        .env_remove(ABORT)
+        .env_remove(SIDE)
+        .envs(head_env.iter().copied())
+        .args(["--bench", "--paired"])
+        .arg(base)
+        .args(["--paired-keep", "1s", "--fail-on", "time=15%"])
+        .args(flags);
+    command.output().expect("the bench runs")
+}
+
+fn latest(target: &Path) -> RunRecord {
+    RunRecord::read(target.join("nnbench/paired_fixtures/latest.json")).expect("latest.json")
+}
+
+/// How many times each model was built on `side`.
+fn builds(said: &str, side: &str) -> [usize; 3] {
+    [1, 2, 3].map(|m| {
+        said.matches(&format!("building Model({m}) on {side}\n"))
+            .count()
+    })
+}
+
+fn identical_builds_build_each_model_once_a_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = build(dir.path(), "base", &[]);
+    let output = paired(dir.path(), &base, &[], &[]);
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    let record = latest(dir.path());
+    assert_eq!(record.cases.len(), 8, "{said}");
+    let mut rounds = 0;
+    for case in &record.cases {
+        let p = case.paired.as_ref().expect("every case is paired");
+        assert_ne!(p.verdict, Verdict::Regressed, "{}: {p:?}", case.id);
+        assert_eq!(
+            p.base.value, case.value,
+            "{}: both builds compute the same",
+            case.id
+        );
+        rounds += p.rounds;
+    }
+    assert!(rounds >= 8 * 8, "every case took its rounds: {rounds}");
+    assert_eq!(builds(&said, "head"), [1, 1, 1], "{said}");
+    assert_eq!(builds(&said, "base"), [1, 1, 1], "{said}");
+    // A fixture quick to build is built again by each round's new workers.
+    let light = record
+        .cases
+        .iter()
+        .find(|c| c.id == "light/table=Quick")
+        .and_then(|c| c.paired.as_ref())
+        .expect("the light case is paired");
+    for side in ["head", "base"] {
+        let built = said.matches(&format!("building Quick on {side}\n")).count();
+        assert_eq!(built, light.rounds as usize, "{side}: {said}");
+    }
+}
+
+fn a_slower_model_case_is_caught_with_each_model_built_once_a_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = build(dir.path(), "base", &[]);
+    let slower = "infer/model=Model(2),batch=2";
+    let output = paired(
+        dir.path(),
+        &base,
+        &[(EXTRA, &format!("{slower}:30"))],
+        &["--max-rounds", "60"],
+    );
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    let record = latest(dir.path());
+    for case in &record.cases {
+        let p = case.paired.as_ref().expect("every case is paired");
+        if case.id == slower {
+            assert_eq!(p.verdict, Verdict::Regressed, "{p:?}");
+            assert!(p.estimate > 1.2 && p.estimate < 1.45, "{p:?}");
+        } else {
+            assert_ne!(p.verdict, Verdict::Regressed, "{}: {p:?}", case.id);
+        }
+    }
+    assert_eq!(builds(&said, "head"), [1, 1, 1], "{said}");
+    assert_eq!(builds(&said, "base"), [1, 1, 1], "{said}");
+}
+
+fn a_base_that_dies_in_a_model_case_fails_it_and_builds_its_model_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let crashed = "infer/model=Model(1),batch=2";
+    let base = build(dir.path(), "base", &[(ABORT, crashed)]);
+    let output = paired(dir.path(), &base, &[], &[]);
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    let record = latest(dir.path());
+    for case in &record.cases {
+        if case.id == crashed {
+            let error = case
+                .error
+                .as_ref()
+                .expect("the base's crash fails the case");
+            assert!(
+                error.message.starts_with("the base build failed it: ")
+                    && error.message.contains("SIGABRT"),
+                "{error:?}"
+            );
+        } else {
+            let p = case.paired.as_ref().expect("paired");
+            assert_ne!(p.verdict, Verdict::Regressed, "{}: {p:?}", case.id);
+            assert!(case.error.is_none(), "{}: {:?}", case.id, case.error);
+        }
+    }
+    // The base's worker died in Model(1)'s round; the one after it builds
+    // Model(1) again for the case left, and keeps it.
+    assert_eq!(builds(&said, "head"), [1, 1, 1], "{said}");
+    assert_eq!(builds(&said, "base"), [2, 1, 1], "{said}");
+}
