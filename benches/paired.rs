@@ -146,7 +146,7 @@ fn judge(trials: usize, valgrind: bool) -> Result<(), String> {
 }
 
 /// The sweep of slow fixtures paired with `--paired-keep`: identical
-/// builds, then a head 30% slower in one case.
+/// builds, then a head 10% slower in one case.
 fn sweep(dir: &Path) -> Result<(), String> {
     let slower = "infer/model=Model(2),batch=2";
     let mut table = Table::new();
@@ -154,18 +154,17 @@ fn sweep(dir: &Path) -> Result<(), String> {
         "head",
         "regressed",
         "unchanged",
+        "judged again on new workers",
         "builds of each model (head / base)",
         "rounds, all cases",
         "the run",
     ]);
-    let mut once = true;
     let mut right = true;
     for (name, change) in [
         ("identical", None),
-        ("30% slower in one case", Some(slower)),
+        ("10% slower in one case", Some(slower)),
     ] {
         let run = fixture_sweep::pair(dir, change)?;
-        once &= run.builds.iter().all(|&(h, b)| h == 1 && b == 1);
         right &= match change {
             None => run.regressed.is_empty(),
             Some(case) => run.regressed == [case],
@@ -178,6 +177,7 @@ fn sweep(dir: &Path) -> Result<(), String> {
                 run.regressed.join(", ")
             },
             run.unchanged.to_string(),
+            run.again.to_string(),
             run.builds
                 .iter()
                 .map(|(h, b)| format!("{h} / {b}"))
@@ -188,12 +188,11 @@ fn sweep(dir: &Path) -> Result<(), String> {
         ]);
     }
     harness::note(
-        "a sweep of three models of 64 MiB, each built in memory in 1.2 s, two batch sizes each (six cases of ~100 µs and ~200 µs), paired with --paired-keep 1s at a 15% limit:",
+        "a sweep of three models of 64 MiB, each built in memory in 1.2 s, two batch sizes each (six cases of ~100 µs and ~200 µs), paired with --paired-keep 1s (a model is built once a side, and again in each new worker that judges a case the kept ones called changed):",
     );
     harness::table(&table);
     harness::note(format!(
-        "each model built once a side (a plain run builds each once; with new workers each round, two identical builds built them 52 times) {}; the verdicts right {}",
-        harness::verdict(once),
+        "the verdicts right {} (a plain run builds each model once; with new workers each round, two identical builds built them 52 times)",
         harness::verdict(right)
     ));
     Ok(())

@@ -51,9 +51,11 @@ pub(crate) struct Pairing {
     /// memos took DURATION or more to resolve in their first round (`2s`):
     /// each such fixture is then built once a side. A kept worker keeps a
     /// speed of its own that rounds cannot average out (3 to 5% either
-    /// way on a short loop here), so judge those cases with a limit above
-    /// it (`--fail-on time=10%`). Without it every round starts new
-    /// workers, which build the memos a disk tier does not hold again.
+    /// way on a short loop here): a case kept workers call regressed or
+    /// improved is judged again on new workers each round, and one they
+    /// call unchanged may hide a change about that size. Without it every
+    /// round starts new workers, which build the memos a disk tier does not
+    /// hold again.
     #[arg(
         long = "paired-keep",
         value_name = "DURATION",

@@ -15,12 +15,16 @@
 //!
 //! With `--paired-keep DURATION`, a group whose memos took that long to
 //! resolve on a side in its first round keeps that round's workers, one a
-//! build, so that each fixture is built once a side, at the cost of that
-//! bias: each keeps the memos that later groups use and lets go of the
-//! others when its next group starts, and each of its rounds runs on a
-//! CPU and with a stack and heap layout drawn anew (see `redraw`). Where
-//! the base build's workers run once each (an older nnbench), every round
-//! starts new ones.
+//! build, so that each fixture is built once a side: each keeps the memos
+//! that later groups use and lets go of the others when its next group
+//! starts, and each of its rounds runs on a CPU and with a stack and heap
+//! layout drawn anew (see `redraw`). What they cannot redraw can make
+//! them call a case changed that is not: such a case is judged again from
+//! a first round on new workers each round, which build its memos in each,
+//! and their verdict is the case's. A case the kept workers call unchanged
+//! stays so, though their own speed may hide a change about its size.
+//! Where the base build's workers run once each (an older nnbench), every
+//! round starts new ones.
 //!
 //! Both builds share the head's disk tier, so that a persisted fixture is
 //! computed once and read from there by the other; a memo whose version
@@ -29,10 +33,11 @@
 
 mod estimate;
 mod pair;
+mod rounds;
 mod sides;
 mod workers;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -45,12 +50,12 @@ use super::isolate::protocol::Order;
 use super::isolate::valgrind::Callgrind;
 use super::isolate::watch::{Following, Limits, Start};
 use super::schedule::Schedule;
-use crate::measure::round::Round;
 use crate::record::{CaseRecord, PairedRun, RunMemoRecord};
 use crate::registry::Case;
 use crate::settings::Settings;
 use crate::{Error, Result};
 use pair::Pair;
+use rounds::Rounds;
 use workers::Workers;
 
 /// How the paired run went, apart from its cases' records.
@@ -64,13 +69,6 @@ pub(crate) struct Outcome {
     pub memo: RunMemoRecord,
     /// The run's side of the pairing.
     pub run: Option<PairedRun>,
-}
-
-/// Which build a worker is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Side {
-    Head = 0,
-    Base = 1,
 }
 
 /// Runs `selected` paired with the build at `base`; every case's record
@@ -166,141 +164,58 @@ pub(crate) fn supervise(
     // differential flamegraphs, drawn once the rounds are over.
     let profiling = settings.profiling.profile;
     let mut held: Vec<usize> = Vec::new();
-    let mut kept = workers::Kept::default();
     let following = Following {
         settings,
         limits: &limits,
         stop: &|| None,
     };
+    let mut rounds = Rounds {
+        socket: &socket,
+        head: &head,
+        base: &base_start,
+        following: &following,
+        callgrind: callgrind.as_ref(),
+        judging,
+        cpus,
+        max_rounds: settings.pairing.max_rounds,
+        keep_above: settings.pairing.keep,
+        kept: workers::Kept::default(),
+    };
     let groups = Schedule::memo_groups(selected);
-    'groups: for (at_group, group) in groups.iter().enumerate() {
-        let mut keep = base_build.keeps
+    for (at_group, group) in groups.iter().enumerate() {
+        let later: Vec<usize> = groups[at_group + 1..].iter().flatten().copied().collect();
+        let keep = base_build.keeps
             && settings.pairing.keep.is_some()
             && selected[group[0]].params.memos().next().is_some();
-        for round in 1..=settings.pairing.max_rounds {
-            // What resolving the group's memos took each side this round.
-            let mut loading = [0u64; 2];
-            if let Some(signal) = stop() {
-                outcome.interrupted = Some(signal);
-                break 'groups;
-            }
-            let active: Vec<usize> = group
+        let mut ran = rounds.run(&mut pairs, group, &later, keep, stop, &mut outcome);
+        if ran == Ok(true) {
+            // A verdict drawn on kept workers may be their own speed's: a
+            // case they call changed is measured again on new workers.
+            let moved: Vec<usize> = group
                 .iter()
                 .copied()
-                .filter(|&at| !pairs[at].decided)
+                .filter(|&at| pairs[at].moved(&judging))
                 .collect();
-            if active.is_empty() {
-                break;
+            for &at in &moved {
+                pairs[at].again(&judging);
             }
-            // The cases a kept worker runs after this round: this group's
-            // (more rounds may follow) and the later groups'.
-            let later: Vec<usize> = active
-                .iter()
-                .copied()
-                .chain(groups[at_group + 1..].iter().flatten().copied())
-                .filter(|&at| !pairs[at].counted)
-                .collect();
-            // The head's first round calibrates the calls per sample that
-            // both sides are then given.
-            let order = if round == 1 || fastrand::bool() {
-                [Side::Head, Side::Base]
-            } else {
-                [Side::Base, Side::Head]
-            };
-            let cpu = round_cpu(&pairs, &active, &cpus);
-            for side in order {
-                let on_side = |at: &usize| side == Side::Head || pairs[*at].in_base;
-                let runs = |counted: bool| -> Vec<&Case> {
-                    active
-                        .iter()
-                        .filter(|at| on_side(at) && pairs[**at].counted == counted)
-                        .map(|&at| pairs[at].case)
-                        .collect()
-                };
-                let (timed, counted) = (runs(false), runs(true));
-                let rounds: BTreeMap<String, Round> = active
-                    .iter()
-                    .filter_map(|&at| Some((pairs[at].case.id.clone(), pairs[at].round(&judging)?)))
-                    .collect();
-                let (start, slot) = match side {
-                    Side::Head => (&head, &mut kept.head),
-                    Side::Base => (&base_start, &mut kept.base),
-                };
-                let order = Order {
-                    rounds: Some(rounds),
-                    later: later
-                        .iter()
-                        .filter(|at| on_side(at))
-                        .map(|&at| pairs[at].case.id.clone())
-                        .collect(),
-                    ..Order::default()
-                };
-                let workers = if keep {
-                    Workers::Kept { start, slot, cpu }
-                } else {
-                    Workers::Fresh {
-                        start,
-                        cpu,
-                        padded: true,
-                    }
-                };
-                let mut records = workers::run_side(
-                    &socket,
-                    workers,
-                    &timed,
-                    order.clone(),
-                    &following,
-                    &mut outcome,
-                );
-                if let Some(callgrind) = callgrind.as_ref().filter(|_| !counted.is_empty()) {
-                    // A count is exact only in an environment that stays put.
-                    records.extend(workers::run_side(
-                        &socket,
-                        Workers::Fresh {
-                            start: &callgrind.wrap(start),
-                            cpu,
-                            padded: false,
-                        },
-                        &counted,
-                        Order {
-                            later: Vec::new(),
-                            ..order
-                        },
-                        &following,
-                        &mut outcome,
-                    ));
-                }
-                loading[side as usize] = records.values().map(|r| r.load_ns).sum();
-                for &at in &active {
-                    let pair = &mut pairs[at];
-                    let record = records.get(&pair.case.id).cloned();
-                    match side {
-                        Side::Head => pair.head_round(record),
-                        Side::Base if pair.in_base => pair.base_round(record),
-                        Side::Base => {}
-                    }
-                }
-            }
-            // Fixtures quicker to build than `--paired-keep` are built again
-            // in each round's new workers, whose own speed the rounds then
-            // average out.
-            let above = settings.pairing.keep.unwrap_or_default().as_nanos() as u64;
-            if keep && round == 1 && loading.iter().all(|&ns| ns < above) {
-                keep = false;
-                std::mem::take(&mut kept).quit();
-            }
-            for &at in &active {
-                let pair = &mut pairs[at];
-                pair.end_round(&judging);
-                if pair.decided && profiling {
-                    held.push(at);
-                } else if pair.decided {
-                    done(pair.record(&judging));
-                }
+            if !moved.is_empty() {
+                ran = rounds.run(&mut pairs, &moved, &later, false, stop, &mut outcome);
             }
         }
+        for &at in group.iter().filter(|&&at| pairs[at].decided) {
+            if profiling {
+                held.push(at);
+            } else {
+                done(pairs[at].record(&judging));
+            }
+        }
+        if let Err(signal) = ran {
+            outcome.interrupted = Some(signal);
+            break;
+        }
     }
-    kept.quit();
+    rounds.kept.quit();
     for (at, pair) in pairs.iter_mut().enumerate().filter(|(_, p)| !p.decided) {
         pair.decided = true;
         if pair.rounds() > 0 || pair.failed() {
@@ -414,20 +329,6 @@ fn profile_regressed(
                 .push(format!("no differential flamegraph: {why}")),
         }
     }
-}
-
-/// The CPU both workers of a round run on: one of `cpus` at random, once
-/// every case of the round is known to run on one thread (its first round
-/// said so, unpinned, on both builds); `None` otherwise, since a case's
-/// threads pinned to one CPU would queue behind each other.
-fn round_cpu(pairs: &[Pair], active: &[usize], cpus: &[usize]) -> Option<usize> {
-    let single_threaded = active
-        .iter()
-        .all(|&at| !pairs[at].in_base || pairs[at].single_threaded());
-    if cpus.len() < 2 || !single_threaded {
-        return None;
-    }
-    Some(cpus[fastrand::usize(..cpus.len())])
 }
 
 /// The flags of the pairing itself, each with a value.

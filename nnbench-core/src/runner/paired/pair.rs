@@ -81,6 +81,9 @@ pub(super) struct Pair<'a> {
     failure: Option<CaseRecord>,
     /// A counted case's instructions: base, head.
     counts: Option<(u64, u64)>,
+    /// What the rounds on workers kept for the case's fixtures said, once
+    /// they were set aside to judge it again on new workers.
+    kept: Option<String>,
 }
 
 impl<'a> Pair<'a> {
@@ -100,7 +103,44 @@ impl<'a> Pair<'a> {
             cpu: Vec::new(),
             failure: None,
             counts: None,
+            kept: None,
         }
+    }
+
+    /// Whether its rounds so far call it regressed or improved: a verdict
+    /// drawn on kept workers that is to be drawn again on new ones.
+    pub(super) fn moved(&self, judging: &Judging) -> bool {
+        self.failure.is_none()
+            && self.counts.is_none()
+            && self.rounds() > 0
+            && self
+                .record(judging)
+                .paired
+                .is_some_and(|p| matches!(p.verdict, Verdict::Regressed | Verdict::Improved))
+    }
+
+    /// Sets its rounds aside, to be measured again from a first round on
+    /// new workers; its record says what they estimated.
+    pub(super) fn again(&mut self, judging: &Judging) {
+        if let Some(p) = self.record(judging).paired {
+            self.kept = Some(format!(
+                "on workers kept for its fixtures, {} rounds estimated {:.3} [{:.3}, {:.3}] ({}); judged again on new workers each round, since a kept worker keeps a speed of its own",
+                p.rounds,
+                p.estimate,
+                p.interval[0],
+                p.interval[1],
+                if p.verdict == Verdict::Regressed {
+                    "regressed"
+                } else {
+                    "improved"
+                }
+            ));
+        }
+        self.decided = false;
+        self.head.clear();
+        self.base.clear();
+        self.wall.clear();
+        self.cpu.clear();
     }
 
     /// What both builds take of the case this round, once the head's
@@ -311,6 +351,7 @@ impl<'a> Pair<'a> {
             });
             return head;
         }
+        head.warnings.extend(self.kept.clone());
         let clock = self.judged_clock(judging.clock);
         let estimate = Estimate::of(self.ratios(judging.clock));
         let mut verdict = estimate.map_or(Verdict::NotComparable, |e| e.verdict(judging.time));
