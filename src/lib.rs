@@ -106,6 +106,7 @@ pub mod book {
         Memory = "../docs/src/memory.md",
         Record = "../docs/src/record.md",
         Tracking = "../docs/src/tracking.md",
+        CiGate = "../docs/src/ci-gate.md",
         History = "../docs/src/history.md",
         Bisect = "../docs/src/bisect.md",
         Sharding = "../docs/src/sharding.md",
