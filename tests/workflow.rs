@@ -287,15 +287,24 @@ fn the_ci_example_gates_a_pull_request() {
     );
     let ran = run_job("gate", &repo, &base, &same);
     let log = &ran.log;
-    assert!(!ran.failed, "{log}");
     assert_eq!(ran.outcomes.get("values"), Some(&true), "{log}");
-    assert_eq!(ran.outcomes.get("time"), Some(&true), "{log}");
+    // Time passes, or fails only as two builds of one source can.
+    let paired = paired_record(&repo);
+    if let Err(wrong) = support::same_source_paired(&paired, 0.10) {
+        panic!("{wrong}\n{log}");
+    }
+    let time_passed = paired.cases.iter().all(|c| {
+        c.paired
+            .as_ref()
+            .is_some_and(|p| p.verdict != Verdict::Regressed)
+    });
+    assert_eq!(ran.outcomes.get("time"), Some(&time_passed), "{log}");
+    assert_eq!(ran.failed, !time_passed, "{log}");
     assert!(
         ran.summary.contains("## Accuracy and memory") && ran.summary.contains("## Time, paired"),
         "{}",
         ran.summary
     );
-    let paired = paired_record(&repo);
     assert_eq!(
         paired
             .cases

@@ -203,3 +203,29 @@ pub fn build_script(
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     path
 }
+
+/// Why a paired run of two builds of one source failed in a way two such
+/// builds cannot: a case that was not paired, or judged changed by more
+/// than `within` (a fraction). Two builds of one source made in two
+/// folders differ in layout (a bench holds its crate's folder, and a
+/// longer path moves the code after it), which can make a hot loop a few
+/// percent faster or slower for real; the paired gate measures binaries,
+/// so such a case may be called changed at the default limit. Ok when
+/// every verdict is one layout alone can explain.
+pub fn same_source_paired(record: &nnbench::RunRecord, within: f64) -> Result<(), String> {
+    use nnbench::record::Verdict;
+    for case in &record.cases {
+        let paired = case
+            .paired
+            .as_ref()
+            .ok_or_else(|| format!("{} was not paired", case.id))?;
+        let moved = (paired.estimate.ln()).abs() > (1.0 + within).ln();
+        if paired.verdict != Verdict::Unchanged && (moved || !paired.estimate.is_finite()) {
+            return Err(format!(
+                "{} called {:?} at {:.3} between builds of one source",
+                case.id, paired.verdict, paired.estimate
+            ));
+        }
+    }
+    Ok(())
+}
