@@ -34,6 +34,7 @@ mod settings;
 pub mod shard;
 mod state;
 pub mod store;
+mod terminal_table;
 #[cfg(feature = "tch")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tch")))]
 pub mod torch;

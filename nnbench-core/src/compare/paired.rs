@@ -119,9 +119,8 @@ pub fn paired(record: &RunRecord, thresholds: &Thresholds) -> Comparison {
 /// ```
 pub fn rounds_table(record: &RunRecord) -> String {
     let mut table = comfy_table::Table::new();
-    table
+    crate::terminal_table::fit(&mut table)
         .load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
         .set_header([
             "case",
             "base",

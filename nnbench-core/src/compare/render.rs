@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use comfy_table::{Cell, Color, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
 
 use nnbench_units::{Figure, Unit, format_count, format_field, format_figure};
 
@@ -216,25 +216,26 @@ fn table(c: &Comparison, color: bool) -> String {
     let rows = listed(c);
     if !rows.is_empty() {
         let mut table = Table::new();
-        table
+        crate::terminal_table::fit(&mut table)
             .load_style(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic)
             .set_header(["case", "verdict", "what changed"]);
-        if table.width().is_some_and(|w| w < 40) {
-            table.set_content_arrangement(ContentArrangement::Disabled);
-        }
         for case in rows {
-            let mut verdict = Cell::new(status(case));
+            let mut verdict = status(case).to_string();
             if color {
-                verdict = verdict.fg(if case.fails() {
-                    Color::Red
+                let color = if case.fails() {
+                    console::Color::Red
                 } else if case.verdict == Verdict::Improved {
-                    Color::Green
+                    console::Color::Green
                 } else {
-                    Color::Yellow
-                });
+                    console::Color::Yellow
+                };
+                verdict = crate::terminal_table::colored(&verdict, color);
             }
-            table.add_row([Cell::new(&case.id), verdict, Cell::new(details(case))]);
+            table.add_row([
+                Cell::new(&case.id),
+                Cell::new(verdict),
+                Cell::new(details(case)),
+            ]);
         }
         let _ = writeln!(out, "{table}");
     }

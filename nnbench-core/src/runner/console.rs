@@ -6,7 +6,7 @@ use std::cell::Cell as Counter;
 use std::io::{self, IsTerminal as _, Write as _};
 use std::time::Duration;
 
-use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value as Json;
 
@@ -150,15 +150,9 @@ impl Console {
         header.extend(extras.iter().map(|(name, _)| (*name).to_owned()));
         header.extend(["load", "call RSS", "GPU"].map(String::from));
         let mut table = Table::new();
-        table
+        crate::terminal_table::fit(&mut table)
             .load_style(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic)
             .set_header(header);
-        // A terminal that reports no size (a pty without one) would squeeze
-        // every column to a letter.
-        if table.width().is_some_and(|w| w < 40) {
-            table.set_content_arrangement(ContentArrangement::Disabled);
-        }
         for case in &record.cases {
             let mut row = vec![Cell::new(&case.id)];
             let failed = case
