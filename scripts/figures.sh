@@ -33,20 +33,27 @@ for bench in "${benches[@]}"; do
     fi
 done
 
+# The history bench is the tool's (nnbench-cli), the others the runtime's.
 if $test_mode; then
     args=()
     for bench in "${benches[@]}"; do
-        [[ "$bench" == mnist ]] || args+=(--bench "$bench")
+        case $bench in
+            mnist) ;;
+            history) cargo test -p nnbench-cli --bench history ;;
+            *) args+=(--bench "$bench") ;;
+        esac
     done
     (( ${#args[@]} )) || exit 0
     exec cargo test --features tokio "${args[@]}"
 fi
 for bench in "${benches[@]}"; do
-    if [[ "$bench" == mnist ]]; then
-        eval "$(scripts/libtorch.sh)"
-        eval "$(scripts/fashion-mnist.sh)"
-        NNBENCH_FIGURES=1 cargo bench --features tch --bench mnist
-    else
-        NNBENCH_FIGURES=1 cargo bench --features tokio --bench "$bench"
-    fi
+    case $bench in
+        mnist)
+            eval "$(scripts/libtorch.sh)"
+            eval "$(scripts/fashion-mnist.sh)"
+            NNBENCH_FIGURES=1 cargo bench --features tch --bench mnist
+            ;;
+        history) NNBENCH_FIGURES=1 cargo bench -p nnbench-cli --bench history ;;
+        *) NNBENCH_FIGURES=1 cargo bench --features tokio --bench "$bench" ;;
+    esac
 done

@@ -1,10 +1,10 @@
 //! A user's crate outside this workspace, as the README sets it up: the
-//! four crates are packed with `cargo package`, as crates.io would serve
+//! five crates are packed with `cargo package`, as crates.io would serve
 //! them, and a new crate depends on them by version, patched to the
 //! unpacked packages. Its Cargo.toml lines, data program and bench are the
 //! README's, and every command of the README's quick start runs there as
-//! written, in order; the tool is installed from the packed `nnbench`
-//! crate, which is what `cargo install nnbench` fetches.
+//! written, in order; the tool is installed from the packed `nnbench-cli`
+//! crate, which is what `cargo install nnbench-cli` fetches.
 //!
 //! The crate is kept under cargo's folder for test files, so that a second
 //! run builds only what changed.
@@ -17,7 +17,24 @@ use std::process::{Command, Output};
 use nnbench::RunRecord;
 use nnbench::record::Verdict;
 
-const CRATES: [&str; 4] = ["nnbench-units", "nnbench-macros", "nnbench-core", "nnbench"];
+/// The packages, the runtime's four first: a bench depends on those.
+const CRATES: [&str; 5] = [
+    "nnbench-units",
+    "nnbench-macros",
+    "nnbench-core",
+    "nnbench",
+    "nnbench-cli",
+];
+
+/// What a bench must not compile: the tool's package, SQLite, and
+/// criterion's report machinery.
+const NOT_LINKED: [&str; 5] = [
+    "nnbench-cli",
+    "rusqlite",
+    "libsqlite3-sys",
+    "rayon",
+    "plotters",
+];
 
 fn workspace() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -78,7 +95,7 @@ fn commands(blocks: &[String], first: &str) -> Vec<String> {
 }
 
 /// Packs the workspace's crates and unpacks them under `dir`: the folders
-/// of the four packages, in `CRATES` order.
+/// of the packages, in `CRATES` order.
 fn packed(dir: &Path) -> Vec<PathBuf> {
     let target = dir.join("package-target");
     let packing = Command::new(env!("CARGO"))
@@ -140,7 +157,7 @@ fn user_crate(dir: &Path, packages: &[PathBuf]) -> PathBuf {
     // The packed crates stand in for crates.io's, at the versions the
     // README asks for; the rest of the graph at the versions tested here.
     let mut config = String::from("[patch.crates-io]\n");
-    for (name, path) in CRATES.iter().zip(packages) {
+    for (name, path) in CRATES.iter().zip(packages).take(4) {
         config.push_str(&format!("{name} = {{ path = {:?} }}\n", path));
     }
     std::fs::create_dir_all(user.join(".cargo")).unwrap();
@@ -173,7 +190,7 @@ fn run(user: &Path, command: &str, packages: &[PathBuf]) -> Output {
 }
 
 /// Runs one README command in `user` with the installed tool first on
-/// PATH. `cargo install nnbench` installs the packed crate instead of
+/// PATH. `cargo install nnbench-cli` installs the packed crate instead of
 /// crates.io's, patched as the crate is: cargo install reads no
 /// configuration of the folder it runs in.
 fn shell(user: &Path, command: &str, packages: &[PathBuf]) -> Output {
@@ -184,8 +201,8 @@ fn shell(user: &Path, command: &str, packages: &[PathBuf]) -> Output {
             path.display()
         ));
     }
-    install.push_str(&format!(" --path '{}'", packages[3].display()));
-    let command = command.replace("cargo install nnbench", &install);
+    install.push_str(&format!(" --path '{}'", packages[4].display()));
+    let command = command.replace("cargo install nnbench-cli", &install);
     let path = format!(
         "{}:{}",
         user.join("bin/bin").display(),
@@ -214,7 +231,7 @@ const QUICK_START: [&str; 6] = [
     "--profile",
     "--save-baseline main",
     "--baseline main",
-    "cargo install nnbench",
+    "cargo install nnbench-cli",
 ];
 
 fn record(user: &Path, name: &str) -> RunRecord {
@@ -243,6 +260,18 @@ fn the_readmes_quick_start_works_in_a_crate_of_its_own() {
             let latest = record(&user, "latest.json");
             assert_eq!(latest.cases.len(), 4, "{said}");
             assert_eq!(latest.failed(), 0, "{said}");
+            let tree = run(
+                &user,
+                "cargo tree --edges normal,build,dev --prefix none",
+                &packages,
+            );
+            let tree = String::from_utf8_lossy(&tree.stdout);
+            for package in NOT_LINKED {
+                assert!(
+                    !tree.lines().any(|l| l.split(' ').next() == Some(package)),
+                    "the bench's graph holds {package}:\n{tree}"
+                );
+            }
         } else if command.contains("--list") {
             let listed = String::from_utf8_lossy(&output.stdout);
             assert_eq!(listed.matches("accuracy/").count(), 4, "{listed}");

@@ -64,8 +64,15 @@ pub fn note(line: impl std::fmt::Display) {
 }
 
 /// The book's page of measured figures, whose section between the markers
-/// of each figure bench that bench writes.
-const FIGURES_PAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/figures.md");
+/// of each figure bench that bench writes: the workspace's, above the
+/// root package or the tool's.
+fn figures_page() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("docs/src/figures.md"))
+        .find(|page| page.is_file())
+        .expect("docs/src/figures.md above the bench's package")
+}
 
 fn markers(bench: &str) -> (String, String) {
     (
@@ -81,11 +88,15 @@ fn markers(bench: &str) -> (String, String) {
 /// markers; in test mode, checks that the page has that section, so that a
 /// figure bench cannot go unpublished.
 pub fn publish(bench: &str) {
+    let figures = figures_page();
     let text =
-        std::fs::read_to_string(FIGURES_PAGE).unwrap_or_else(|e| panic!("{FIGURES_PAGE}: {e}"));
+        std::fs::read_to_string(&figures).unwrap_or_else(|e| panic!("{}: {e}", figures.display()));
     let (start, end) = markers(bench);
     if !(text.contains(&start) && text.contains(&end)) {
-        panic!("{FIGURES_PAGE} has no section for `{bench}`: add the lines\n{start}\n{end}");
+        panic!(
+            "{} has no section for `{bench}`: add the lines\n{start}\n{end}",
+            figures.display()
+        );
     }
     if test_mode() || std::env::var_os("NNBENCH_FIGURES").is_none() {
         return;
@@ -98,9 +109,7 @@ pub fn publish(bench: &str) {
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         page()
     );
-    let book = std::path::Path::new(FIGURES_PAGE)
-        .parent()
-        .expect("the book's folder");
+    let book = figures.parent().expect("the book's folder");
     for page in std::fs::read_dir(book).into_iter().flatten().flatten() {
         let path = page.path();
         if path.extension().is_none_or(|x| x != "md") {

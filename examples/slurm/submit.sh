@@ -22,7 +22,7 @@
 # The request is checked with `sbatch --test-only` first: one that the
 # cluster can never run fails here with Slurm's reason. The bench is built
 # once, here, and copied with the nnbench tool (this workspace's, else the
-# one on PATH from `cargo install nnbench`) into the submission's
+# one on PATH from `cargo install nnbench-cli`) into the submission's
 # folder, DIR/<time>/, which a shared file system holds: the shards'
 # records shard-K.json (K = 1..N, the array's task ids), the jobs' output,
 # run.json (merged) and comparison.md. DIR/last.json is the last merged run
@@ -136,9 +136,9 @@ bench=$(cargo bench --bench "$bench_name" --no-run --message-format=json | execu
 }
 # This workspace's own tool where it has one, so that the tool reads the
 # records its bench writes; else the installed one.
-if ! tool=$(cargo build --release --bin nnbench --message-format=json 2>/dev/null | executable nnbench) \
+if ! tool=$(cargo build --release -p nnbench-cli --bin nnbench --message-format=json 2>/dev/null | executable nnbench) \
   && ! tool=$(command -v nnbench); then
-  say "no nnbench tool: install it with \`cargo install nnbench\`"
+  say "no nnbench tool: install it with \`cargo install nnbench-cli\`"
   exit 2
 fi
 cp "$bench" "$submission/bench"

@@ -1,12 +1,12 @@
-//! The library behind [nnbench](https://docs.rs/nnbench): memo cache,
+//! The runtime behind [nnbench](https://docs.rs/nnbench): memo cache,
 //! parameter grids, registry, runner, measurement and run records, and the
-//! regression tracking built on the records.
+//! gates a bench run applies to them.
 //!
 //! Bench authors use it through the `nnbench` crate, which re-exports what
 //! they need and adds the `#[benchmark]`, `#[parametrize]` and `#[product]`
-//! attributes. The tracking modules ([`compare`], [`history`], [`report`],
-//! [`export`], [`shard::merge`]) are public here for tools: the `nnbench`
-//! command is built on them.
+//! attributes. [`compare`] and [`shard::merge`] are public here for tools:
+//! the `nnbench` command (`nnbench-cli`, which also keeps the history and
+//! draws the report) is built on them.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -18,8 +18,6 @@ pub mod alloc;
 mod atomic_file;
 pub mod compare;
 mod error;
-pub mod export;
-pub mod history;
 pub mod measure;
 pub mod memo;
 pub mod npy;
@@ -27,7 +25,6 @@ mod param;
 mod paths;
 pub mod record;
 mod registry;
-pub mod report;
 mod runner;
 pub mod scaling;
 mod settings;

@@ -49,8 +49,3 @@ pub(crate) fn baseline_path(dir: &Path, name: &str) -> PathBuf {
 pub(crate) fn memo_cache_dir() -> PathBuf {
     nnbench_dir().join("memo-cache")
 }
-
-/// The default history file.
-pub(crate) fn history_file() -> PathBuf {
-    nnbench_dir().join("history.sqlite")
-}

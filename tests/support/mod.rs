@@ -88,11 +88,6 @@ pub fn bench_binary() -> Command {
     command
 }
 
-/// The `nnbench` tool built with these tests.
-pub fn tool() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_nnbench"))
-}
-
 /// How much more work a "build" does in case `id`: the number after the
 /// colon of `variable` (`kernel/n=2:10`) when it names that case, else 0.
 /// The tests that pair or count builds tell them apart by such variables.

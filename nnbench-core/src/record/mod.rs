@@ -54,7 +54,14 @@ pub use verdict::Verdict;
 pub const SCHEMA: u32 = 1;
 
 /// Now, as records write times: RFC 3339 in UTC, to the millisecond.
-pub(crate) fn now_rfc3339() -> String {
+///
+/// # Example
+///
+/// ```
+/// let now = nnbench::record::now_rfc3339();
+/// assert!(now.ends_with('Z') && now.len() == "2026-01-01T00:00:00.000Z".len());
+/// ```
+pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 

@@ -77,16 +77,14 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         }
     };
     #[cfg(unix)]
-    if let Err(message) = super::paired::check_base(&settings, bench)
+    if let Err(message) = history_moved(&settings, bench)
+        .and_then(|()| super::paired::check_base(&settings, bench))
         .and_then(|()| super::isolate::valgrind::check(&settings))
     {
         eprintln!("error: {message}");
         std::process::exit(2);
     }
     let mut outcome = runner.run();
-    if let (Ok(record), Some(file)) = (&outcome, &settings.baselines.history) {
-        super::history_add::add(record, file.as_deref(), &settings);
-    }
     if let Ok(RunRecord {
         interrupted: Some(signal),
         ..
@@ -164,6 +162,22 @@ fn failure_message(outcome: &Result<RunRecord>) -> Option<String> {
         Ok(_) => None,
         Err(error) => Some(format!("{error:#}")),
     }
+}
+
+/// `--history` is a step of the tool: a bench binary links no SQLite.
+fn history_moved(settings: &Settings, bench: &str) -> Result<(), String> {
+    let Some(file) = &settings.baselines.history else {
+        return Ok(());
+    };
+    let into = file
+        .as_ref()
+        .map(|f| format!(" --history {}", f.display()))
+        .unwrap_or_default();
+    Err(format!(
+        "--history: a bench run does not add itself to the history; the tool does, after the run: \
+         `nnbench history add{into} {}` (`cargo install nnbench-cli`)",
+        crate::paths::bench_dir(bench).join("latest.json").display()
+    ))
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@ mod case_loop;
 mod console;
 mod engine;
 mod gate;
-mod history_add;
 mod interrupt;
 #[cfg(unix)]
 mod isolate;

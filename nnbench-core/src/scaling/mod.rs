@@ -92,7 +92,16 @@ pub fn fit(cases: &[CaseRecord]) -> Vec<ScalingRecord> {
 
 /// The fits of `record`: those it keeps, else fitted from its cases (a
 /// record written before it kept them).
-pub(crate) fn of_record(record: &crate::RunRecord) -> Vec<ScalingRecord> {
+///
+/// # Example
+///
+/// ```
+/// let json = r#"{"schema":1,"run":"sweep","started_at":"2026-01-01T00:00:00Z",
+///   "context":{"host":{"arch":"x86_64","cores":2},"git":null,"nnbench":"0.1.0"},"cases":[]}"#;
+/// let record: nnbench::RunRecord = serde_json::from_str(json).unwrap();
+/// assert!(nnbench_core::scaling::of_record(&record).is_empty());
+/// ```
+pub fn of_record(record: &crate::RunRecord) -> Vec<ScalingRecord> {
     if record.scaling.is_empty() {
         fit(&record.cases)
     } else {

@@ -1,5 +1,4 @@
-//! Baselines and history: the records a run is saved as, compared with,
-//! and added to.
+//! Baselines: the records a run is saved as and compared with.
 
 use std::path::PathBuf;
 
@@ -29,9 +28,8 @@ pub(crate) struct Baselines {
     /// time=5%,rss=2%+4MiB,gpu=off,value=0.01.
     #[arg(long, value_name = "SPEC", value_parser = parse::thresholds)]
     pub fail_on: Option<Thresholds>,
-    /// Add the run to the history when it ends: the file NNBENCH_HISTORY
-    /// names, else target/nnbench/history.sqlite, or --history=FILE.
-    /// `nnbench history` reads it.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true)]
+    /// The tool's step, refused with the command that does it: a bench
+    /// binary links no history (`nnbench history add RECORD`).
+    #[arg(long, hide = true, value_name = "FILE", num_args = 0..=1, require_equals = true)]
     pub history: Option<Option<PathBuf>>,
 }

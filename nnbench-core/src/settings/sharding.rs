@@ -16,7 +16,7 @@ pub(crate) struct Sharding {
     /// same split.
     #[arg(long, value_name = "K/N", env = "NNBENCH_SHARD")]
     pub shard: Option<Shard>,
-    /// Balance the shards by the times this record, baseline or history
+    /// Balance the shards by the times this record or baseline
     /// measured (give every shard the same one); without it, by case count.
     #[arg(
         long = "shard-costs",

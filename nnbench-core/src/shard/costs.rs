@@ -7,14 +7,13 @@ use std::path::Path;
 
 use super::ShardError;
 use crate::RunRecord;
-use crate::history::{History, RunFilter};
 
 /// What each case of a sweep cost when it last ran, to balance shards by:
 /// its calls' time, and the time it spent loading memos.
 ///
 /// Every shard of a sweep must plan from the same costs, or the shards
 /// would not add up to the sweep: give each the same file (a record or
-/// baseline kept as an artifact, or a history), not one each machine made.
+/// baseline kept as an artifact), not one each machine made.
 /// A record's plan digest lets `nnbench merge` catch shards that did not.
 ///
 /// # Example
@@ -74,16 +73,14 @@ impl ShardCosts {
     }
 
     /// Reads costs from `path`: a run record (`.json`, such as a saved
-    /// baseline or a merged record) or a history (the SQLite file of
-    /// `nnbench history`, whose newest run of `bench` gives each case's
-    /// median call and its load). When `path` is no file and `bench` is
+    /// baseline or a merged record). When `path` is no file and `bench` is
     /// given, a bare name is the bench's baseline
     /// (`target/nnbench/<bench>/baselines/<name>.json`).
     ///
     /// # Errors
     ///
-    /// [`ShardError::Costs`] naming the file when it is missing, neither a
-    /// record nor a history, or a history with no run of `bench`.
+    /// [`ShardError::Costs`] naming the file when it is missing or no
+    /// record (a history's SQLite file is refused with what to give).
     ///
     /// # Example
     ///
@@ -111,40 +108,18 @@ impl ShardCosts {
             .and_then(|mut f| f.read_exact(&mut head))
             .is_ok()
             && &head == b"SQLite format 3\0";
-        if !is_sqlite {
-            let record = RunRecord::read(path).map_err(|e| match e {
-                crate::RecordError::Io { source, .. } => fail(source.to_string()),
-                other => fail(other.to_string()),
-            })?;
-            return Ok(Self::from_record(&record));
+        if is_sqlite {
+            return Err(fail(
+                "a history, which a bench binary does not read: give a run's record \
+                 (a baseline, or a merged record)"
+                    .into(),
+            ));
         }
-        let history = History::open(path).map_err(|e| fail(e.to_string()))?;
-        let filter = RunFilter {
-            bench: bench.map(str::to_owned),
-            ..RunFilter::default()
-        };
-        let runs = history.runs(&filter).map_err(|e| fail(e.to_string()))?;
-        let newest = runs
-            .iter()
-            .max_by(|a, b| a.started_at.cmp(&b.started_at))
-            .ok_or_else(|| {
-                fail(format!(
-                    "the history has no run of {}",
-                    bench.unwrap_or("any bench")
-                ))
-            })?;
-        let figures = history
-            .run_figures(newest.id)
-            .map_err(|e| fail(e.to_string()))?;
-        let cases = figures
-            .into_iter()
-            .filter_map(|(id, point)| {
-                let call_ns = point.time_ns?;
-                let load_ns = point.load_ns.unwrap_or(0.0);
-                Some((id, CaseCost { call_ns, load_ns }))
-            })
-            .collect();
-        Ok(Self { cases, order: None })
+        let record = RunRecord::read(path).map_err(|e| match e {
+            crate::RecordError::Io { source, .. } => fail(source.to_string()),
+            other => fail(other.to_string()),
+        })?;
+        Ok(Self::from_record(&record))
     }
 
     /// Whether no case has a cost.

@@ -3,18 +3,17 @@
 //! so that a case can be followed across commits.
 //!
 //! The file is `target/nnbench/history.sqlite` unless `NNBENCH_HISTORY`
-//! names another. `nnbench history add RECORD...` adds records,
-//! `cargo bench -- --history` adds each run as it ends. Adding a record a
+//! names another. `nnbench history add RECORD...` adds records. Adding a record a
 //! second time changes nothing. Writers may run side by side: the file is
 //! in write-ahead-log mode, and a writer waits for another's transaction.
 //!
 //! # Example
 //!
 //! ```
-//! # fn main() -> Result<(), nnbench_core::history::HistoryError> {
+//! # fn main() -> Result<(), nnbench_cli::history::HistoryError> {
 //! # let record: nnbench::RunRecord = serde_json::from_str(r#"{"schema":1,"run":"sweep","started_at":"2026-11-22T10:00:00Z","context":{"host":{"arch":"x86_64","cores":2},"git":null,"nnbench":"0.1.0"},"cases":[]}"#).unwrap();
 //! let dir = tempfile::tempdir().unwrap();
-//! let mut history = nnbench_core::history::History::open(dir.path().join("history.sqlite"))?;
+//! let mut history = nnbench_cli::history::History::open(dir.path().join("history.sqlite"))?;
 //! assert!(history.add(&record, None)?.new);
 //! assert!(!history.add(&record, None)?.new, "the same record twice is one run");
 //! assert_eq!(history.runs(&Default::default())?.len(), 1);
@@ -42,7 +41,7 @@ pub use runs::{Added, CaseInfo, CasePoint, RunFilter, RunSummary, STORED};
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("notes.txt");
 /// std::fs::write(&path, "not a database, but it has more than a header's worth of text in it, so SQLite reads it as one and refuses it").unwrap();
-/// let error = nnbench_core::history::History::open(&path).unwrap_err();
+/// let error = nnbench_cli::history::History::open(&path).unwrap_err();
 /// assert!(error.to_string().starts_with(&path.display().to_string()));
 /// ```
 #[derive(Debug, thiserror::Error)]
@@ -108,13 +107,15 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// let path = nnbench_core::history::History::default_path();
+    /// let path = nnbench_cli::history::History::default_path();
     /// assert!(path.ends_with("history.sqlite") || std::env::var_os("NNBENCH_HISTORY").is_some());
     /// ```
     pub fn default_path() -> PathBuf {
         match std::env::var_os("NNBENCH_HISTORY") {
             Some(path) if !path.is_empty() => path.into(),
-            _ => crate::paths::history_file(),
+            _ => nnbench_core::target_dir()
+                .join("nnbench")
+                .join("history.sqlite"),
         }
     }
 
@@ -131,7 +132,7 @@ impl History {
     ///
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
-    /// let history = nnbench_core::history::History::open(dir.path().join("h.sqlite")).unwrap();
+    /// let history = nnbench_cli::history::History::open(dir.path().join("h.sqlite")).unwrap();
     /// assert!(history.runs(&Default::default()).unwrap().is_empty());
     /// ```
     pub fn open(path: impl AsRef<Path>) -> Result<Self, HistoryError> {
@@ -197,7 +198,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// let history = nnbench_core::history::History::in_memory().unwrap();
+    /// let history = nnbench_cli::history::History::in_memory().unwrap();
     /// assert!(history.cases().unwrap().is_empty());
     /// ```
     pub fn in_memory() -> Result<Self, HistoryError> {
@@ -220,7 +221,7 @@ impl History {
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
     /// let path = dir.path().join("h.sqlite");
-    /// assert_eq!(nnbench_core::history::History::open(&path).unwrap().path(), path);
+    /// assert_eq!(nnbench_cli::history::History::open(&path).unwrap().path(), path);
     /// ```
     pub fn path(&self) -> &Path {
         &self.path

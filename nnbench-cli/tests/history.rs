@@ -10,8 +10,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use nnbench::{RunRecord, Runner};
+use nnbench_cli::history::{History, HistoryError, Machine, RunFilter, StepSearch};
 use nnbench_core::compare::Verdict;
-use nnbench_core::history::{History, HistoryError, Machine, RunFilter, StepSearch};
 
 #[nnbench::parametrize([(n = 1), (n = 2)], timing = once)]
 fn square(n: u64) -> u64 {
@@ -426,37 +426,38 @@ fn the_tool_adds_lists_and_shows() {
     assert!(support::said(&nowhere).contains("no history here"));
 }
 
-fn a_bench_binary_adds_its_run_as_it_ends() {
+/// A bench binary links no history: `--history` is refused before any
+/// case runs, with the tool's command that adds the run; that command
+/// adds it.
+fn a_bench_run_is_added_by_the_tool() {
     let dir = tempfile::tempdir().unwrap();
     let history = dir.path().join("h.sqlite");
     let run = |args: &[&str]| {
         support::bench_binary()
             .env("CARGO_TARGET_DIR", dir.path())
-            .env("NNBENCH_HISTORY", &history)
-            .args(["square/", "--once"])
+            .args(["square/", "--once", "--bench"])
             .args(args)
             .output()
             .expect("the bench runs")
     };
-    let measured = run(&["--bench", "--history"]);
+    let refused = run(&["--history"]);
+    let said = support::said(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains("nnbench history add"), "{said}");
+    assert!(!dir.path().join("nnbench").exists(), "no case ran: {said}");
+
+    let measured = run(&[]);
     assert!(measured.status.success(), "{}", support::said(&measured));
-    assert!(support::said(&measured).contains("history: added as run 1"));
-    let tested = run(&["--history"]);
-    assert!(support::said(&tested).contains("a test-mode run (no --bench) is not added"));
-    let other = dir.path().join("other.sqlite");
-    let flag = format!("--history={}", other.display());
-    let elsewhere = run(&["--bench", &flag]);
-    assert!(elsewhere.status.success(), "{}", support::said(&elsewhere));
+    let latest = std::fs::read_dir(dir.path().join("nnbench"))
+        .unwrap()
+        .flatten()
+        .map(|bench| bench.path().join("latest.json"))
+        .find(|latest| latest.is_file())
+        .expect("the run's record");
+    let added = tool(&["history", "add", latest.to_str().unwrap()], &history);
+    assert!(added.status.success(), "{}", support::said(&added));
     assert_eq!(
         History::open(&history)
-            .unwrap()
-            .runs(&RunFilter::default())
-            .unwrap()
-            .len(),
-        1
-    );
-    assert_eq!(
-        History::open(&other)
             .unwrap()
             .runs(&RunFilter::default())
             .unwrap()
@@ -530,7 +531,7 @@ fn main() {
             steps_are_found_at_their_commit_and_judged_by_direction,
             an_older_layout_is_brought_up_to_date,
             the_tool_adds_lists_and_shows,
-            a_bench_binary_adds_its_run_as_it_ends,
+            a_bench_run_is_added_by_the_tool,
         ],
     );
 }

@@ -206,7 +206,7 @@ fn history_regressions_follow_each_directed_field() {
     let _phases = PHASES.lock().unwrap_or_else(|e| e.into_inner());
     PHASE.store(0, Ordering::SeqCst);
     let template = run("evaluate/model=a");
-    let mut history = nnbench_core::history::History::in_memory().unwrap();
+    let mut history = nnbench_cli::history::History::in_memory().unwrap();
     // Ten commits of three runs each; from the eighth, accuracy is 3%
     // lower, and the undirected loss moves with it.
     for commit in 0..10u32 {

@@ -67,7 +67,7 @@ fn a_declared_throughput_is_what_a_call_handles_over_its_median_time() {
     assert_eq!(json["throughput"]["unit"], "elements");
     assert_eq!(json["throughput"]["per_call"], 16);
 
-    let bmf = nnbench_core::export::bmf(&record);
+    let bmf = nnbench_cli::export::bmf(&record);
     let id = &record.cases[1].id;
     assert!(bmf[id]["throughput"]["value"].as_f64().unwrap() > 0.0);
 }
@@ -99,7 +99,7 @@ fn calls_timed_one_by_one_have_ordered_percentiles() {
     assert!(p.p50_ns <= p.p90_ns && p.p90_ns <= p.p99_ns && p.p99_ns <= p.max_ns);
     assert_eq!(p.max_ns, time.max_ns);
     assert_eq!(record.cases[0].figure(Figure::P99), Some(p.p99_ns));
-    let bmf = nnbench_core::export::bmf(&record);
+    let bmf = nnbench_cli::export::bmf(&record);
     assert_eq!(bmf["slow_call"]["latency-p99"]["value"], p.p99_ns);
 }
 

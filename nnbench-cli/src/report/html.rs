@@ -57,8 +57,8 @@ const MOST_FIELD_COLUMNS: usize = 8;
 /// # Example
 ///
 /// ```
-/// let history = nnbench_core::history::History::in_memory().unwrap();
-/// let page = nnbench_core::report::page(&history, &Default::default(), "nightly", None).unwrap();
+/// let history = nnbench_cli::history::History::in_memory().unwrap();
+/// let page = nnbench_cli::report::page(&history, &Default::default(), "nightly", None).unwrap();
 /// assert!(page.starts_with("<!DOCTYPE html>") && page.contains("nightly"));
 /// ```
 pub fn page(

@@ -56,7 +56,7 @@ fn repository(dir: &Path) -> (PathBuf, Vec<String>) {
     let repo = dir.join("bisected");
     std::fs::create_dir_all(repo.join("benches")).unwrap();
     std::fs::create_dir_all(repo.join("src")).unwrap();
-    let nnbench = env!("CARGO_MANIFEST_DIR");
+    let nnbench = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     std::fs::write(
         repo.join("Cargo.toml"),
         format!(

@@ -2,7 +2,7 @@
 //! finds a step: series of figures along commits drawn in normal noise,
 //! with a step and without, searched as the history searches them.
 
-use nnbench_core::history::steps::{self, Step};
+use nnbench_cli::history::steps::{self, Step};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};

@@ -1,5 +1,5 @@
 //! The history at the size of a long-lived project: 1,000 runs of 1,000
-//! cases, one per commit, added one after the other as `--history` adds
+//! cases, one per commit, added one after the other as `nnbench history add` adds
 //! them. Prints the time to add a run (median, and at the end when the file
 //! is largest), the file's size, and the time to list the runs and to
 //! follow one case across all of them, and to search every case's figures
@@ -13,20 +13,20 @@
 //!
 //! `cargo bench --bench history`
 
-#[path = "support/harness.rs"]
+#[path = "../../benches/support/harness.rs"]
 mod harness;
-#[path = "support/stats.rs"]
+#[path = "../../benches/support/stats.rs"]
 mod stats;
 #[path = "support/step_trials.rs"]
 mod step_trials;
-#[path = "support/synthetic.rs"]
+#[path = "../../benches/support/synthetic.rs"]
 mod synthetic;
 
 use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::record::Git;
-use nnbench_core::history::{History, RunFilter, StepSearch};
+use nnbench_cli::history::{History, RunFilter, StepSearch};
 use nnbench_units::{format_bytes, format_ns};
 use stats::{median, rate_bounds};
 use synthetic::synthetic;
@@ -85,7 +85,7 @@ fn main() {
     let steps = history.steps(&StepSearch::default()).expect("steps").len();
     let search = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    let page = nnbench_core::report::page(&history, &StepSearch::default(), "history bench", None)
+    let page = nnbench_cli::report::page(&history, &StepSearch::default(), "history bench", None)
         .expect("the page");
     let report = start.elapsed().as_secs_f64();
 

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use nnbench_cli::history::{FigureStep, History, Machine, RunFilter, StepSearch};
 use nnbench_core::compare::Verdict;
-use nnbench_core::history::{FigureStep, History, Machine, RunFilter, StepSearch};
 use nnbench_units::format_figure;
 
 use crate::inputs;
@@ -43,7 +43,7 @@ pub enum HistoryCommand {
     #[command(after_help = "Examples:
   nnbench history regressions --branch main
   nnbench history regressions --case accuracy/ --all --format json
-  nnbench history regressions --branch main --fail   # in CI, after --history")]
+  nnbench history regressions --branch main --fail   # in CI, after history add")]
     Regressions {
         #[command(flatten)]
         filter: Filter,
@@ -309,7 +309,7 @@ fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
         if point.failed {
             row.extend(["failed".into()]);
         } else {
-            row.extend(nnbench_core::history::STORED.map(|figure| {
+            row.extend(nnbench_cli::history::STORED.map(|figure| {
                 point
                     .figure(figure)
                     .map_or("-".into(), |v| format_figure(figure, v))
@@ -325,7 +325,7 @@ fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
 pub fn open_existing(path: &Path) -> Result<History, String> {
     if !path.exists() {
         return Err(format!(
-            "{}: no history here (`nnbench history add RECORD` or `cargo bench -- --history` makes it)",
+            "{}: no history here (`nnbench history add RECORD` makes it)",
             path.display()
         ));
     }

@@ -22,7 +22,7 @@ use nnbench::record::Verdict;
 use yaml_rust2::{Yaml, YamlLoader};
 
 fn workspace() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
 /// The scratch crate's bench, with the figures a commit sets.

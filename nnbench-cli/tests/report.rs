@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nnbench::{RunRecord, Runner};
-use nnbench_core::history::History;
+use nnbench_cli::history::History;
 use serde::Serialize;
 
 /// A sweep of model size × batch size.

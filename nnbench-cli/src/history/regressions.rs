@@ -18,7 +18,7 @@ use crate::record::Figure;
 /// # Example
 ///
 /// ```
-/// let search = nnbench_core::history::StepSearch {
+/// let search = nnbench_cli::history::StepSearch {
 ///     case: Some("accuracy/".into()),
 ///     ..Default::default()
 /// };
@@ -55,7 +55,7 @@ impl Default for StepSearch {
 /// # Example
 ///
 /// ```
-/// # fn f(step: &nnbench_core::history::FigureStep) {
+/// # fn f(step: &nnbench_cli::history::FigureStep) {
 /// println!(
 ///     "{} {}: {:+.1}% from {} (p = {:.1e})",
 ///     step.case, step.figure, 100.0 * step.change, step.commit, step.p_value
@@ -111,7 +111,7 @@ impl FigureStep {
     /// # Example
     ///
     /// ```
-    /// # fn f(step: &nnbench_core::history::FigureStep) {
+    /// # fn f(step: &nnbench_cli::history::FigureStep) {
     /// println!("{} {} at {}", step.name(), step.change_text(), step.commit);
     /// # }
     /// ```
@@ -128,7 +128,7 @@ impl FigureStep {
     /// # Example
     ///
     /// ```
-    /// # fn f(step: &nnbench_core::history::FigureStep) {
+    /// # fn f(step: &nnbench_cli::history::FigureStep) {
     /// println!("{} stepped at {}", step.name(), step.commit);
     /// # }
     /// ```
@@ -172,7 +172,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
+    /// # fn f(history: &nnbench_cli::history::History) -> Result<(), nnbench_cli::history::HistoryError> {
     /// use nnbench_core::compare::Verdict;
     /// let steps = history.steps(&Default::default())?;
     /// let fresh = steps.iter().filter(|s| s.newest && s.verdict == Verdict::Regressed);

@@ -12,7 +12,7 @@ use crate::record::{CaseRecord, Direction, Figure, RunRecord};
 /// # Example
 ///
 /// ```
-/// # fn f(added: nnbench_core::history::Added) {
+/// # fn f(added: nnbench_cli::history::Added) {
 /// if !added.new {
 ///     println!("run {} was already in the history", added.run);
 /// }
@@ -39,7 +39,7 @@ pub struct Added {
 /// # Example
 ///
 /// ```
-/// let on_main = nnbench_core::history::RunFilter { branch: Some("main".into()), ..Default::default() };
+/// let on_main = nnbench_cli::history::RunFilter { branch: Some("main".into()), ..Default::default() };
 /// # let _ = on_main;
 /// ```
 #[derive(Clone, Debug, Default)]
@@ -57,7 +57,7 @@ pub struct RunFilter {
 /// # Example
 ///
 /// ```
-/// # fn f(run: &nnbench_core::history::RunSummary) {
+/// # fn f(run: &nnbench_cli::history::RunSummary) {
 /// println!("{} {} at {:?}: {} cases", run.id, run.bench, run.commit, run.cases);
 /// # }
 /// ```
@@ -88,7 +88,7 @@ pub struct RunSummary {
 /// # Example
 ///
 /// ```
-/// # fn f(point: &nnbench_core::history::CasePoint) {
+/// # fn f(point: &nnbench_cli::history::CasePoint) {
 /// if let Some(ns) = point.time_ns {
 ///     println!("{:?}: {ns} ns", point.commit);
 /// }
@@ -141,7 +141,7 @@ impl CasePoint {
     /// # Example
     ///
     /// ```
-    /// # fn f(point: &nnbench_core::history::CasePoint) {
+    /// # fn f(point: &nnbench_cli::history::CasePoint) {
     /// use nnbench::record::Figure;
     /// assert_eq!(point.figure(Figure::Time), point.time_ns);
     /// # }
@@ -177,8 +177,8 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &mut nnbench_core::history::History, record: &nnbench::RunRecord) -> Result<(), nnbench_core::history::HistoryError> {
-    /// let added = history.add(record, Some(&nnbench_core::history::Machine::named("ci-gpu")))?;
+    /// # fn f(history: &mut nnbench_cli::history::History, record: &nnbench::RunRecord) -> Result<(), nnbench_cli::history::HistoryError> {
+    /// let added = history.add(record, Some(&nnbench_cli::history::Machine::named("ci-gpu")))?;
     /// assert_eq!(added.machine.key, "ci-gpu");
     /// # Ok(())
     /// # }
@@ -336,7 +336,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
+    /// # fn f(history: &nnbench_cli::history::History) -> Result<(), nnbench_cli::history::HistoryError> {
     /// for run in history.runs(&Default::default())? {
     ///     println!("{} {}", run.id, run.started_at);
     /// }
@@ -381,7 +381,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
+    /// # fn f(history: &nnbench_cli::history::History) -> Result<(), nnbench_cli::history::HistoryError> {
     /// let points = history.case("accuracy/model=small")?;
     /// println!("{} runs of it", points.len());
     /// # Ok(())
@@ -425,7 +425,7 @@ impl History {
 /// # Example
 ///
 /// ```
-/// # fn f(case: &nnbench_core::history::CaseInfo) {
+/// # fn f(case: &nnbench_cli::history::CaseInfo) {
 /// println!("{} of {}: {}", case.id, case.family, serde_json::Value::Object(case.params.clone()));
 /// # }
 /// ```
@@ -453,7 +453,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
+    /// # fn f(history: &nnbench_cli::history::History) -> Result<(), nnbench_cli::history::HistoryError> {
     /// let families: std::collections::BTreeSet<String> =
     ///     history.cases()?.into_iter().map(|c| c.family).collect();
     /// # Ok(())
@@ -490,7 +490,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
+    /// # fn f(history: &nnbench_cli::history::History) -> Result<(), nnbench_cli::history::HistoryError> {
     /// if let Some(last) = history.runs(&Default::default())?.last() {
     ///     for (case, point) in history.run_figures(last.id)? {
     ///         println!("{case}: {:?}", point.time_ns);
@@ -544,7 +544,7 @@ impl History {
     /// # Example
     ///
     /// ```
-    /// # fn f(history: &nnbench_core::history::History) -> Result<(), nnbench_core::history::HistoryError> {
+    /// # fn f(history: &nnbench_cli::history::History) -> Result<(), nnbench_cli::history::HistoryError> {
     /// if let Some(last) = history.runs(&Default::default())?.last() {
     ///     for fit in history.run_scaling(last.id)? {
     ///         println!("{}: {} ∝ {}^{:.2}", fit.label(), fit.figure, fit.parameter, fit.exponent);
@@ -681,8 +681,8 @@ fn digest(record: &RunRecord) -> String {
 ///
 /// ```
 /// use nnbench::record::Figure;
-/// assert!(nnbench_core::history::STORED.contains(&Figure::Rss));
-/// assert!(!nnbench_core::history::STORED.contains(&Figure::Memo));
+/// assert!(nnbench_cli::history::STORED.contains(&Figure::Rss));
+/// assert!(!nnbench_cli::history::STORED.contains(&Figure::Memo));
 /// ```
 pub const STORED: [Figure; 10] = [
     Figure::Time,

@@ -433,7 +433,7 @@ fn a_merged_record_keeps_each_shards_machine_for_history_and_compare() {
         merged.context_of(on_second).host.cpu.as_deref(),
         Some("Another CPU")
     );
-    let mut history = nnbench_core::history::History::in_memory().unwrap();
+    let mut history = nnbench_cli::history::History::in_memory().unwrap();
     let added = history.add(&merged, None).unwrap();
     assert_eq!(added.also.len(), 1, "one run per machine");
     assert_eq!(added.cases + added.also[0].cases, 24);
@@ -468,7 +468,7 @@ fn the_slurm_scripts_run_an_array_and_merge_it() {
         "SHARDS=3\nFAIL_ON=''\nOPTIONS=()\nMERGE_OPTIONS=()\n",
     )
     .unwrap();
-    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/slurm");
+    let scripts = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("examples/slurm");
     // What Slurm sets in each task of `sbatch --array=1-3`; the third
     // task reruns alone (`--array=3`), and is still shard 3.
     for (task, min, count) in [("1", "1", "3"), ("2", "1", "3"), ("3", "3", "1")] {
@@ -526,7 +526,7 @@ struct KubernetesRun {
 
 impl KubernetesRun {
     fn script(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
             .join("examples/kubernetes")
             .join(name)
     }

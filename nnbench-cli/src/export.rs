@@ -24,7 +24,7 @@ use crate::record::{CaseRecord, Direction, Figure, RunRecord, numeric_fields};
 /// fn exported_accuracy() -> f64 { 0.93 }
 ///
 /// let record = nnbench::Runner::new().filter("exported_accuracy").test_mode(true).quiet(true).run().unwrap();
-/// let bmf = nnbench_core::export::bmf(&record);
+/// let bmf = nnbench_cli::export::bmf(&record);
 /// assert_eq!(bmf["exported_accuracy"]["exported-accuracy"]["value"], 0.93);
 /// assert!(bmf["exported_accuracy"]["latency"]["value"].as_f64().unwrap() > 0.0);
 /// ```
@@ -97,7 +97,7 @@ pub fn bmf(record: &RunRecord) -> Json {
 /// fn exported_latency() -> u8 { 1 }
 ///
 /// let record = nnbench::Runner::new().filter("exported_latency").test_mode(true).quiet(true).run().unwrap();
-/// let entries = nnbench_core::export::github(&record, true);
+/// let entries = nnbench_cli::export::github(&record, true);
 /// assert_eq!(entries[0]["name"], "exported_latency (time)");
 /// assert_eq!(entries[0]["unit"], "ns");
 /// ```

@@ -2,7 +2,7 @@
 //! requests in flight for its timed period, with each request's latency
 //! and the rate of those that finished in the record.
 
-#[path = "support/alone.rs"]
+#[path = "../../tests/support/alone.rs"]
 mod alone;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -15,7 +15,7 @@ use crate::record::RunContext;
 ///
 /// ```
 /// # fn f(record: &nnbench::RunRecord) {
-/// let machine = nnbench_core::history::Machine::of(&record.context);
+/// let machine = nnbench_cli::history::Machine::of(&record.context);
 /// println!("{}: {}", machine.key, machine.description);
 /// # }
 /// ```
@@ -66,7 +66,7 @@ impl Machine {
     /// # Example
     ///
     /// ```
-    /// let ci = nnbench_core::history::Machine::named("gpu-runner");
+    /// let ci = nnbench_cli::history::Machine::named("gpu-runner");
     /// assert_eq!(ci.key, "gpu-runner");
     /// ```
     pub fn named(name: &str) -> Self {

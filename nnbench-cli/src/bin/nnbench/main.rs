@@ -317,9 +317,9 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
         } => {
             let (record, _) = inputs::load(&record).map_err(|e| e.to_string())?;
             let json = match format {
-                ExportFormat::Bmf => nnbench_core::export::bmf(&record),
-                ExportFormat::GithubSmaller => nnbench_core::export::github(&record, true),
-                ExportFormat::GithubBigger => nnbench_core::export::github(&record, false),
+                ExportFormat::Bmf => nnbench_cli::export::bmf(&record),
+                ExportFormat::GithubSmaller => nnbench_cli::export::github(&record, true),
+                ExportFormat::GithubBigger => nnbench_cli::export::github(&record, false),
             };
             let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n";
             write(out.as_deref(), &text)?;
@@ -341,7 +341,7 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
             significance,
             fail_on,
         } => {
-            let search = nnbench_core::history::StepSearch {
+            let search = nnbench_cli::history::StepSearch {
                 filter: filter.runs(),
                 case: None,
                 significance,
@@ -349,11 +349,11 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
             };
             let history = if records.is_empty() {
                 history_command::open_existing(
-                    &history.unwrap_or_else(nnbench_core::history::History::default_path),
+                    &history.unwrap_or_else(nnbench_cli::history::History::default_path),
                 )?
             } else {
                 let mut memory =
-                    nnbench_core::history::History::in_memory().map_err(|e| e.to_string())?;
+                    nnbench_cli::history::History::in_memory().map_err(|e| e.to_string())?;
                 for name in &records {
                     let (record, _) = inputs::load(name).map_err(|e| e.to_string())?;
                     memory.add(&record, None).map_err(|e| e.to_string())?;
@@ -363,7 +363,7 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
             let folder = std::path::absolute(&out)
                 .ok()
                 .and_then(|page| page.parent().map(std::path::Path::to_owned));
-            let page = nnbench_core::report::page(&history, &search, &title, folder.as_deref())
+            let page = nnbench_cli::report::page(&history, &search, &title, folder.as_deref())
                 .map_err(|e| e.to_string())?;
             write(Some(&out), &page)?;
             eprintln!("wrote {}", out.display());
