@@ -16,15 +16,7 @@ use std::process::{Command, Output};
 
 use nnbench::RunRecord;
 use nnbench::record::Verdict;
-
-/// The packages, the runtime's four first: a bench depends on those.
-const CRATES: [&str; 5] = [
-    "nnbench-units",
-    "nnbench-macros",
-    "nnbench-core",
-    "nnbench",
-    "nnbench-cli",
-];
+use support::quick_start::{CRATES, blocks, packed, quick_start_crate, readme};
 
 /// What a bench must not compile: the tool's package, SQLite, and
 /// criterion's report machinery.
@@ -35,47 +27,6 @@ const NOT_LINKED: [&str; 5] = [
     "rayon",
     "plotters",
 ];
-
-fn workspace() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn readme() -> String {
-    std::fs::read_to_string(workspace().join("README.md")).unwrap()
-}
-
-/// The README's fenced blocks of `language` (its first word after the
-/// fence), in order.
-fn blocks(text: &str, language: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut current: Option<String> = None;
-    for line in text.lines() {
-        match (&mut current, line.strip_prefix("```")) {
-            (None, Some(info)) if info.split([',', ' ']).next() == Some(language) => {
-                current = Some(String::new());
-            }
-            (Some(block), Some("")) => {
-                found.push(std::mem::take(block));
-                current = None;
-            }
-            (Some(block), _) => {
-                block.push_str(line);
-                block.push('\n');
-            }
-            _ => {}
-        }
-    }
-    found
-}
-
-/// The README's block whose first line is `// path` or `# path`.
-fn file_block(blocks: &[String], path: &str) -> String {
-    blocks
-        .iter()
-        .find(|b| b.lines().next().is_some_and(|l| l.ends_with(path)))
-        .unwrap_or_else(|| panic!("the README has no block for {path}"))
-        .clone()
-}
 
 /// The README's shell block that runs `first`, its commands a line each.
 fn commands(blocks: &[String], first: &str) -> Vec<String> {
@@ -94,75 +45,10 @@ fn commands(blocks: &[String], first: &str) -> Vec<String> {
         .collect()
 }
 
-/// Packs the workspace's crates and unpacks them under `dir`: the folders
-/// of the packages, in `CRATES` order.
-fn packed(dir: &Path) -> Vec<PathBuf> {
-    let target = dir.join("package-target");
-    let packing = Command::new(env!("CARGO"))
-        .args(["package", "--workspace", "--no-verify", "--allow-dirty"])
-        .arg("--target-dir")
-        .arg(&target)
-        .current_dir(workspace())
-        .output()
-        .unwrap();
-    assert!(packing.status.success(), "{}", support::said(&packing));
-    let unpacked = dir.join("crates");
-    let _ = std::fs::remove_dir_all(&unpacked);
-    std::fs::create_dir_all(&unpacked).unwrap();
-    let version = env!("CARGO_PKG_VERSION");
-    CRATES
-        .iter()
-        .map(|name| {
-            let file = target
-                .join("package")
-                .join(format!("{name}-{version}.crate"));
-            let untar = Command::new("tar")
-                .arg("xzf")
-                .arg(&file)
-                .arg("-C")
-                .arg(&unpacked)
-                .output()
-                .unwrap();
-            assert!(untar.status.success(), "{}", support::said(&untar));
-            unpacked.join(format!("{name}-{version}"))
-        })
-        .collect()
-}
-
-/// A new library crate at `dir/user` with the README's lines, its data
-/// program and its bench, depending on the packages in `packages`.
+/// The README's crate at `dir/user`, a git repository of one commit.
 fn user_crate(dir: &Path, packages: &[PathBuf]) -> PathBuf {
     let user = dir.join("user");
-    for gone in ["Cargo.toml", "src", "benches", "examples", ".cargo"] {
-        let path = user.join(gone);
-        let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
-    }
-    std::fs::create_dir_all(user.join("src")).unwrap();
-    std::fs::write(user.join("src/lib.rs"), "//! A crate with a library.\n").unwrap();
-    let readme = readme();
-    let toml = file_block(&blocks(&readme, "toml"), "Cargo.toml");
-    std::fs::write(
-        user.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"user-sweep\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n{toml}"
-        ),
-    )
-    .unwrap();
-    let rust = blocks(&readme, "rust");
-    for path in ["examples/make_data.rs", "benches/sweep.rs"] {
-        let file = user.join(path);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, file_block(&rust, path)).unwrap();
-    }
-    // The packed crates stand in for crates.io's, at the versions the
-    // README asks for; the rest of the graph at the versions tested here.
-    let mut config = String::from("[patch.crates-io]\n");
-    for (name, path) in CRATES.iter().zip(packages).take(4) {
-        config.push_str(&format!("{name} = {{ path = {:?} }}\n", path));
-    }
-    std::fs::create_dir_all(user.join(".cargo")).unwrap();
-    std::fs::write(user.join(".cargo/config.toml"), config).unwrap();
-    std::fs::copy(workspace().join("Cargo.lock"), user.join("Cargo.lock")).unwrap();
+    quick_start_crate(&user, packages);
     support::git(&user, &["init", "--quiet", "--initial-branch", "main"]);
     std::fs::write(
         user.join(".gitignore"),
@@ -225,10 +111,9 @@ fn shell(user: &Path, command: &str, packages: &[PathBuf]) -> Output {
 
 /// What the quick start must show a user: commands, or the flags a
 /// command ends with. Each is run, and checked below where it runs.
-const QUICK_START: [&str; 6] = [
+const QUICK_START: [&str; 5] = [
     "cargo bench",
     "--list",
-    "--profile",
     "--save-baseline main",
     "--baseline main",
     "cargo install nnbench-cli",
@@ -272,16 +157,19 @@ fn the_readmes_quick_start_works_in_a_crate_of_its_own() {
                     "the bench's graph holds {package}:\n{tree}"
                 );
             }
+            // The quick start's crate has neither the `profile` nor the
+            // `criterion` feature: their flags stop the run before a case
+            // runs (the bench exits 2, cargo 101), naming the feature.
+            for (flag, feature) in [("--profile", "profile"), ("--sampled", "criterion")] {
+                let refused = shell(&user, &format!("cargo bench -- {flag}"), &packages);
+                let said = support::said(&refused);
+                assert!(!refused.status.success(), "{said}");
+                assert!(said.contains(&format!("`{feature}` feature")), "{said}");
+                assert!(!said.contains("[1/4]"), "no case ran: {said}");
+            }
         } else if command.contains("--list") {
             let listed = String::from_utf8_lossy(&output.stdout);
             assert_eq!(listed.matches("accuracy/").count(), 4, "{listed}");
-        } else if command.contains("--profile") {
-            let profiled = record(&user, "latest.json");
-            for case in &profiled.cases {
-                let graph = case.profile.as_ref();
-                let graph = graph.unwrap_or_else(|| panic!("no flamegraph for {}", case.id));
-                assert!(graph.is_file(), "{} is not there", graph.display());
-            }
         } else if command.contains("--save-baseline main") {
             assert!(
                 user.join("target/nnbench/sweep/baselines/main.json")

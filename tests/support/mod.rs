@@ -7,6 +7,8 @@
 
 #![allow(dead_code, unused_macros, unused_imports)]
 
+pub mod quick_start;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::Command;
 

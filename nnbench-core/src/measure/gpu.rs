@@ -1,6 +1,6 @@
-//! GPU memory through NVML, which `nvml-wrapper` loads at run time: a binary
-//! built here runs on machines without a GPU or driver, and reports why
-//! there is no figure instead.
+//! GPU memory through NVML, which [`nvml`](super::nvml) loads at run time: a
+//! binary built here runs on machines without a GPU or driver, and reports
+//! why there is no figure instead.
 //!
 //! NVML lists the processes using each GPU by PID: the figure is what this
 //! process and its descendants use, so that a case driving a child (a
@@ -12,8 +12,7 @@
 
 use std::sync::OnceLock;
 
-use nvml_wrapper::Nvml;
-use nvml_wrapper::enums::device::UsedGpuMemory;
+use super::nvml::Nvml;
 
 pub use crate::record::GpuMethod;
 use crate::record::{GpuContext, GpuDevice};
@@ -34,12 +33,7 @@ fn init() -> Result<Gpu, String> {
     if std::env::var_os("NNBENCH_NO_GPU").is_some() {
         return Err("disabled by NNBENCH_NO_GPU".into());
     }
-    // Driver installs ship libnvidia-ml.so.1; the unversioned name exists
-    // only where the development package is installed.
-    let nvml = Nvml::builder()
-        .lib_path("libnvidia-ml.so.1".as_ref())
-        .init()
-        .or_else(|_| Nvml::init())
+    let nvml = Nvml::load()
         .map_err(|e| format!("NVML is not available ({e}): no NVIDIA driver or GPU"))?;
     let devices = nvml
         .device_count()
@@ -83,23 +77,18 @@ pub(crate) fn used_bytes() -> Option<u64> {
     let gpu = gpu().ok()?;
     let mut total = 0u64;
     for index in 0..gpu.devices {
-        let device = gpu.nvml.device_by_index(index).ok()?;
         // `init` picks one of NVML's two methods: whole devices inside a
         // PID namespace, this process's own use elsewhere.
         total += if gpu.method == GpuMethod::DeviceDelta {
-            device.memory_info().ok()?.used
+            gpu.nvml.memory(index)?.1
         } else {
-            let mut processes = device.running_compute_processes().ok()?;
-            processes.extend(device.running_graphics_processes().unwrap_or_default());
+            let processes = gpu.nvml.processes(index)?;
             // A process using the GPU for compute and graphics is listed
             // twice, with the same memory.
             let mut ours = std::collections::BTreeMap::new();
             for p in &processes {
                 if descends_from(p.pid, gpu.pid) {
-                    let bytes = match p.used_gpu_memory {
-                        UsedGpuMemory::Used(bytes) => bytes,
-                        UsedGpuMemory::Unavailable => 0,
-                    };
+                    let bytes = p.used_bytes.unwrap_or(0);
                     let entry = ours.entry(p.pid).or_insert(0u64);
                     *entry = (*entry).max(bytes);
                 }
@@ -173,16 +162,13 @@ fn nvml_context() -> GpuContext {
         Ok(gpu) => GpuContext {
             available: true,
             reason: None,
-            driver: gpu.nvml.sys_driver_version().ok(),
+            driver: gpu.nvml.driver_version(),
             method: Some(gpu.method),
             devices: (0..gpu.devices)
-                .filter_map(|index| {
-                    let device = gpu.nvml.device_by_index(index).ok()?;
-                    Some(GpuDevice {
-                        index,
-                        name: device.name().ok(),
-                        memory_bytes: device.memory_info().ok().map(|m| m.total),
-                    })
+                .map(|index| GpuDevice {
+                    index,
+                    name: gpu.nvml.name(index),
+                    memory_bytes: gpu.nvml.memory(index).map(|(total, _)| total),
                 })
                 .collect(),
         },

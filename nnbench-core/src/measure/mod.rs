@@ -8,6 +8,7 @@ pub(crate) mod callgrind;
 pub(crate) mod cpu;
 pub mod gpu;
 pub(crate) mod load;
+mod nvml;
 #[cfg_attr(not(target_os = "linux"), path = "perf_elsewhere.rs")]
 pub(crate) mod perf;
 pub(crate) mod profile;
@@ -35,6 +36,7 @@ use sampler::Watch;
 /// The name of the async cases' runtime threads, which run the work the
 /// cases spawn: a profile keeps them, as it leaves out the harness's
 /// other threads.
+#[cfg_attr(not(any(feature = "tokio", feature = "profile")), allow(dead_code))]
 pub(crate) const RUNTIME_THREADS: &str = "nnbench-async";
 
 /// `NNBENCH_RSS=sampled` makes the runner sample even where the kernel

@@ -78,6 +78,7 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     };
     #[cfg(unix)]
     if let Err(message) = history_moved(&settings, bench)
+        .and_then(|()| built_in(&settings))
         .and_then(|()| super::paired::check_base(&settings, bench))
         .and_then(|()| super::isolate::valgrind::check(&settings))
     {
@@ -162,6 +163,23 @@ fn failure_message(outcome: &Result<RunRecord>) -> Option<String> {
         Ok(_) => None,
         Err(error) => Some(format!("{error:#}")),
     }
+}
+
+/// A flag whose feature this build lacks is refused before any case runs.
+fn built_in(settings: &Settings) -> Result<(), String> {
+    #[cfg(not(all(unix, feature = "profile")))]
+    if settings.profiling.profile {
+        return Err(format!(
+            "--profile: {}",
+            crate::measure::profile::UNAVAILABLE
+        ));
+    }
+    #[cfg(not(feature = "criterion"))]
+    if settings.timing.forced.0 == Some(crate::settings::Timing::Sampled) {
+        return Err(super::criterion_sampler::UNAVAILABLE.to_owned());
+    }
+    let _ = settings;
+    Ok(())
 }
 
 /// `--history` is a step of the tool: a bench binary links no SQLite.

@@ -10,6 +10,7 @@ use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value as Json;
 
+#[cfg(feature = "criterion")]
 use super::silence;
 use crate::record::{CaseRecord, RunRecord, TimingMode, numeric_fields};
 use nnbench_units::{format_bytes, format_count, format_field, format_ns};
@@ -91,6 +92,7 @@ impl Console {
 
     /// Runs `f`, which prints on its own (criterion): with the progress bar
     /// out of its way, and silenced when the run is quiet.
+    #[cfg(feature = "criterion")]
     pub(crate) fn foreign_output<T>(&self, f: impl FnOnce() -> T) -> T {
         match (&self.bar, self.quiet) {
             (_, true) => silence::output(f),

@@ -2,14 +2,13 @@
 //! the median is precise, or by criterion through `Bencher::iter_custom`;
 //! either way every `(iterations, elapsed)` sample after warm-up is kept.
 
-use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::time::Duration;
 
-use criterion::Criterion;
 use serde_json::Value as Json;
 
 use super::console::Console;
+use super::criterion_sampler::CriterionSampler;
 use crate::measure::adaptive::{self, Precision};
 use crate::measure::callgrind::{self, Dumps};
 use crate::measure::cpu::Elapsed;
@@ -22,11 +21,6 @@ use crate::record::{
 use crate::registry::{Args, Call, Case, Parallel};
 use crate::settings::{Baselines, Sampling, Timing, TimingSettings};
 use crate::{Error, Result};
-
-/// criterion's defaults, restated because its builder has no reset.
-const SAMPLE_SIZE: usize = 100;
-const WARM_UP: Duration = Duration::from_secs(3);
-const MEASUREMENT: Duration = Duration::from_secs(5);
 
 /// How long a case under `concurrency` makes requests before they are
 /// recorded, and for how long they are, unless its family says.
@@ -57,24 +51,24 @@ pub(crate) struct Timed {
     pub threads: Option<ThreadsRecord>,
 }
 
-/// One criterion for the whole run, made when a case first samples, and
-/// the dumps of Callgrind in a worker under it.
+/// The run's criterion (under `--sampled`), and the dumps of Callgrind in
+/// a worker under it.
 pub(crate) struct Engine {
-    baselines: Baselines,
-    criterion: Option<Criterion>,
+    criterion: CriterionSampler,
     dumps: Option<Dumps>,
 }
-
-/// Unwinds out of criterion when the function fails mid-sampling.
-struct Aborted;
 
 impl Engine {
     pub(crate) fn new(baselines: Baselines) -> Self {
         Self {
-            baselines,
-            criterion: None,
+            criterion: CriterionSampler::new(baselines),
             dumps: Dumps::from_env().filter(|_| callgrind::running()),
         }
+    }
+
+    /// criterion's closing summary, once every case has run.
+    pub(crate) fn finish(self, console: &Console) {
+        self.criterion.finish(console);
     }
 
     /// Calls once for the metric, then samples if `plan` says so (or, under
@@ -150,7 +144,7 @@ impl Engine {
             Sampler::Adaptive | Sampler::Load => {
                 adaptive::sample(&precision(&plan.sampling), routine)
             }
-            Sampler::Criterion => self.sample(id, &plan.sampling, console, routine),
+            Sampler::Criterion => self.criterion.sample(id, &plan.sampling, console, routine),
             Sampler::Paired => round::sample(plan.round, routine),
         };
         if let Some(meter) = meter {
@@ -194,74 +188,6 @@ impl Engine {
             ..one_call(timer.elapsed().unwrap_or_default())
         };
         Ok((metric, time))
-    }
-
-    fn criterion(&mut self, sampling: &Sampling) -> Criterion {
-        let criterion = self.criterion.take().unwrap_or_else(|| {
-            let mut criterion = Criterion::default();
-            if let Some(name) = &self.baselines.save {
-                criterion = criterion.save_baseline(name.clone());
-            }
-            if let Some(name) = &self.baselines.compare {
-                // Lenient: a case added since the baseline is new, not a failure.
-                criterion = criterion.retain_baseline(name.clone(), false);
-            }
-            criterion
-        });
-        criterion
-            .sample_size(sampling.sample_size.unwrap_or(SAMPLE_SIZE))
-            .warm_up_time(sampling.warm_up.unwrap_or(WARM_UP))
-            .measurement_time(sampling.measurement_time.unwrap_or(MEASUREMENT))
-    }
-
-    /// Lets criterion drive `routine`; returns the samples it measured (the
-    /// calls after warm-up).
-    fn sample(
-        &mut self,
-        id: &str,
-        sampling: &Sampling,
-        console: &Console,
-        mut routine: impl FnMut(u64) -> Result<Elapsed>,
-    ) -> Result<Vec<(u64, Elapsed)>> {
-        // Making one looks for gnuplot, and says so.
-        let mut criterion = console.foreign_output(|| self.criterion(sampling));
-        let calls: RefCell<Vec<(u64, Elapsed)>> = RefCell::new(Vec::new());
-        let failure: RefCell<Option<Error>> = RefCell::new(None);
-        // criterion prints as it samples: around the progress bar, or not at
-        // all when the run is quiet.
-        let outcome = console.foreign_output(|| {
-            catch_unwind(AssertUnwindSafe(|| {
-                criterion.bench_function(id, |bencher| {
-                    bencher.iter_custom(|iters| match routine(iters) {
-                        Ok(elapsed) => {
-                            calls.borrow_mut().push((iters, elapsed));
-                            elapsed.wall
-                        }
-                        Err(error) => {
-                            *failure.borrow_mut() = Some(error);
-                            resume_unwind(Box::new(Aborted))
-                        }
-                    });
-                });
-            }))
-        });
-        self.criterion = Some(criterion);
-        if let Err(payload) = outcome {
-            return match failure.into_inner() {
-                Some(error) => Err(error),
-                None => resume_unwind(payload),
-            };
-        }
-        let mut calls = calls.into_inner();
-        let kept = sampling.sample_size.unwrap_or(SAMPLE_SIZE).min(calls.len());
-        Ok(calls.split_off(calls.len() - kept))
-    }
-
-    /// criterion's closing summary, once every case has run.
-    pub(crate) fn finish(self, console: &Console) {
-        if let Some(criterion) = self.criterion {
-            console.foreign_output(|| criterion.final_summary());
-        }
     }
 }
 

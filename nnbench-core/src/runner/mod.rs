@@ -12,6 +12,7 @@ mod bench_main;
 mod builder;
 mod case_loop;
 mod console;
+mod criterion_sampler;
 mod engine;
 mod gate;
 mod interrupt;
@@ -30,6 +31,7 @@ mod provenance;
 mod run;
 mod schedule;
 mod select;
+#[cfg(feature = "criterion")]
 mod silence;
 mod tier_limit;
 mod watchdog;

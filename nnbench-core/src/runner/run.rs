@@ -111,6 +111,10 @@ impl Runner {
                 "--isolate, --paired and --case-timeout work in a bench binary (`nnbench::main!()`), which starts itself again as a worker or ends on a timed-out case",
             ));
         }
+        #[cfg(not(feature = "criterion"))]
+        if settings.timing.forced.0 == Some(crate::settings::Timing::Sampled) {
+            return Err(Error::msg(super::criterion_sampler::UNAVAILABLE));
+        }
         if settings.memory.clears_disk_tier() {
             memo::clear_disk_tier()?;
         }

@@ -11,7 +11,8 @@ pub(crate) struct Profiling {
     /// draw a flamegraph of them: target/nnbench/<bench>/profiles/<case>.svg,
     /// its path in the record's `profile`. With --paired, for each case
     /// that regressed, a differential flamegraph of the base build against
-    /// this one: target/nnbench/<bench>/profiles/diff/<case>.svg.
+    /// this one: target/nnbench/<bench>/profiles/diff/<case>.svg. Needs
+    /// nnbench's `profile` feature.
     #[arg(long, conflicts_with_all = ["instructions"])]
     pub profile: bool,
     /// Where the flamegraphs go: set by a bench binary, else

@@ -89,6 +89,7 @@ impl Folded {
     }
 
     /// Draws the flamegraph, titled `title`, into `out`.
+    #[cfg(feature = "profile")]
     pub(crate) fn svg(&self, title: &str, out: impl Write) -> std::io::Result<()> {
         use inferno::flamegraph::{self, Options, color};
         let mut options = Options::default();
@@ -103,6 +104,12 @@ impl Folded {
         let lines: Vec<String> = self.lines().collect();
         flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), out)
     }
+
+    /// Draws nothing: flamegraphs are the `profile` feature's.
+    #[cfg(not(feature = "profile"))]
+    pub(crate) fn svg(&self, _title: &str, _out: impl Write) -> std::io::Result<()> {
+        Err(std::io::Error::other(super::UNAVAILABLE))
+    }
 }
 
 /// Draws the differential flamegraph of `base` against `head` (folded
@@ -113,6 +120,7 @@ impl Folded {
 /// head's stacks is red where its time per call (its own and its
 /// callees') grew, by the share of the base's call it added, blue where it
 /// fell, the deeper the more; the subtitle names those that grew most.
+#[cfg(feature = "profile")]
 pub(crate) fn differential(
     title: &str,
     base: &str,
@@ -207,9 +215,22 @@ pub(crate) fn differential(
     flamegraph::from_lines(&mut options, head.lines(), out)
 }
 
+/// Draws nothing: flamegraphs are the `profile` feature's.
+#[cfg(not(feature = "profile"))]
+pub(crate) fn differential(
+    _title: &str,
+    _base: &str,
+    _head: &str,
+    _ratio: f64,
+    _out: impl Write,
+) -> std::io::Result<()> {
+    Err(std::io::Error::other(super::UNAVAILABLE))
+}
+
 /// Per frame name, the share of the samples in stacks through it (each
 /// stack counted once, however often the name recurs in it); and how many
 /// samples there are.
+#[cfg(feature = "profile")]
 fn shares(folded: &str) -> (HashMap<String, f64>, u64) {
     let mut counts: HashMap<String, u64> = HashMap::new();
     let mut total = 0;
@@ -384,6 +405,7 @@ mod tests {
     }
 
     /// The colour of frame `name`'s box in `svg`.
+    #[cfg(feature = "profile")]
     pub(crate) fn fill(svg: &str, name: &str) -> [u8; 3] {
         let at = svg.find(&format!("<title>{name} (")).unwrap();
         let from = at + svg[at..].find("fill=\"rgb(").unwrap() + 10;
@@ -396,6 +418,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "profile")]
     fn a_differential_flamegraph_marks_what_grew() {
         let base = "main;steady 100\nmain;slow_part 100\n";
         let head = "main;steady 100\nmain;slow_part 300\n";
@@ -422,6 +445,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "profile")]
     fn the_svg_names_the_frames_and_counts_the_samples() {
         let folded = Folded::new(vec![stack("main", true, &["hot_loop", WITHIN], 12)]);
         assert_eq!(folded.samples(), 12);

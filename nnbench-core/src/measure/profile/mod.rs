@@ -8,21 +8,35 @@
 //! the case begins; the harness's own threads (the prefetcher loading the
 //! next case's memos among them) are left out by name.
 
+// Without a profiler the stacks are never folded, but the folding keeps
+// its unit tests in every build.
+#[cfg_attr(not(all(unix, feature = "profile")), allow(dead_code, unused_imports))]
 mod folded;
 
+#[cfg_attr(not(all(unix, feature = "profile")), allow(unused_imports))]
 pub(crate) use folded::{Folded, Stack, differential};
+
+/// Why no profile can be taken in this build, where none can.
+#[cfg(not(all(unix, feature = "profile")))]
+pub(crate) const UNAVAILABLE: &str = if cfg!(unix) {
+    "built without nnbench's `profile` feature, which takes flamegraphs: \
+     nnbench = { version = \"0.1\", features = [\"profile\"] }"
+} else {
+    "profiles are taken on Unix only"
+};
 
 /// How often the profiler interrupts, per second of CPU time: prime, so
 /// that it does not beat with work that repeats at a round period.
-#[cfg(unix)]
+#[cfg(all(unix, feature = "profile"))]
 const FREQUENCY: i32 = 997;
 
 /// Libraries in which the profiler does not walk the stack: unwinding
 /// from inside them can deadlock on the locks they hold.
-#[cfg(unix)]
+#[cfg(all(unix, feature = "profile"))]
 const BLOCKLIST: [&str; 4] = ["libc", "libgcc", "pthread", "vdso"];
 
 /// The full name of [`within`], as frames name it.
+#[cfg_attr(not(all(unix, feature = "profile")), allow(dead_code))]
 const WITHIN: &str = concat!(module_path!(), "::within");
 
 /// Runs `call` in a frame of its own, so that the profile finds where the
@@ -40,17 +54,17 @@ pub(crate) fn within(call: &mut dyn FnMut()) {
 /// in that case's memory.
 pub(crate) fn prepare() {
     // One that cannot start now says why when a case starts it.
-    #[cfg(unix)]
+    #[cfg(all(unix, feature = "profile"))]
     drop(pprof::ProfilerGuardBuilder::default().frequency(1).build());
 }
 
 /// A profiler sampling the whole process, until [`finish`](Self::finish).
 pub(crate) struct Profiler {
-    #[cfg(unix)]
+    #[cfg(all(unix, feature = "profile"))]
     guard: pprof::ProfilerGuard<'static>,
     /// The thread that started it, whose stacks outside [`within`] are
     /// the harness's.
-    #[cfg(unix)]
+    #[cfg(all(unix, feature = "profile"))]
     caller: u64,
 }
 
@@ -58,7 +72,7 @@ impl Profiler {
     /// Starts sampling; says why when it cannot (another profiler runs in
     /// this process, the system refused the timer, or this is not Unix).
     pub(crate) fn start() -> Result<Self, String> {
-        #[cfg(unix)]
+        #[cfg(all(unix, feature = "profile"))]
         {
             let guard = pprof::ProfilerGuardBuilder::default()
                 .frequency(FREQUENCY)
@@ -75,15 +89,15 @@ impl Profiler {
                 caller: this_thread(),
             })
         }
-        #[cfg(not(unix))]
+        #[cfg(not(all(unix, feature = "profile")))]
         {
-            Err("profiles are taken on Unix only".to_owned())
+            Err(UNAVAILABLE.to_owned())
         }
     }
 
     /// Stops sampling and folds what was sampled into the case's stacks.
     pub(crate) fn finish(self) -> Result<Folded, String> {
-        #[cfg(unix)]
+        #[cfg(all(unix, feature = "profile"))]
         {
             let report =
                 self.guard.report().build().map_err(|error| {
@@ -103,7 +117,7 @@ impl Profiler {
             });
             Ok(Folded::new(stacks))
         }
-        #[cfg(not(unix))]
+        #[cfg(not(all(unix, feature = "profile")))]
         {
             Ok(Folded::default())
         }
@@ -111,7 +125,7 @@ impl Profiler {
 }
 
 /// This thread as the profiler names threads.
-#[cfg(unix)]
+#[cfg(all(unix, feature = "profile"))]
 fn this_thread() -> u64 {
     // SAFETY: `pthread_self` has no preconditions.
     unsafe { libc::pthread_self() as u64 }
