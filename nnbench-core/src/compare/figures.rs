@@ -7,8 +7,8 @@ use nnbench_units::format_ns;
 
 use super::{CaseComparison, FigureComparison, Presence, Threshold, Thresholds, Verdict};
 use crate::record::{
-    CaseRecord, Figure, RunContext, RunRecord, ThroughputRecord, TimeRecord, TimingMode,
-    numeric_fields,
+    CaseRecord, Figure, PairedClock, PairedRecord, RunContext, RunRecord, ThroughputRecord,
+    TimeRecord, TimingMode, numeric_fields,
 };
 
 /// Compares one case present on both sides, under `t` with the head
@@ -126,7 +126,7 @@ fn compare_figure(
         // natively: its instructions are compared instead.
         Figure::Time if counted(base) || counted(head) => None,
         Figure::Time => Some(match &head.paired {
-            Some(paired) => super::paired::time(paired, &head.time, threshold),
+            Some(paired) => paired_time(paired, &head.time, threshold),
             None => time(&base.time, &head.time, threshold, t.significance),
         }),
         Figure::Load => amounts(figure, base.figure(figure), head.figure(figure), threshold),
@@ -241,7 +241,7 @@ fn throughput(
     };
     // Time per item rises exactly when items per second fall: one verdict.
     let timed = match &head.paired {
-        Some(paired) => super::paired::time(paired, &head.time, threshold),
+        Some(paired) => paired_time(paired, &head.time, threshold),
         None => time(
             &per_item(&base.time, b.per_call),
             &per_item(&head.time, h.per_call),
@@ -563,6 +563,40 @@ fn context_differences(b: &RunContext, h: &RunContext) -> Vec<String> {
         .filter(|(_, b, h)| b != h)
         .map(|(what, b, h)| format!("{what} differs: {b} on the base side, {h} on the head side"))
         .collect()
+}
+
+/// The time figure of a paired case: the medians on the clock the rounds
+/// were judged on, the estimated ratio and the rounds' verdict.
+pub(super) fn paired_time(
+    p: &PairedRecord,
+    head: &TimeRecord,
+    threshold: Threshold,
+) -> FigureComparison {
+    let on_clock = |t: &TimeRecord| match p.clock {
+        PairedClock::Cpu => t.cpu_median_ns.unwrap_or(t.median_ns),
+        PairedClock::Wall | PairedClock::Instructions => t.median_ns,
+    };
+    let clock = match p.clock {
+        PairedClock::Cpu => "CPU",
+        PairedClock::Wall | PairedClock::Instructions => "wall",
+    };
+    FigureComparison {
+        figure: Figure::Time,
+        field: None,
+        base: Some(on_clock(&p.base.time)),
+        head: Some(on_clock(head)),
+        ratio: p.estimate.is_finite().then_some(p.estimate),
+        p: None,
+        verdict: p.verdict,
+        gated: threshold.gated,
+        note: Some(format!(
+            "paired: {} rounds by {clock} time, 99% interval {:.3}–{:.3}, limit {:.1}%",
+            p.rounds,
+            p.interval[0],
+            p.interval[1],
+            p.limit * 100.0
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -2,38 +2,8 @@
 //! case's head figures against the base build's, time by the rounds'
 //! verdict, memory and the value as [`compare`](super::compare) judges them.
 
-use super::{CaseComparison, Comparison, FigureComparison, Presence, Side, Threshold, Thresholds};
-use crate::record::{Figure, PairedClock, PairedRecord, RunRecord, TimeRecord, Verdict};
-
-/// The time figure of a paired case: the medians on the clock the rounds
-/// were judged on, the estimated ratio and the rounds' verdict.
-pub(super) fn time(p: &PairedRecord, head: &TimeRecord, threshold: Threshold) -> FigureComparison {
-    let on_clock = |t: &TimeRecord| match p.clock {
-        PairedClock::Cpu => t.cpu_median_ns.unwrap_or(t.median_ns),
-        PairedClock::Wall | PairedClock::Instructions => t.median_ns,
-    };
-    let clock = match p.clock {
-        PairedClock::Cpu => "CPU",
-        PairedClock::Wall | PairedClock::Instructions => "wall",
-    };
-    FigureComparison {
-        figure: Figure::Time,
-        field: None,
-        base: Some(on_clock(&p.base.time)),
-        head: Some(on_clock(head)),
-        ratio: p.estimate.is_finite().then_some(p.estimate),
-        p: None,
-        verdict: p.verdict,
-        gated: threshold.gated,
-        note: Some(format!(
-            "paired: {} rounds by {clock} time, 99% interval {:.3}–{:.3}, limit {:.1}%",
-            p.rounds,
-            p.interval[0],
-            p.interval[1],
-            p.limit * 100.0
-        )),
-    }
-}
+use super::{CaseComparison, Comparison, Presence, Side, Threshold, Thresholds};
+use crate::record::{PairedClock, RunRecord, TimeRecord, Verdict};
 
 /// A paired run's record judged: its cases against the base build's
 /// figures it keeps, under `thresholds` (time by the rounds' verdicts).
@@ -142,7 +112,7 @@ pub fn rounds_table(record: &RunRecord) -> String {
             };
             (count(&p.base.time), count(&case.time))
         } else {
-            let time = time(
+            let time = super::figures::paired_time(
                 p,
                 &case.time,
                 Threshold {

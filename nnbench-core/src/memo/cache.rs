@@ -12,8 +12,8 @@ use super::distinct::Distinct;
 use super::erased::ErasedMemo;
 use super::graph::Graph;
 use super::journal::{self, Eviction};
-use super::seen::Seen;
-use super::stamp::{self, Input, Stamp};
+use super::made_from::files::Seen;
+use super::made_from::{self, Input, Stamp};
 use super::{Memo, MemoError};
 use crate::error::panic_message;
 use crate::measure::rss;
@@ -315,7 +315,7 @@ impl Cache {
         if let Some(why) = stamp.seen.changed_to(&memo.seen()) {
             return Some(format!("it changed: {why}"));
         }
-        stamp::stale(&stamp.inputs, &|input| self.at_hand(input))
+        made_from::stale(&stamp.inputs, &|input| self.at_hand(input))
     }
 
     /// At the first use of `entry` in a run, checks that its value was made
@@ -464,17 +464,9 @@ impl Cache {
         entry.ready().map(|ready| ready.bytes)
     }
 
-    /// What loading `memo` is expected to add to host and GPU memory: its
-    /// sizes when it was last computed or loaded, or 0 if it never was.
-    pub(crate) fn expected_bytes(&self, memo: &dyn ErasedMemo) -> Sizes {
-        lock(&self.sizes)
-            .get(&memo.key_hash())
-            .copied()
-            .unwrap_or_default()
-    }
-
-    /// [`expected_bytes`](Self::expected_bytes), or for a memo never loaded
-    /// the largest of its type loaded so far (0 if none): the models of a
+    /// What loading `memo` is expected to add to host and GPU memory: what
+    /// it held when it was last loaded, or for a memo never loaded the
+    /// largest of its type loaded so far (0 if none): the models of a
     /// sweep are alike.
     pub(crate) fn estimated_bytes(&self, memo: &dyn ErasedMemo) -> Sizes {
         self.known_bytes(memo)
@@ -682,7 +674,7 @@ impl Cache {
 
     /// What the inputs of `memo` not held now are expected to add to host
     /// and GPU memory when it is computed: those its last compute
-    /// resolved, transitively, at their [`expected_bytes`](Self::expected_bytes).
+    /// resolved, transitively, at what each held when last loaded.
     pub(crate) fn expected_inputs_bytes(&self, memo: &dyn ErasedMemo) -> Sizes {
         let graph = lock(&self.graph);
         let mut total = Sizes::default();
@@ -697,7 +689,7 @@ impl Cache {
             if visited.iter().any(|v| v.same_as(&*at)) || self.contains(&*at) {
                 continue;
             }
-            total = total + self.expected_bytes(&*at);
+            total = total + self.known_bytes(&*at).unwrap_or_default();
             frontier.extend(
                 graph
                     .inputs_of(&*at)
@@ -805,7 +797,7 @@ mod computing {
 
     use super::Entry;
     use crate::memo::ErasedMemo;
-    use crate::memo::stamp::Input;
+    use crate::memo::made_from::Input;
 
     struct Frame {
         entry: Arc<Entry>,
@@ -982,7 +974,7 @@ impl Cache {
         seen: &Seen,
     ) -> Result<Ready, EntryError> {
         let before = rss::current_bytes();
-        let stale = |inputs: &[Input]| stamp::stale(inputs, &|input| self.at_hand(input));
+        let stale = |inputs: &[Input]| made_from::stale(inputs, &|input| self.at_hand(input));
         match catch_unwind(AssertUnwindSafe(|| memo.load_erased(path, key, &stale))) {
             Ok(Ok(((value, exact), meta))) => {
                 let stamp = Stamp {

@@ -7,8 +7,8 @@ use std::sync::{Arc, LazyLock};
 
 use super::Memo;
 use super::disk::{self, EntryError, Key, Meta};
-use super::seen::Seen;
-use super::stamp::Input;
+use super::made_from::Input;
+use super::made_from::files::Seen;
 use crate::Result;
 use crate::record::MemoInput;
 

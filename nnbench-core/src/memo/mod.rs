@@ -15,17 +15,15 @@ mod erased;
 mod error;
 mod graph;
 pub(crate) mod journal;
-mod seen;
-mod stamp;
+mod made_from;
 mod summary;
 #[cfg(test)]
 pub(crate) mod test_memos;
-mod tier;
 
 pub use cache::{MemoStats, TypeStats};
 pub use disk::DiskTier;
+pub use disk::{DiskEntry, Pruned};
 pub use error::MemoError;
-pub use tier::{DiskEntry, Pruned};
 
 #[cfg(test)]
 use cache::global;
@@ -242,9 +240,9 @@ pub fn file_fingerprint(path: impl AsRef<std::path::Path>) -> Result<String> {
         "{}|{}|{}",
         path.display(),
         meta.len(),
-        seen::modified_ns(&meta)
+        made_from::files::modified_ns(&meta)
     );
-    seen::looked_at(path, &meta, &said, None);
+    made_from::files::looked_at(path, &meta, &said, None);
     Ok(said)
 }
 
@@ -271,9 +269,9 @@ pub fn file_fingerprint(path: impl AsRef<std::path::Path>) -> Result<String> {
 /// ```
 pub fn file_digest(path: impl AsRef<std::path::Path>) -> Result<String> {
     let path = path.as_ref();
-    let (digest, meta) = seen::digest(path)
+    let (digest, meta) = made_from::files::digest(path)
         .map_err(|e| crate::Error::from(e).context(format!("digest of {}", path.display())))?;
-    seen::looked_at(path, &meta, &digest, Some(digest.clone()));
+    made_from::files::looked_at(path, &meta, &digest, Some(digest.clone()));
     Ok(digest)
 }
 

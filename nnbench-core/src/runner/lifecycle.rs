@@ -11,8 +11,8 @@ use serde_json::Value as Json;
 
 use super::console::Console;
 use super::engine::{self, Engine, Plan, Timed};
+use super::order::Ahead;
 use super::profile;
-use super::schedule::Ahead;
 use crate::error::panic_message;
 use crate::measure::CaseMeter;
 use crate::memo::{self, ErasedMemo, Resolution, Sizes, journal};
@@ -93,7 +93,7 @@ pub(crate) fn run(
         let (value, how) = memo::resolve_erased(memo);
         memo_record.counters += how.counters(value.is_err());
         if how != Resolution::Hit && value.is_ok() {
-            let size = cache.expected_bytes(memo);
+            let size = cache.known_bytes(memo).unwrap_or_default();
             memo_record.loads += 1;
             memo_record.bytes_loaded += size.host + size.device;
         }

@@ -20,16 +20,14 @@ mod interrupt;
 mod isolate;
 mod ledger;
 mod lifecycle;
+mod order;
 #[cfg(unix)]
 mod paired;
-mod plan;
-mod planning;
 mod prefetch;
 mod profile;
 mod progress;
 mod provenance;
 mod run;
-mod schedule;
 mod select;
 #[cfg(feature = "criterion")]
 mod silence;

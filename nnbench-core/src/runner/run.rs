@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::case_loop::{self, Sink};
 use super::console::Console;
 use super::ledger::{Closing, Ledger, Stop};
-use super::planning::{self, Planning};
+use super::order::Schedule;
+use super::order::{self, Planning};
 use super::progress::{self, Progress};
-use super::schedule::Schedule;
 use super::watchdog::{self, Watchdog};
 use super::{Runner, interrupt, provenance, select};
 use crate::memo::{self, journal};
@@ -48,7 +48,7 @@ impl Runner {
             planning.plan(&mut schedule);
             plan = planning
                 .into_record()
-                .map(|p| planning::describe(&p))
+                .map(|p| order::describe(&p))
                 .unwrap_or_default();
         }
         let ids = std::iter::from_fn(|| {
@@ -249,36 +249,13 @@ impl Runner {
             paired_run = run;
             (stopped, Some(memo))
         } else {
-            let watchdog = match settings.isolation.case_timeout {
-                Some(limit) => Some(
-                    Watchdog::start(limit, close_on_timeout(limit, &ledger, &closing)).map_err(
-                        |e| Error::msg(format!("--case-timeout: no watchdog thread: {e}")),
-                    )?,
-                ),
-                None => None,
-            };
-            let mut sink = Local {
-                ledger: &ledger,
-                console: &console,
-                stop: &stop,
-                watchdog: watchdog.as_ref(),
-            };
-            let end = case_loop::run(&selected, &[], settings, &console, &mut sink);
-            drop(watchdog);
-            let mut ledger = lock(&ledger);
-            ledger.warnings.extend(end.warnings);
-            ledger.loading = end.loading;
-            drop(ledger);
-            (end.interrupted.map(Stop::Signal), None)
+            let stopped = run_in_process(&selected, settings, &stop, &ledger, &closing, &console)?;
+            (stopped, None)
         };
         if stopped.is_none() && !counted.is_empty() {
-            let (stop_counted, mut memo) =
-                run_in_workers(&counted, settings, true, &stop, &ledger, &console)?;
             let before = workers_memo.unwrap_or_else(|| closing.local_memo());
-            memo.counters += before.counters;
-            memo.entries_at_end = before.entries_at_end;
-            memo.resident_bytes_at_end = before.resident_bytes_at_end;
-            memo.disk_bytes_at_end = before.disk_bytes_at_end;
+            let (stop_counted, memo) =
+                run_counted(&counted, settings, &stop, &ledger, &console, before)?;
             (stopped, workers_memo) = (stop_counted, Some(memo));
         }
         let mut record = closing.record(&mut lock(&ledger), stopped, workers_memo);
@@ -300,6 +277,56 @@ pub(crate) struct Listing {
 
 fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
     ledger.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs `selected` in this process, under a watchdog with
+/// `--case-timeout`. Says what stopped the run early, if anything.
+fn run_in_process(
+    selected: &[&Case],
+    settings: &Settings,
+    stop: &dyn Fn() -> Option<interrupt::Signal>,
+    ledger: &Arc<Mutex<Ledger>>,
+    closing: &Arc<Closing>,
+    console: &Console,
+) -> Result<Option<Stop>> {
+    let watchdog = match settings.isolation.case_timeout {
+        Some(limit) => Some(
+            Watchdog::start(limit, close_on_timeout(limit, ledger, closing))
+                .map_err(|e| Error::msg(format!("--case-timeout: no watchdog thread: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut sink = Local {
+        ledger,
+        console,
+        stop,
+        watchdog: watchdog.as_ref(),
+    };
+    let end = case_loop::run(selected, &[], settings, console, &mut sink);
+    drop(watchdog);
+    let mut ledger = lock(ledger);
+    ledger.warnings.extend(end.warnings);
+    ledger.loading = end.loading;
+    Ok(end.interrupted.map(Stop::Signal))
+}
+
+/// Runs the cases whose instructions are counted, in workers under
+/// Callgrind, after the others; their memo figures add to `before`, what
+/// the rest of the run did.
+fn run_counted(
+    counted: &[&Case],
+    settings: &Settings,
+    stop: &dyn Fn() -> Option<interrupt::Signal>,
+    ledger: &Mutex<Ledger>,
+    console: &Console,
+    before: RunMemoRecord,
+) -> Result<(Option<Stop>, RunMemoRecord)> {
+    let (stopped, mut memo) = run_in_workers(counted, settings, true, stop, ledger, console)?;
+    memo.counters += before.counters;
+    memo.entries_at_end = before.entries_at_end;
+    memo.resident_bytes_at_end = before.resident_bytes_at_end;
+    memo.disk_bytes_at_end = before.disk_bytes_at_end;
+    Ok((stopped, memo))
 }
 
 /// Runs `selected` in worker processes of this bench binary: plain ones

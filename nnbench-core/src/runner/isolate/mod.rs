@@ -22,7 +22,7 @@ pub(crate) use protocol::WORKER_ENV;
 
 use super::interrupt::Signal;
 use super::lifecycle;
-use super::schedule::Schedule;
+use super::order::Schedule;
 use crate::record::{CaseRecord, MemoryRecord, RunMemoRecord, Stage};
 use crate::registry::Case;
 use crate::settings::Settings;

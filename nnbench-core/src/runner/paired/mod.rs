@@ -49,7 +49,7 @@ use super::isolate::affinity;
 use super::isolate::protocol::Order;
 use super::isolate::valgrind::Callgrind;
 use super::isolate::watch::{Following, Limits, Start};
-use super::schedule::Schedule;
+use super::order::Schedule;
 use crate::record::{CaseRecord, PairedRun, RunMemoRecord};
 use crate::registry::Case;
 use crate::settings::Settings;

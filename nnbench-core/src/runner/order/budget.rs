@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use nnbench_units::format_bytes;
 
-use super::plan::Plan;
-use super::schedule::{MemoId, Schedule};
+use super::blocks::Plan;
+use super::{MemoId, Schedule};
 use crate::memo::{self, ErasedMemo, Sizes};
 use crate::record::{CaseRecord, MemoSize, PlanRecord, RunRecord};
 use crate::settings::Settings;

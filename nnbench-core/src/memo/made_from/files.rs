@@ -1,7 +1,7 @@
 //! What a memo's inputs looked like when its value was made: its version,
 //! its fingerprint, and the files that fingerprint read through
-//! [`file_fingerprint`](super::file_fingerprint) or
-//! [`file_digest`](super::file_digest).
+//! [`file_fingerprint`](super::super::file_fingerprint) or
+//! [`file_digest`](super::super::file_digest).
 //!
 //! Knowing the files lets a later process take the fingerprint again
 //! without the memo at hand (a `stat` per file), and tell a file that was

@@ -5,8 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub(super) mod files;
+
 use super::ErasedMemo;
-use super::seen::Seen;
+use files::Seen;
 
 /// What one value was made from.
 #[derive(Clone, Debug, Default)]

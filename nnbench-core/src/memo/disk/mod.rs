@@ -21,6 +21,10 @@
 //! computing an entry holds a lock file beside it ([`hold`]), so that
 //! others wait for the entry instead of computing it too.
 
+mod upkeep;
+
+pub use upkeep::{DiskEntry, Pruned};
+
 use std::cell::RefCell;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -29,7 +33,7 @@ use std::sync::{PoisonError, RwLock};
 
 use serde::{Deserialize, Serialize};
 
-use super::stamp::Input;
+use super::made_from::Input;
 use crate::atomic_file::{self, WriteError};
 use crate::store::Payload;
 

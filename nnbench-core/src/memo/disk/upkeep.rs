@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use super::disk::{self, DiskTier};
+use super::{self as disk, DiskTier};
 
 /// One entry of a disk tier, from [`DiskTier::entries`].
 ///

@@ -12,14 +12,19 @@
 //! run resumes the declared order.
 //!
 //! Under a memory budget that binds, the cases left follow a
-//! [plan](super::plan) instead: an order made for the fewest bytes loaded,
+//! [plan](blocks) instead: an order made for the fewest bytes loaded,
 //! whose evictions take the memo used furthest ahead first.
 
 use std::collections::{HashMap, VecDeque};
 
-use super::plan::{Group, Plan, Problem};
+mod blocks;
+mod budget;
+
+pub(crate) use budget::{Planning, Sizebook, describe};
+
 use crate::memo::{Distinct, ErasedMemo, Sizes};
 use crate::registry::Case;
+use blocks::{Group, Plan, Problem};
 
 /// Index of a distinct memo among the scheduled cases.
 pub(crate) type MemoId = usize;
