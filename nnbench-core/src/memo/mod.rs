@@ -213,14 +213,20 @@ pub trait Memo: Clone + Debug + Hash + Eq + Send + Sync + 'static {
     }
 }
 
-/// A file's path, length and modification time: what
-/// [`Memo::fingerprint`] returns for a memo computed from that file. Called
-/// from a fingerprint, it notes the file, so that the values built from
-/// the memo are checked against it with a `stat`.
+/// A file's path, length, modification time and identity (its inode and
+/// when that last changed): what [`Memo::fingerprint`] returns for a memo
+/// computed from that file. Called from a fingerprint, it notes the file,
+/// so that the values built from the memo are checked against it with a
+/// `stat`: a file rewritten with its old length and time put back (`cp -p`,
+/// `rsync -a`, `tar x`) is another file, and so is the same relative path
+/// read from another folder. A directory is fingerprinted by every file
+/// under it, and by the directory itself, which changes when a file is
+/// added, removed or renamed.
 ///
 /// # Errors
 ///
-/// When the file's metadata cannot be read (it is missing, say).
+/// When the metadata of the file, or of a file under the directory,
+/// cannot be read (it is missing, say).
 ///
 /// # Example
 ///
@@ -231,18 +237,41 @@ pub trait Memo: Clone + Debug + Hash + Eq + Send + Sync + 'static {
 /// let before = nnbench::memo::file_fingerprint(&path).unwrap();
 /// std::fs::write(&path, b"12345").unwrap();
 /// assert_ne!(nnbench::memo::file_fingerprint(&path).unwrap(), before);
+/// let folder = nnbench::memo::file_fingerprint(dir.path()).unwrap();
+/// std::fs::write(dir.path().join("more.bin"), b"1").unwrap();
+/// assert_ne!(nnbench::memo::file_fingerprint(dir.path()).unwrap(), folder);
 /// ```
 pub fn file_fingerprint(path: impl AsRef<std::path::Path>) -> Result<String> {
     let path = path.as_ref();
-    let meta = std::fs::metadata(path)
-        .map_err(|e| crate::Error::from(e).context(format!("fingerprint of {}", path.display())))?;
-    let said = format!(
-        "{}|{}|{}",
+    fingerprint_of(path)
+        .map_err(|e| crate::Error::from(e).context(format!("fingerprint of {}", path.display())))
+}
+
+/// [`file_fingerprint`] of `path`, a file or a directory.
+fn fingerprint_of(path: &std::path::Path) -> std::io::Result<String> {
+    let meta = std::fs::metadata(path)?;
+    let (inode, changed_ns) = made_from::files::identity(&meta);
+    let mut said = format!(
+        "{}|{}|{}|{inode}.{changed_ns}",
         path.display(),
         meta.len(),
         made_from::files::modified_ns(&meta)
     );
-    made_from::files::looked_at(path, &meta, &said, None);
+    // Noted before what is under it, so that the directory's own part holds
+    // its files' parts.
+    let at = made_from::files::looking_at(path, &meta);
+    if meta.is_dir() {
+        let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(path)?
+            .map(|entry| entry.map(|e| e.path()))
+            .collect::<std::io::Result<_>>()?;
+        entries.sort();
+        let inside: Vec<String> = entries
+            .iter()
+            .map(|entry| fingerprint_of(entry))
+            .collect::<std::io::Result<_>>()?;
+        said = format!("{said}[{}]", inside.join(","));
+    }
+    made_from::files::said_of(at, &said);
     Ok(said)
 }
 

@@ -43,6 +43,13 @@ pub(crate) struct FileSeen {
     /// Modification time, in nanoseconds since the Unix epoch (0 when the
     /// file system keeps none).
     pub modified_ns: u64,
+    /// Which file it is and when its inode last changed (0 where the
+    /// system does not say): what `cp -p`, `rsync -a` or `tar x` cannot put
+    /// back when they restore the modification time of other bytes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub inode: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub changed_ns: u64,
     /// What `file_fingerprint` or `file_digest` returned for it: the part
     /// of the fingerprint this file accounts for.
     pub said: String,
@@ -111,7 +118,15 @@ impl Seen {
         if now.fingerprint == self.fingerprint && self.unreadable.is_none() {
             return None;
         }
-        let same_shape = self.template() == now.template() && self.files.len() == now.files.len();
+        // Set aside, the files must still be the same files: two checkouts
+        // that name their inputs by one relative path read two files.
+        let same_shape = self.template() == now.template()
+            && self.files.len() == now.files.len()
+            && self
+                .files
+                .iter()
+                .zip(&now.files)
+                .all(|(a, b)| a.path == b.path);
         if same_shape && let Some(why) = self.files_changed() {
             return Some(why);
         }
@@ -152,10 +167,13 @@ impl Seen {
 
 impl FileSeen {
     fn new(path: &Path, meta: &Metadata, said: &str, digest: Option<String>) -> FileSeen {
+        let (inode, changed_ns) = identity(meta);
         FileSeen {
             path: std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
             len: meta.len(),
             modified_ns: modified_ns(meta),
+            inode,
+            changed_ns,
             said: said.to_owned(),
             digest,
         }
@@ -168,7 +186,7 @@ impl FileSeen {
             Ok(meta) => meta,
             Err(e) => return FileNow::Gone(e.to_string()),
         };
-        if meta.len() == self.len && modified_ns(&meta) == self.modified_ns {
+        if self.as_it_was(&meta) {
             return FileNow::Same;
         }
         let Some(then) = &self.digest else {
@@ -185,7 +203,17 @@ impl FileSeen {
     /// seen: the bytes the value was made from.
     fn digest_if_unchanged(&self) -> Option<String> {
         let (digest, meta) = digest(&self.path).ok()?;
-        (meta.len() == self.len && modified_ns(&meta) == self.modified_ns).then_some(digest)
+        self.as_it_was(&meta).then_some(digest)
+    }
+
+    /// Whether `meta` is the file as it was seen: its length and times, and
+    /// the same inode (a file seen where the system gives none is judged
+    /// by its length and modification time alone).
+    fn as_it_was(&self, meta: &Metadata) -> bool {
+        let (inode, changed_ns) = identity(meta);
+        let same_identity =
+            self.inode == 0 || (inode == self.inode && changed_ns == self.changed_ns);
+        meta.len() == self.len && modified_ns(meta) == self.modified_ns && same_identity
     }
 }
 
@@ -198,6 +226,30 @@ fn shown(path: &Path) -> String {
         .unwrap_or_else(|| path.to_owned())
         .display()
         .to_string()
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The file's inode and the time its inode last changed, in nanoseconds
+/// since the Unix epoch; zeros where the system keeps neither.
+pub(crate) fn identity(meta: &Metadata) -> (u64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let seconds = u64::try_from(meta.ctime()).unwrap_or(0);
+        let nanos = u64::try_from(meta.ctime_nsec()).unwrap_or(0);
+        (
+            meta.ino(),
+            seconds.saturating_mul(1_000_000_000).saturating_add(nanos),
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (0, 0)
+    }
 }
 
 pub(crate) fn modified_ns(meta: &Metadata) -> u64 {
@@ -239,8 +291,35 @@ pub(crate) fn looked_at(path: &Path, meta: &Metadata, said: &str, digest: Option
     });
 }
 
-/// A file as it stood: its absolute path, length and modification time.
-type FileVersion = (PathBuf, u64, u64);
+/// Notes that the fingerprint being taken (if any) looks at `path`, whose
+/// part is told later ([`said_of`]): a directory, noted before the files
+/// under it. Returns where it was noted.
+pub(crate) fn looking_at(path: &Path, meta: &Metadata) -> Option<usize> {
+    OBSERVED.with(|o| {
+        let mut observed = o.borrow_mut();
+        let files = observed.last_mut()?;
+        files.push(FileSeen::new(path, meta, "", None));
+        Some(files.len() - 1)
+    })
+}
+
+/// Tells the part of the fingerprint that the file noted `at` accounts for.
+pub(crate) fn said_of(at: Option<usize>, said: &str) {
+    let Some(at) = at else { return };
+    OBSERVED.with(|o| {
+        if let Some(file) = o
+            .borrow_mut()
+            .last_mut()
+            .and_then(|files| files.get_mut(at))
+        {
+            file.said = said.to_owned();
+        }
+    });
+}
+
+/// A file as it stood: its absolute path, length, modification time, inode
+/// and inode change time.
+type FileVersion = (PathBuf, u64, u64, (u64, u64));
 
 /// Digests already taken in this process: a file that many memos were
 /// built from is read once.
@@ -255,6 +334,7 @@ pub(crate) fn digest(path: &Path) -> std::io::Result<(String, Metadata)> {
         std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
         meta.len(),
         modified_ns(&meta),
+        identity(&meta),
     );
     let digests = || DIGESTS.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(known) = digests().get(&key) {
@@ -352,5 +432,70 @@ mod tests {
                 .unwrap(),
             "fingerprint lr=0.1 -> lr=0.2"
         );
+    }
+
+    #[test]
+    fn one_name_in_two_folders_is_two_files() {
+        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (a, b) = (one.path().join("split.txt"), two.path().join("split.txt"));
+        std::fs::write(&a, b"1,2,3").unwrap();
+        std::fs::write(&b, b"4,5,6").unwrap();
+        let time =
+            std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        for path in [&a, &b] {
+            File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(time)
+                .unwrap();
+        }
+        let first = Seen::take(0, || file_fingerprint(&a).map(Some)).with_digests();
+        let second = Seen::take(0, || file_fingerprint(&b).map(Some));
+        assert!(first.changed_to(&second).is_some());
+    }
+
+    #[test]
+    fn other_bytes_under_a_restored_time_are_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("split.txt");
+        std::fs::write(&path, b"1,2,3").unwrap();
+        let then = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let seen = Seen::take(0, || file_fingerprint(&path).map(Some));
+        // Rewritten, as `cp -p` or `tar x` would, with its time put back.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&path, b"1,2,4").unwrap();
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
+        let now = Seen::take(0, || file_fingerprint(&path).map(Some));
+        assert!(seen.changed_to(&now).is_some());
+        assert!(seen.files_changed().unwrap().starts_with("file "));
+    }
+
+    #[test]
+    fn a_directory_is_seen_with_every_file_under_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(data.join("part")).unwrap();
+        std::fs::write(data.join("part/0.bin"), b"0").unwrap();
+        std::fs::write(data.join("1.bin"), b"1").unwrap();
+        let seen = Seen::take(0, || file_fingerprint(&data).map(Some));
+        assert_eq!(
+            seen.files.len(),
+            4,
+            "the directory, the one below it and two files"
+        );
+        assert_eq!(seen.files_changed(), None);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(data.join("part/0.bin"), b"9").unwrap();
+        assert!(seen.files_changed().unwrap().ends_with("0.bin"));
+        let now = Seen::take(0, || file_fingerprint(&data).map(Some));
+        assert!(seen.changed_to(&now).is_some());
+        std::fs::write(data.join("2.bin"), b"2").unwrap();
+        assert!(now.files_changed().unwrap().ends_with("data"));
     }
 }
