@@ -106,6 +106,24 @@ impl Seen {
         Some(template)
     }
 
+    /// Whether the fingerprint says more than its files do: words or
+    /// numbers of its own (a setting, a variable), which only the memo can
+    /// take again. Separators between the files' parts say nothing.
+    pub(crate) fn besides_files(&self) -> bool {
+        let Some(template) = self.template() else {
+            return false;
+        };
+        let mut rest = template.as_str();
+        let mut outside = String::new();
+        while let Some(start) = rest.find('\u{0}') {
+            outside.push_str(&rest[..start]);
+            let after = &rest[start + 1..];
+            rest = after.find('\u{0}').map_or("", |end| &after[end + 1..]);
+        }
+        outside.push_str(rest);
+        outside.chars().any(char::is_alphanumeric)
+    }
+
     /// Why `now` is not what `self` was, or `None` when it is the same
     /// (allowing files that were only touched).
     pub(crate) fn changed_to(&self, now: &Seen) -> Option<String> {
@@ -497,5 +515,23 @@ mod tests {
         assert!(seen.changed_to(&now).is_some());
         std::fs::write(data.join("2.bin"), b"2").unwrap();
         assert!(now.files_changed().unwrap().ends_with("data"));
+    }
+
+    #[test]
+    fn a_setting_beside_the_files_is_more_than_they_say() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, b"one").unwrap();
+        std::fs::write(&b, b"two").unwrap();
+        let files_only = Seen::take(0, || {
+            Ok(Some(format!(
+                "{}+{}",
+                file_fingerprint(&a)?,
+                file_digest(&b)?
+            )))
+        });
+        assert!(!files_only.besides_files());
+        let with_setting = Seen::take(0, || Ok(Some(format!("{}+lr=0.1", file_fingerprint(&a)?))));
+        assert!(with_setting.besides_files());
     }
 }

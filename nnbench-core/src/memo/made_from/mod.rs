@@ -74,6 +74,11 @@ impl Input {
                  memo::file_digest is taken again from its files)"
                     .to_owned(),
             ),
+            None if self.seen.besides_files() => Some(
+                "its fingerprint has a part besides its files, which only the memo itself can \
+                 take again, and this process has not resolved it"
+                    .to_owned(),
+            ),
             None => self.seen.files_changed(),
         };
         if let Some(why) = why {
@@ -165,5 +170,24 @@ mod tests {
             },
         );
         assert_eq!(outer.unreadable().unwrap().memo, "Data(4)");
+    }
+
+    #[test]
+    fn an_input_with_a_setting_beside_its_files_is_stale_without_its_memo() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("split.txt");
+        std::fs::write(&file, b"1,2,3").unwrap();
+        let split = Stamp {
+            seen: Seen::take(0, || {
+                Ok(Some(format!("{}+seed=7", file_fingerprint(&file)?)))
+            }),
+            inputs: Vec::new(),
+        };
+        let input = Input::of(&Data(1), &split);
+        let why = stale(std::slice::from_ref(&input), &|_: &Input| None).unwrap();
+        assert!(why.contains("a part besides its files"), "{why}");
+        // Where the memo is at hand, the whole fingerprint is taken again.
+        let again = |_: &Input| Some(split.seen.clone());
+        assert_eq!(stale(std::slice::from_ref(&input), &again), None);
     }
 }
