@@ -62,7 +62,7 @@ fn repository(dir: &Path) -> (PathBuf, Vec<String>) {
         format!(
             "[package]\nname = \"bisected\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
              # A workspace of its own, wherever its checkouts lie.\n[workspace]\n\n\
-             [dev-dependencies]\nnnbench = {{ path = {nnbench:?} }}\n\n\
+             [dev-dependencies]\nnnbench = {{ path = {nnbench:?}, features = [\"profile\"] }}\n\n\
              [[bench]]\nname = \"speed\"\nharness = false\n\n\
              # Built quickly: the commits are told apart by their work, not by the compiler.\n\
              [profile.bench]\nopt-level = 1\ndebug = false\nincremental = false\n"

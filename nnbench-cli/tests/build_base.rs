@@ -38,13 +38,18 @@ fn commit(repo: &Path, says: &str) {
 }
 
 fn build_base(repo: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nnbench"))
+    command(repo, args).output().expect("nnbench runs")
+}
+
+fn command(repo: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nnbench"));
+    command
         .arg("build-base")
         .args(args)
         .current_dir(repo)
         .env_remove("CARGO_TARGET_DIR")
-        .output()
-        .expect("nnbench runs")
+        .env_remove("RUSTFLAGS");
+    command
 }
 
 fn said(output: &Output) -> String {
@@ -144,4 +149,48 @@ fn a_revision_without_the_bench_gets_a_file_that_says_so() {
     // A bench that neither has stays an error.
     let neither = build_base(&repo, &["HEAD", "--bench", "nowhere"]);
     assert_eq!(neither.status.code(), Some(2), "{}", said(&neither));
+}
+
+#[test]
+fn two_at_once_on_one_repository_each_build_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(dir.path());
+    commit(&repo, "second");
+    // Both start before either ends: they share one worktree and one
+    // target folder, which one holds while the other waits.
+    let spawn = |revision: &str| {
+        command(&repo, &[revision, "--bench", "speed"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("nnbench runs")
+    };
+    let (first, second) = (spawn("HEAD~1"), spawn("HEAD"));
+    let (first, second) = (
+        first.wait_with_output().unwrap(),
+        second.wait_with_output().unwrap(),
+    );
+    assert_eq!(run_built(&first), "first");
+    assert_eq!(run_built(&second), "second");
+    // Nothing written aside is left to be taken for a build.
+    let left: Vec<_> = std::fs::read_dir(repo.join("target/nnbench/base"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".partial-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_build_with_other_flags_is_another_base() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(dir.path());
+    let plain = build_base(&repo, &["HEAD", "--bench", "speed"]);
+    let flagged = command(&repo, &["HEAD", "--bench", "speed"])
+        .env("RUSTFLAGS", "-C debug-assertions=on")
+        .output()
+        .expect("nnbench runs");
+    assert_eq!(run_built(&plain), "first");
+    assert_eq!(run_built(&flagged), "first");
+    assert_ne!(plain.stdout, flagged.stdout, "one name for two builds");
 }

@@ -8,7 +8,12 @@
 //! target folder: cargo names a workspace's crates by their path within
 //! the workspace, so the two checkouts' crates would overwrite each
 //! other's builds there. The executable is copied out under a name of its
-//! own, so that the next base built does not replace it.
+//! own (the bench, the commit, and a digest of the toolchain, profile
+//! settings and flags it was built with), so that the next base built
+//! does not replace it; the copy is written aside and renamed into place,
+//! so that an interrupted copy is never taken for a build. One build-base
+//! at a time uses a repository's base folder: a second waits for the lock
+//! on it, saying so.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
@@ -120,6 +125,11 @@ impl Bases {
         if out.is_file() {
             return Ok(out);
         }
+        let _held = self.hold()?;
+        // Another build-base may have built it while this one waited.
+        if out.is_file() {
+            return Ok(out);
+        }
         let worktree = self.dir.join("worktree");
         check_out(&self.top, &worktree, commit)?;
         eprintln!(
@@ -135,11 +145,35 @@ impl Bases {
             request,
             commit,
         )?;
-        std::fs::copy(&built, &out).map_err(|source| BuildError::File {
-            path: out.clone(),
-            source,
-        })?;
+        install(&built, &out)?;
         Ok(out)
+    }
+
+    /// The lock on the base folder, held while its worktree and target
+    /// folder are used: taken at once, or waited for, saying so.
+    fn hold(&self) -> Result<std::fs::File, BuildError> {
+        let path = self.dir.join(".lock");
+        let file_error = |source| BuildError::File {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&self.dir).map_err(file_error)?;
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(file_error)?;
+        match lock.try_lock() {
+            Ok(()) => return Ok(lock),
+            Err(std::fs::TryLockError::WouldBlock) => eprintln!(
+                "build-base: waiting for another build-base, which holds {}",
+                path.display()
+            ),
+            Err(std::fs::TryLockError::Error(source)) => return Err(file_error(source)),
+        }
+        lock.lock().map_err(file_error)?;
+        Ok(lock)
     }
 
     /// The file that stands for `request`'s bench at `commit`, which the
@@ -167,7 +201,8 @@ impl Bases {
         Ok(out)
     }
 
-    /// `BENCH-COMMIT`, then `-pPACKAGE` and `-fFEATURES` where asked for.
+    /// `BENCH-COMMIT`, then `-pPACKAGE` and `-fFEATURES` where asked for,
+    /// then `-tDIGEST` of the toolchain and the build's settings.
     fn name(&self, request: &Request, commit: &str) -> String {
         let mut name = format!("{}-{}", request.bench, short(commit));
         for (mark, asked) in [("-p", &request.package), ("-f", &request.features)] {
@@ -182,6 +217,8 @@ impl Bases {
                 }));
             }
         }
+        name.push_str("-t");
+        name.push_str(&toolchain_digest()[..12]);
         name
     }
 
@@ -189,6 +226,52 @@ impl Bases {
     pub fn git(&self, args: &[&str]) -> Result<String, BuildError> {
         git(Some(&self.top), args)
     }
+}
+
+/// A digest of what else makes one build of a commit differ from another:
+/// the compiler (`rustc -vV`) and the flags and profile settings cargo
+/// reads from the environment.
+fn toolchain_digest() -> String {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let version = Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let mut settings: Vec<(String, String)> = std::env::vars()
+        .filter(|(name, _)| {
+            name == "RUSTFLAGS"
+                || name == "CARGO_ENCODED_RUSTFLAGS"
+                || name.starts_with("CARGO_PROFILE_")
+                || name.starts_with("CARGO_BUILD_")
+                || name.starts_with("CARGO_TARGET_") && name.ends_with("_RUSTFLAGS")
+        })
+        .collect();
+    settings.sort();
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(version.as_bytes());
+    for (name, value) in settings {
+        hasher.update(format!("\n{name}={value}").as_bytes());
+    }
+    hasher.finalize().to_hex().to_string()
+}
+
+/// Copies the built executable to `out` whole or not at all: written
+/// beside it and renamed into place.
+fn install(built: &Path, out: &Path) -> Result<(), BuildError> {
+    let aside = out.with_extension(format!("partial-{}", std::process::id()));
+    let file_error = |path: &Path| {
+        let path = path.to_owned();
+        move |source| BuildError::File { path, source }
+    };
+    std::fs::copy(built, &aside).map_err(file_error(&aside))?;
+    std::fs::rename(&aside, out).map_err(|source| {
+        let _ = std::fs::remove_file(&aside);
+        BuildError::File {
+            path: out.to_owned(),
+            source,
+        }
+    })
 }
 
 pub fn short(commit: &str) -> &str {
@@ -236,8 +319,10 @@ fn check_out(top: &Path, worktree: &Path, commit: &str) -> Result<(), BuildError
             source,
         })?;
     }
-    git(Some(top), &["worktree", "prune"])?;
+    // Only this folder's record, should git still hold one: pruning every
+    // worktree would drop those of the user's others on unmounted disks.
     let path = worktree.to_string_lossy();
+    let _ = git(Some(top), &["worktree", "remove", "--force", &path]);
     git(
         Some(top),
         &[
