@@ -266,6 +266,15 @@ fn bad_input_is_refused_and_a_good_that_does_not_build_is_exit_1() {
         "speed --fail-on time=lots",
         "--fail-on time=lots",
     );
+    refused(
+        &commits[0],
+        &commits[15],
+        "speed --case no-such-case",
+        "--case no-such-case: no case of bench `speed`",
+    );
+    // Commit 4 does not build: a BAD that cannot be judged is no "no
+    // regression".
+    refused(&commits[3], &commits[4], "speed", "could not be judged");
 
     let broken = support::tool()
         .args(["bisect", &commits[4], &commits[6], "--bench", "speed"])

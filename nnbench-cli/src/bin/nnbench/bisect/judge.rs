@@ -88,8 +88,13 @@ impl Judge<'_> {
         if let Some(filter) = &self.filter {
             command.arg(filter);
         }
-        self.run(&mut command, exe, commit)
-            .map(|record| judged(&record, &self.thresholds))
+        let record = self.run(&mut command, exe, commit)?;
+        if !record.cases.iter().any(|case| case.paired.is_some()) {
+            return Err(
+                "no selected case was compared with GOOD's build (each was new, or failed)".into(),
+            );
+        }
+        Ok(judged(&record, &self.thresholds))
     }
 
     /// The differential flamegraphs of the cases `cases`, at `bad`, against

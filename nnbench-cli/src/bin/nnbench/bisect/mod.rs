@@ -66,7 +66,9 @@ enum Format {
 }
 
 /// Bisects as `bisect` says: exit 0 when it ran (a commit found or not),
-/// 1 when GOOD does not build; bad input is an error (exit 2).
+/// 1 when GOOD does not build; bad input is an error (exit 2), and so are
+/// a `--case` that selects no case and a BAD that could not be judged,
+/// which would otherwise read as "no regression".
 pub fn run(bisect: Bisect) -> Result<ExitCode, String> {
     let started = Instant::now();
     let thresholds = match &bisect.fail_on {
@@ -129,6 +131,7 @@ pub fn run(bisect: Bisect) -> Result<ExitCode, String> {
         }
         Err(error) => return Err(format!("GOOD {}: {error}", bisect.good)),
     };
+    selected_cases(&good_exe, &bisect)?;
     let records = tempfile::tempdir().map_err(|e| format!("a folder for the records: {e}"))?;
     let mut judge = Judge {
         bases: &bases,
@@ -142,9 +145,13 @@ pub fn run(bisect: Bisect) -> Result<ExitCode, String> {
         built: std::iter::once(good.clone()).collect(),
     };
     let mut steps: Vec<Step> = Vec::new();
+    let mut bad_unjudged = None;
     let found = search::bisect(commits.len() - 1, &mut |at, purpose| {
         let step_started = Instant::now();
         let verdict = judge.judge(&commits[at].hash);
+        if let (true, search::Verdict::Skipped(why)) = (at == commits.len() - 1, &verdict) {
+            bad_unjudged = Some(why.clone());
+        }
         let step = Step::new(
             &commits[at],
             purpose == Purpose::Confirm,
@@ -157,6 +164,13 @@ pub fn run(bisect: Bisect) -> Result<ExitCode, String> {
         steps.push(step);
         verdict
     });
+    if let (None, Some(why)) = (&found.first_regressed, bad_unjudged) {
+        return Err(format!(
+            "BAD {} ({}) could not be judged, so no boundary can be told: {why}",
+            bisect.bad,
+            short(&bad)
+        ));
+    }
     // The boundary's differential flamegraphs: where the regressed cases
     // spend more of their time at the first regressed commit than at the
     // commit before it.
@@ -188,6 +202,33 @@ pub fn run(bisect: Bisect) -> Result<ExitCode, String> {
     };
     crate::write(bisect.out.as_deref(), &rendered)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The cases `bisect` selects, as GOOD's build lists them: an error when
+/// there are none, which no commit could regress.
+fn selected_cases(good: &std::path::Path, bisect: &Bisect) -> Result<usize, String> {
+    let listed = std::process::Command::new(good)
+        .arg("--list")
+        .args(&bisect.case)
+        .output()
+        .map_err(|e| format!("GOOD's build {} did not start: {e}", good.display()))?;
+    let cases = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter(|line| line.ends_with(": benchmark"))
+        .count();
+    if cases == 0 {
+        return Err(match &bisect.case {
+            Some(filter) => format!(
+                "--case {filter}: no case of bench `{}` at GOOD ({}) matches it",
+                bisect.bench, bisect.good
+            ),
+            None => format!(
+                "bench `{}` has no case at GOOD ({})",
+                bisect.bench, bisect.good
+            ),
+        });
+    }
+    Ok(cases)
 }
 
 /// `hash` with its subject.
