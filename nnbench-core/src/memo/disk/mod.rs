@@ -438,30 +438,90 @@ impl Drop for Held {
     }
 }
 
+/// How long a process waits for another that holds an entry it needs,
+/// unless `NNBENCH_MEMO_LOCK_TIMEOUT` says (a duration: `90s`, `1h`): a
+/// holder stopped on a node of a cluster would stall every other process.
+const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// After this long waiting, a process says whom it waits for.
+const SAY_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Takes the hold on the entry at `entry`, waiting for another process
-/// that holds it; says how long it waited.
+/// that holds it, for `NNBENCH_MEMO_LOCK_TIMEOUT` at most; says how long it
+/// waited.
 pub(crate) fn hold(entry: &Path) -> io::Result<(Held, std::time::Duration)> {
+    let limit = std::env::var("NNBENCH_MEMO_LOCK_TIMEOUT")
+        .ok()
+        .and_then(|limit| nnbench_units::parse_duration(&limit).ok())
+        .unwrap_or(LOCK_TIMEOUT);
+    hold_within(entry, limit)
+}
+
+/// [`hold`], giving up after `limit` with an error that names the holder.
+pub(crate) fn hold_within(
+    entry: &Path,
+    limit: std::time::Duration,
+) -> io::Result<(Held, std::time::Duration)> {
     let started = std::time::Instant::now();
-    let mut waited = false;
+    let mut said = false;
     loop {
-        let (file, path) = open_lock(entry)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => {
-                waited = true;
-                file.lock()?;
+        let (mut file, path) = open_lock(entry)?;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(fs::TryLockError::WouldBlock) => {}
+                Err(fs::TryLockError::Error(e)) => return Err(e),
             }
-            Err(fs::TryLockError::Error(e)) => return Err(e),
+            let waited = started.elapsed();
+            if waited >= limit {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "gave up after {} waiting for {} (NNBENCH_MEMO_LOCK_TIMEOUT sets how long)",
+                        nnbench_units::format_ns(waited.as_nanos() as f64),
+                        holder(&path)
+                    ),
+                ));
+            }
+            if !said && waited >= SAY_AFTER {
+                said = true;
+                eprintln!(
+                    "memo tier: waiting for {} to finish {}",
+                    holder(&path),
+                    entry.display()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
         if still_at(&file, &path) {
-            let wait = if waited {
-                started.elapsed()
+            // Who holds it, for those that wait.
+            let _ = file.set_len(0);
+            let _ = writeln!(file, "process {} on {}", std::process::id(), host());
+            let wait = started.elapsed();
+            let wait = if wait > std::time::Duration::from_millis(20) {
+                wait
             } else {
                 std::time::Duration::ZERO
             };
             return Ok((Held { file, path }, wait));
         }
     }
+}
+
+/// Who holds the lock file at `path`, as its holder wrote it.
+fn holder(path: &Path) -> String {
+    match fs::read_to_string(path) {
+        Ok(said) if !said.trim().is_empty() => said.trim().to_owned(),
+        _ => format!("the process holding {}", path.display()),
+    }
+}
+
+/// This machine's name, as the holder of a lock says it.
+fn host() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| fs::read_to_string("/etc/hostname"))
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_else(|_| "this machine".into())
 }
 
 /// The hold on the entry at `entry` if no other process has it now.

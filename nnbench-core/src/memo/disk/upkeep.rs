@@ -374,4 +374,23 @@ mod tests {
         assert_eq!(tier.prune(u64::MAX).unwrap().kept, 1);
         assert!(!disk::lock_path(&path).exists() && !partial.exists());
     }
+
+    #[test]
+    fn a_wait_for_a_holder_that_never_lets_go_ends_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = save(dir.path(), "stuck", 1000, 0);
+        // Held as a stopped process on another node would hold it.
+        let (_held, _) = disk::hold(&path).unwrap();
+        let limit = std::time::Duration::from_millis(200);
+        let Err(error) = disk::hold_within(&path, limit) else {
+            panic!("a second hold while the first is held");
+        };
+        assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
+        let said = error.to_string();
+        assert!(
+            said.contains(&format!("process {}", std::process::id())),
+            "{said}"
+        );
+        assert!(said.contains("NNBENCH_MEMO_LOCK_TIMEOUT"), "{said}");
+    }
 }
