@@ -320,3 +320,36 @@ fn nnbench_cache_lists_prunes_and_clears_the_tier() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("lots"));
 }
+
+/// Without `--dir`, the tier is the one in the target folder of the cargo
+/// project around the current folder, wherever in it the tool runs; out of
+/// any project, the tool says to give `--dir`.
+#[test]
+fn nnbench_cache_finds_the_projects_tier_or_asks_for_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join("src/deep")).unwrap();
+    std::fs::write(
+        project.join("Cargo.toml"),
+        "[package]\nname = \"project\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(project.join("src/lib.rs"), "").unwrap();
+    let tier = project.join("target/nnbench/memo-cache");
+    std::fs::create_dir_all(&tier).unwrap();
+    let cache = |at: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_nnbench"))
+            .arg("cache")
+            .current_dir(at)
+            .env_remove("CARGO_TARGET_DIR")
+            .output()
+            .unwrap()
+    };
+    let listed = stdout(&cache(&project.join("src/deep")));
+    assert!(listed.contains(&tier.display().to_string()), "{listed}");
+    let nowhere = dir.path().join("nowhere");
+    std::fs::create_dir_all(&nowhere).unwrap();
+    let refused = cache(&nowhere);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--dir"));
+}

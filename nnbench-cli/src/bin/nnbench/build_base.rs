@@ -279,7 +279,7 @@ pub fn short(commit: &str) -> &str {
 }
 
 /// The target folder cargo builds this workspace into.
-fn target_dir() -> Result<PathBuf, BuildError> {
+pub fn target_dir() -> Result<PathBuf, BuildError> {
     let output = Command::new(cargo())
         .args(["metadata", "--no-deps", "--format-version", "1"])
         .stderr(Stdio::inherit())

@@ -12,8 +12,9 @@ use nnbench_units::format_bytes;
 /// Where the tier is, for every action.
 #[derive(Args)]
 pub(crate) struct Cache {
-    /// The tier's folder (default target/nnbench/memo-cache, as bench
-    /// binaries keep it; theirs is `--memo-cache-dir`).
+    /// The tier's folder (default: target/nnbench/memo-cache in the
+    /// target folder of the cargo project around the current folder, as
+    /// its bench binaries keep it; theirs is `--memo-cache-dir`).
     #[arg(long, value_name = "DIR", global = true)]
     dir: Option<PathBuf>,
     /// How to list the entries.
@@ -54,7 +55,19 @@ fn size(text: &str) -> Result<u64, String> {
 pub(crate) fn run(cache: Cache) -> Result<ExitCode, String> {
     let tier = match &cache.dir {
         Some(dir) => DiskTier::At(dir.clone()),
-        None => DiskTier::Default,
+        // The project's own target folder: `target` relative to wherever
+        // the tool is run would list an empty tier.
+        None => match std::env::var_os("CARGO_TARGET_DIR") {
+            Some(_) => DiskTier::Default,
+            None => {
+                let target = crate::build_base::target_dir().map_err(|e| {
+                    format!(
+                        "no cargo project here to find the tier in ({e}): give its folder with --dir"
+                    )
+                })?;
+                DiskTier::At(target.join("nnbench").join("memo-cache"))
+            }
+        },
     };
     let shown = tier.dir().unwrap_or_default().display().to_string();
     let failed = |e: nnbench_core::Error| format!("{e:#}");
