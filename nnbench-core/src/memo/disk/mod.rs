@@ -470,6 +470,10 @@ pub(crate) fn hold_within(
             match file.try_lock() {
                 Ok(()) => break,
                 Err(fs::TryLockError::WouldBlock) => {}
+                Err(fs::TryLockError::Error(e)) if unsupported(&e) => {
+                    without_locks(&path, &e);
+                    return Ok((Held { file, path }, std::time::Duration::ZERO));
+                }
                 Err(fs::TryLockError::Error(e)) => return Err(e),
             }
             let waited = started.elapsed();
@@ -530,8 +534,39 @@ pub(crate) fn try_hold(entry: &Path) -> io::Result<Option<Held>> {
     match file.try_lock() {
         Ok(()) if still_at(&file, &path) => Ok(Some(Held { file, path })),
         Ok(()) | Err(fs::TryLockError::WouldBlock) => Ok(None),
+        Err(fs::TryLockError::Error(e)) if unsupported(&e) => {
+            without_locks(&path, &e);
+            Ok(Some(Held { file, path }))
+        }
         Err(fs::TryLockError::Error(e)) => Err(e),
     }
+}
+
+/// Whether `error` says the file system takes no locks (some network file
+/// systems without a lock daemon), as opposed to failing to take one.
+fn unsupported(error: &io::Error) -> bool {
+    #[cfg(unix)]
+    if matches!(
+        error.raw_os_error(),
+        Some(libc::ENOSYS | libc::ENOTSUP | libc::ENOLCK)
+    ) {
+        return true;
+    }
+    error.kind() == io::ErrorKind::Unsupported
+}
+
+/// Says once per process that the tier goes on without locks, and what
+/// that costs.
+fn without_locks(lock: &Path, error: &io::Error) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        eprintln!(
+            "warning: memo tier: {} takes no file locks ({error}): it is used without them, so \
+             processes sharing it may compute an entry twice, and a prune may remove an entry \
+             another process is reading",
+            lock.parent().unwrap_or(lock).display()
+        );
+    });
 }
 
 fn open_lock(entry: &Path) -> io::Result<(File, PathBuf)> {
@@ -563,4 +598,21 @@ fn still_at(file: &File, path: &Path) -> bool {
 #[cfg(not(unix))]
 fn still_at(_: &File, _: &Path) -> bool {
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_system_without_locks_is_told_from_a_lock_that_failed() {
+        #[cfg(unix)]
+        for errno in [libc::ENOSYS, libc::ENOTSUP, libc::ENOLCK] {
+            assert!(unsupported(&io::Error::from_raw_os_error(errno)));
+        }
+        assert!(unsupported(&io::Error::from(io::ErrorKind::Unsupported)));
+        assert!(!unsupported(&io::Error::from(
+            io::ErrorKind::PermissionDenied
+        )));
+    }
 }
