@@ -1,4 +1,4 @@
-//! GPU memory through NVML, which [`nvml`](super::nvml) loads at run time: a
+//! GPU memory through NVML, which `measure/nvml.rs` loads at run time: a
 //! binary built here runs on machines without a GPU or driver, and reports
 //! why there is no figure instead.
 //!
