@@ -140,7 +140,22 @@ fn bisect_names_the_commit_that_made_a_case_slower() {
     let (repo, commits) = repository(dir.path());
     let target = target();
 
+    // The user's own last run and a run's progress that --resume would
+    // continue, which bisect's runs must leave as they are.
+    let own = target.join("nnbench/speed");
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::write(own.join("latest.json"), "the user's run").unwrap();
+    std::fs::write(own.join("progress.ndjson"), "the user's progress").unwrap();
+
     let found = json(&bisect(&repo, &target, &commits[0], &commits[15]));
+    assert_eq!(
+        std::fs::read_to_string(own.join("latest.json")).unwrap(),
+        "the user's run"
+    );
+    assert_eq!(
+        std::fs::read_to_string(own.join("progress.ndjson")).unwrap(),
+        "the user's progress"
+    );
     let first = &found["first_regressed"];
     assert_eq!(first["commit"], commits[9].as_str(), "{found:#}");
     assert_eq!(first["subject"], "commit 9: slow_part does 5% more");
@@ -157,7 +172,10 @@ fn bisect_names_the_commit_that_made_a_case_slower() {
     let profile = first["profiles"][0]
         .as_str()
         .unwrap_or_else(|| panic!("{found:#}"));
-    assert!(profile.ends_with("diff/slow_part.svg"), "{profile}");
+    assert!(
+        profile.ends_with("speed/bisect/profiles/diff/slow_part.svg"),
+        "{profile}"
+    );
     let svg = std::fs::read_to_string(profile).unwrap();
     assert!(svg.contains("grew most: "), "{svg}");
     let builds = found["builds"].as_u64().unwrap();

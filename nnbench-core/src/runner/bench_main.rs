@@ -15,7 +15,11 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     settings.output.name = Some(bench.to_owned());
     settings.output.repo_dir = Some(manifest_dir.into());
     settings.process.bench_binary = true;
-    let mut dir = crate::paths::bench_dir(bench);
+    // A tool that runs the bench for its own ends (bisect) keeps what the
+    // run writes out of the user's own `latest.json` and progress.
+    let mut dir = std::env::var_os("NNBENCH_LATEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| crate::paths::bench_dir(bench));
     // Shards run side by side on one machine keep apart their latest
     // record, progress and baselines.
     if let Some(shard) = settings.sharding.shard {

@@ -222,6 +222,14 @@ impl Bases {
         name
     }
 
+    /// Where bisect's runs of `bench` keep what they write (their latest
+    /// record, progress and profiles): `target/nnbench/<bench>/bisect`,
+    /// apart from the user's own runs.
+    pub fn bisect_dir(&self, bench: &str) -> PathBuf {
+        let nnbench = self.dir.parent().unwrap_or(&self.dir);
+        nnbench.join(bench).join("bisect")
+    }
+
     /// Runs git in the repository; its trimmed output.
     pub fn git(&self, args: &[&str]) -> Result<String, BuildError> {
         git(Some(&self.top), args)

@@ -148,6 +148,12 @@ impl Judge<'_> {
         let out = self.records.join(format!("{name}.json"));
         let _ = std::fs::remove_file(&out);
         command.args(["--quiet", "--out"]).arg(&out);
+        // Read by the bench binary: its latest record, progress and
+        // profiles go to bisect's folder, not over the user's.
+        command.env(
+            "NNBENCH_LATEST_DIR",
+            self.bases.bisect_dir(&self.request.bench),
+        );
         if let Some(spec) = &self.fail_on {
             command.args(["--fail-on", spec]);
         }
