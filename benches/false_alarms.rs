@@ -1,5 +1,5 @@
 //! How often each way of gating time calls one of two identical builds
-//! slower than the other on this machine: 200 trials of each, interleaved
+//! slower than the other on this machine: 400 trials of each, interleaved
 //! (the builds and methods of `benches/paired.rs`, from
 //! `support/paired_builds.rs`), with each rate's 95% upper bound.
 //!
@@ -9,7 +9,10 @@
 //! cases in 100, and the limit is what brings false alarms down. This
 //! counts them on a real, noisy machine, whose rounds are not independent.
 //!
-//! `cargo bench --bench false_alarms` (about 10 minutes on 2 cores);
+//! A rate is judged by its 95% upper bound, which no alarm in 400 trials
+//! brings under the 1% target (0.75%; in 200 it would be 1.5% at best).
+//!
+//! `cargo bench --bench false_alarms` (about 20 minutes on 2 cores);
 //! `NNBENCH_FALSE_ALARM_TRIALS=N` for another number.
 
 #[path = "support/harness.rs"]
@@ -55,18 +58,21 @@ fn count(trials: usize, valgrind: bool) -> Result<(), String> {
     ]);
     for ((method, alarms), seconds) in methods.iter().zip(&alarms).zip(&seconds) {
         let rate = *alarms as f64 / trials as f64;
+        let upper = rate_bounds(*alarms, trials, 0.95).1;
         let gated = !matches!(method, Method::Stored);
         table.add_row([
             format!("{} ({})", method.name(), method.limit()),
             format!("{alarms} of {trials}"),
             format!("{:.1}%", 100.0 * rate),
-            format!("{:.1}%", 100.0 * rate_bounds(*alarms, trials, 0.95).1),
+            format!("{:.1}%", 100.0 * upper),
             format_ns(median(seconds) * 1e9),
+            // Met only where the trials show it: the rate's bound, not the
+            // rate counted, within the target.
             if gated {
                 format!(
-                    "rate <= {:.0}% {}",
+                    "95% upper bound <= {:.0}% {}",
                     100.0 * TARGET,
-                    harness::verdict(rate <= TARGET)
+                    harness::verdict(upper <= TARGET)
                 )
             } else {
                 "for reference".to_owned()
@@ -85,7 +91,7 @@ fn main() {
     if !harness::should_run("false_alarms") {
         return;
     }
-    let (trials, valgrind) = paired_builds::trials_and_valgrind("NNBENCH_FALSE_ALARM_TRIALS", 200);
+    let (trials, valgrind) = paired_builds::trials_and_valgrind("NNBENCH_FALSE_ALARM_TRIALS", 400);
     if let Err(message) = count(trials, valgrind) {
         eprintln!("false_alarms: {message}");
         std::process::exit(1);
