@@ -15,6 +15,7 @@ use crate::record::{
 /// family's own `fail_on` limits over it.
 pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> CaseComparison {
     let mut notes = changed_inputs(base, head);
+    notes.extend(other_builds(base, head));
     let own;
     let t = match head
         .fail_on
@@ -89,6 +90,24 @@ fn changed_inputs(base: &CaseRecord, head: &CaseRecord) -> Vec<String> {
         }
     }
     notes
+}
+
+/// The memos either side measured as another build computed them: a
+/// change to how they are computed between the builds is not in the
+/// figures.
+fn other_builds(base: &CaseRecord, head: &CaseRecord) -> Vec<String> {
+    [("base", base), ("head", head)]
+        .into_iter()
+        .flat_map(|(side, case)| {
+            case.memo.made_by_other_build.iter().map(move |memo| {
+                format!(
+                    "the {side}'s memo {memo} was loaded from the disk tier as another build \
+                     computed it: a change to its compute is not in these figures (a memo that \
+                     no build changes says Memo::build_independent)"
+                )
+            })
+        })
+        .collect()
 }
 
 /// Regressed if a gated figure regressed, else improved if a gated one

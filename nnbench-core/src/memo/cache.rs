@@ -30,6 +30,26 @@ struct Ready {
     device_bytes: u64,
     /// What the value was made from.
     stamp: Arc<Stamp>,
+    /// The build that computed it.
+    made_by: MadeBy,
+}
+
+/// Which build computed a value.
+enum MadeBy {
+    /// This one: it was computed in this process.
+    This,
+    /// The one its disk entry names (`None`: it names none).
+    Entry(Option<Arc<str>>),
+}
+
+impl MadeBy {
+    /// The build's digest, as a disk entry records it.
+    fn digest(&self) -> Option<&str> {
+        match self {
+            MadeBy::This => super::build::this_build(),
+            MadeBy::Entry(digest) => digest.as_deref(),
+        }
+    }
 }
 
 struct Entry {
@@ -456,6 +476,26 @@ impl Cache {
 
     pub(crate) fn clear(&self) -> usize {
         self.remove_where(|_| true)
+    }
+
+    /// Whether `memo`'s value was computed by another build of the bench
+    /// (loaded from the disk tier) than this one, which it does not
+    /// declare independent of the build. An entry that does not say its
+    /// build counts as another's; where this build's digest cannot be
+    /// read, no value does.
+    pub(crate) fn made_by_other_build(&self, memo: &dyn ErasedMemo) -> bool {
+        if memo.build_independent() {
+            return false;
+        }
+        let Some(entry) = self.find(memo.key_hash(), memo) else {
+            return false;
+        };
+        match entry.ready().map(|ready| &ready.made_by) {
+            Some(MadeBy::Entry(digest)) => {
+                super::build::this_build().is_some_and(|this| digest.as_deref() != Some(this))
+            }
+            Some(MadeBy::This) | None => false,
+        }
     }
 
     /// Bytes held by `memo`'s computed entry, if it has one.
@@ -889,6 +929,7 @@ impl Ready {
             inputs: Some(self.stamp.inputs.clone()),
             bytes: Some(self.bytes),
             device_bytes: self.device_bytes,
+            made_by: self.made_by.digest().map(str::to_owned),
         }
     }
 }
@@ -981,7 +1022,8 @@ impl Cache {
                     seen: seen.clone(),
                     inputs: meta.inputs.unwrap_or_default(),
                 };
-                Ok(ready(memo, value, exact, before, stamp))
+                let made_by = MadeBy::Entry(meta.made_by.map(Arc::from));
+                Ok(ready(memo, value, exact, before, stamp, made_by))
             }
             Ok(Err(error)) => Err(error),
             Err(payload) => Err(EntryError::Unusable {
@@ -998,6 +1040,7 @@ fn ready(
     exact: Option<u64>,
     before: Option<u64>,
     stamp: Stamp,
+    made_by: MadeBy,
 ) -> Ready {
     let grown = match (before, rss::current_bytes()) {
         (Some(before), Some(after)) => after.saturating_sub(before),
@@ -1008,6 +1051,7 @@ fn ready(
         value,
         bytes: exact.unwrap_or(grown),
         stamp: Arc::new(stamp),
+        made_by,
     }
 }
 
@@ -1021,7 +1065,7 @@ fn compute(memo: &dyn ErasedMemo, seen: Seen) -> Outcome {
         inputs: computing::take_inputs(),
     };
     match result {
-        Ok(Ok((value, exact))) => Ok(ready(memo, value, exact, before, stamp)),
+        Ok(Ok((value, exact))) => Ok(ready(memo, value, exact, before, stamp, MadeBy::This)),
         Ok(Err(error)) => Err(Arc::new(MemoError::Failed {
             memo: memo.describe(),
             source: error.into_boxed(),

@@ -39,6 +39,8 @@ pub(crate) trait ErasedMemo: Send + Sync + 'static {
     fn clone_boxed(&self) -> Box<dyn ErasedMemo>;
     /// Whether it keeps its value in the disk tier.
     fn persists(&self) -> bool;
+    /// [`Memo::build_independent`].
+    fn build_independent(&self) -> bool;
     /// Its version and fingerprint now, with the files the fingerprint read.
     fn seen(&self) -> Seen;
     /// Its disk entry's path and key, for inputs that look as `seen` says;
@@ -117,6 +119,10 @@ impl<M: Memo> ErasedMemo for M {
         self.store().is_some()
     }
 
+    fn build_independent(&self) -> bool {
+        Memo::build_independent(self)
+    }
+
     fn seen(&self) -> Seen {
         Seen::take(self.version(), || self.fingerprint())
     }
@@ -133,6 +139,10 @@ impl<M: Memo> ErasedMemo for M {
             version: seen.version,
             fingerprint: seen.fingerprint.clone(),
             format: format.name().to_owned(),
+            build: (super::build::per_build() && !Memo::build_independent(self))
+                .then(super::build::this_build)
+                .flatten()
+                .map(str::to_owned),
         };
         Some((key.path(&dir), key))
     }

@@ -8,6 +8,7 @@
 //! memo is evicted, so every case that needs it fails with the same cause
 //! instead of paying for the failure again.
 
+mod build;
 mod cache;
 pub(crate) mod disk;
 mod distinct;
@@ -20,6 +21,7 @@ mod summary;
 #[cfg(test)]
 pub(crate) mod test_memos;
 
+pub use build::PER_BUILD_ENV;
 pub use cache::{MemoStats, TypeStats};
 pub use disk::DiskTier;
 pub use disk::{DiskEntry, Pruned};
@@ -210,6 +212,36 @@ pub trait Memo: Clone + Debug + Hash + Eq + Send + Sync + 'static {
     /// ```
     fn fingerprint(&self) -> Result<Option<String>> {
         Ok(None)
+    }
+
+    /// Whether every build of the bench computes the same value, so that
+    /// two builds may share its disk entry. A paired run's sides and
+    /// `nnbench bisect`'s commits keep their fixtures apart by default, so
+    /// that a change to how a model is trained is measured on the model
+    /// it trains; a memo that only reads a file, which no build changes,
+    /// says `true` here and is loaded once for both. A comparison notes a
+    /// case that measured a value another build computed, unless its memo
+    /// says `true`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use nnbench::Memo;
+    /// # use std::path::PathBuf;
+    /// #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+    /// struct Split(PathBuf);
+    ///
+    /// impl Memo for Split {
+    ///     type Value = Vec<u8>;
+    ///     fn compute(&self) -> nnbench::Result<Vec<u8>> { Ok(std::fs::read(&self.0)?) }
+    ///     fn fingerprint(&self) -> nnbench::Result<Option<String>> {
+    ///         nnbench::memo::file_fingerprint(&self.0).map(Some)
+    ///     }
+    ///     fn build_independent(&self) -> bool { true } // bytes read, not made
+    /// }
+    /// ```
+    fn build_independent(&self) -> bool {
+        false
     }
 }
 

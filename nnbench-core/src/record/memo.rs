@@ -152,6 +152,13 @@ pub struct MemoRecord {
     /// that load's disturbance, and its memory peaks that memory.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prefetched: Vec<String>,
+    /// The case's memos whose value was loaded from a disk entry that
+    /// another build of the bench computed, and that do not declare
+    /// [`Memo::build_independent`](crate::Memo::build_independent): a
+    /// change to how this build computes them is not in the case's
+    /// figures, and a comparison says so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub made_by_other_build: Vec<String>,
     /// The case's own memos (its parameters) that were loaded, from disk
     /// or computed, for it: what the run's `memos.loads` sums.
     #[serde(default, skip_serializing_if = "is_zero")]

@@ -383,6 +383,7 @@ mod tests {
                     inputs: vec![],
                     sizes: vec![],
                     prefetched: vec![],
+                    made_by_other_build: vec![],
                     loads: 1,
                     bytes_loaded: 1024,
                 },

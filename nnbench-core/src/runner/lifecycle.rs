@@ -97,6 +97,9 @@ pub(crate) fn run(
             memo_record.loads += 1;
             memo_record.bytes_loaded += size.host + size.device;
         }
+        if value.is_ok() && cache.made_by_other_build(memo) {
+            memo_record.made_by_other_build.push(memo.describe());
+        }
         if value.is_ok()
             && let Some(size) = cache.known_bytes(memo)
             && size.host + size.device > 0

@@ -139,6 +139,10 @@ pub(crate) struct Key {
     pub fingerprint: Option<String>,
     /// The format's name and version.
     pub format: String,
+    /// The build whose fixtures these are, where fixtures are kept per
+    /// build (a paired run, bisect); absent where builds share them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 impl Key {
@@ -168,6 +172,12 @@ impl Key {
             hasher.update(&(part.len() as u64).to_le_bytes());
             hasher.update(part.as_bytes());
         }
+        // Keyed apart only where a build is named: a shared entry keeps its
+        // name.
+        if let Some(build) = &self.build {
+            hasher.update(b"build");
+            hasher.update(build.as_bytes());
+        }
         let hash = hasher.finalize().to_hex();
         dir.join(folder).join(format!("{}.memo", &hash[..32]))
     }
@@ -186,6 +196,10 @@ pub(crate) struct Meta {
     /// The bytes it held in GPU memory.
     #[serde(default)]
     pub device_bytes: u64,
+    /// The build that computed it (the digest of its executable); `None`
+    /// where that could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub made_by: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

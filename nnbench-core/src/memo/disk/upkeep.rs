@@ -304,6 +304,7 @@ mod tests {
             version: 0,
             fingerprint: None,
             format: "raw-1".into(),
+            build: None,
         };
         let path = key.path(dir);
         let meta = Meta {

@@ -1,0 +1,45 @@
+//! Which build of the bench computed a disk entry: the digest of the
+//! executable, so that two builds of one bench (a paired run's sides,
+//! bisect's commits) can keep their fixtures apart, and a comparison can
+//! say when a value was computed by another build than the one measured.
+
+use std::sync::LazyLock;
+
+/// The variable that, set to `1` in a bench's environment, keeps its
+/// fixtures per build: its memos' disk entries are keyed by the build
+/// (the digest of its executable) too, unless a memo declares
+/// [`Memo::build_independent`](crate::Memo::build_independent). A paired
+/// run sets it for both sides' workers, and `nnbench bisect` for the
+/// commits it runs; two builds run by hand under it keep apart the same
+/// way.
+///
+/// # Example
+///
+/// ```no_run
+/// std::process::Command::new("target/release/deps/sweep-0123")
+///     .env(nnbench::memo::PER_BUILD_ENV, "1")
+///     .arg("--bench")
+///     .status()?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub const PER_BUILD_ENV: &str = "NNBENCH_MEMO_PER_BUILD";
+
+/// This executable's digest (BLAKE3, 16 bytes in hex), read once: `None`
+/// where it cannot be read, and then no entry is said to come from
+/// another build.
+pub(crate) fn this_build() -> Option<&'static str> {
+    static DIGEST: LazyLock<Option<String>> = LazyLock::new(|| {
+        let exe = std::env::current_exe().ok()?;
+        let mut hasher = blake3::Hasher::new();
+        hasher.update_reader(std::fs::File::open(exe).ok()?).ok()?;
+        Some(hasher.finalize().to_hex()[..32].to_owned())
+    });
+    DIGEST.as_deref()
+}
+
+/// Whether this process keeps its fixtures per build.
+pub(crate) fn per_build() -> bool {
+    static ON: LazyLock<bool> =
+        LazyLock::new(|| std::env::var(PER_BUILD_ENV).is_ok_and(|on| !on.is_empty() && on != "0"));
+    *ON
+}
