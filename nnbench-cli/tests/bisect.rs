@@ -50,9 +50,8 @@ fn slow_part() -> u64 {
 nnbench::main!();
 ";
 
-/// The repository: commits 0 to 15 on `main`, and `side`, a branch off
-/// commit 3.
-fn repository(dir: &Path) -> (PathBuf, Vec<String>) {
+/// A new repository of the crate at `dir/bisected`, with no commit yet.
+fn scaffold(dir: &Path) -> PathBuf {
     let repo = dir.join("bisected");
     std::fs::create_dir_all(repo.join("benches")).unwrap();
     std::fs::create_dir_all(repo.join("src")).unwrap();
@@ -72,23 +71,33 @@ fn repository(dir: &Path) -> (PathBuf, Vec<String>) {
     std::fs::write(repo.join("benches/speed.rs"), BENCH).unwrap();
     std::fs::write(repo.join(".gitignore"), "/target\n").unwrap();
     git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
+    repo
+}
+
+/// Writes `file` with `text`, commits it with `subject`: the commit.
+fn commit(repo: &Path, file: &str, text: &str, subject: &str) -> String {
+    std::fs::write(repo.join(file), text).unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "--quiet", "-m", subject]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+/// The repository: commits 0 to 15 on `main`, and `side`, a branch off
+/// commit 3.
+fn repository(dir: &Path) -> (PathBuf, Vec<String>) {
+    let repo = scaffold(dir);
     let mut commits = Vec::new();
-    for commit in 0..16 {
-        std::fs::write(repo.join("src/lib.rs"), library(commit)).unwrap();
-        git(&repo, &["add", "-A"]);
-        let subject = match commit {
+    for n in 0..16 {
+        let subject = match n {
             4 => "commit 4: breaks the build".to_owned(),
             5 => "commit 5: fixes the build".to_owned(),
             9 => "commit 9: slow_part does 5% more".to_owned(),
             n => format!("commit {n}"),
         };
-        git(&repo, &["commit", "--quiet", "-m", &subject]);
-        commits.push(git(&repo, &["rev-parse", "HEAD"]));
+        commits.push(commit(&repo, "src/lib.rs", &library(n), &subject));
     }
     git(&repo, &["checkout", "--quiet", "-b", "side", &commits[3]]);
-    std::fs::write(repo.join("src/side.rs"), "").unwrap();
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "--quiet", "-m", "side"]);
+    commit(&repo, "src/side.rs", "", "side");
     git(&repo, &["checkout", "--quiet", "main"]);
     (repo, commits)
 }
@@ -302,4 +311,44 @@ fn bad_input_is_refused_and_a_good_that_does_not_build_is_exit_1() {
         .unwrap();
     assert_eq!(broken.status.code(), Some(1), "{}", support::said(&broken));
     assert!(support::said(&broken).contains("GOOD does not build"));
+}
+
+/// A pull request's branch, off `main` at M0, whose second commit makes
+/// `slow_part` 5% slower, and into which `main` was merged after: `M0 -
+/// M1 - M2` on main, `M0 - B1 - B2 - B3 - X` on the branch, X merging M2.
+/// bisect, as git bisect does, names B2 from the merge base before main
+/// was merged (M0) and from the one after (M2, from which the branch's
+/// commits are reached only through the merge).
+#[test]
+fn bisect_finds_a_branchs_regression_behind_a_merge_of_main() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = scaffold(dir.path());
+    let target = target();
+    let m0 = commit(&repo, "src/lib.rs", &library(0), "M0");
+    commit(&repo, "NOTES.md", "main 1\n", "M1");
+    let m2 = commit(&repo, "NOTES.md", "main 1\nmain 2\n", "M2");
+    git(&repo, &["checkout", "--quiet", "-b", "pull", &m0]);
+    commit(&repo, "BRANCH.md", "branch 1\n", "B1");
+    let b2 = commit(
+        &repo,
+        "src/lib.rs",
+        &library(9),
+        "B2: slow_part does 5% more",
+    );
+    commit(&repo, "BRANCH.md", "branch 1\nbranch 3\n", "B3");
+    git(&repo, &["merge", "--quiet", "--no-edit", "main"]);
+    let x = git(&repo, &["rev-parse", "HEAD"]);
+    for good in [&m0, &m2] {
+        let found = json(&bisect(&repo, &target, good, &x));
+        assert_eq!(
+            found["first_regressed"]["commit"],
+            b2.as_str(),
+            "from {good}: {found:#}"
+        );
+        assert_eq!(
+            found["first_regressed"]["cases"],
+            serde_json::json!(["slow_part"])
+        );
+    }
 }

@@ -96,17 +96,18 @@ pub fn run(bisect: Bisect) -> Result<ExitCode, String> {
             short(&bad)
         ));
     }
+    // As git bisect: the commits BAD reaches and GOOD does not, on every
+    // side of a merge, each listed after its parents.
     let between = bases
         .git(&[
             "rev-list",
             "--reverse",
             "--topo-order",
-            "--ancestry-path",
+            "--parents",
             &format!("{good}..{bad}"),
         ])
         .map_err(|e| e.to_string())?;
-    let mut commits = vec![commit(&bases, &good)];
-    commits.extend(between.lines().map(|hash| commit(&bases, hash)));
+    let (commits, parents) = history(&bases, &good, &between);
     let request = Request {
         revision: bisect.good.clone(),
         bench: bisect.bench.clone(),
@@ -146,7 +147,7 @@ pub fn run(bisect: Bisect) -> Result<ExitCode, String> {
     };
     let mut steps: Vec<Step> = Vec::new();
     let mut bad_unjudged = None;
-    let found = search::bisect(commits.len() - 1, &mut |at, purpose| {
+    let found = search::bisect(&search::History::new(&parents), &mut |at, purpose| {
         let step_started = Instant::now();
         let verdict = judge.judge(&commits[at].hash);
         if let (true, search::Verdict::Skipped(why)) = (at == commits.len() - 1, &verdict) {
@@ -229,6 +230,27 @@ fn selected_cases(good: &std::path::Path, bisect: &Bisect) -> Result<usize, Stri
         });
     }
     Ok(cases)
+}
+
+/// GOOD and the commits `listed` (by `rev-list --parents`, parents
+/// first), with each one's parents among them: a parent not listed is
+/// one GOOD reaches, so GOOD's (0).
+fn history(bases: &Bases, good: &str, listed: &str) -> (Vec<Commit>, Vec<Vec<usize>>) {
+    let mut commits = vec![commit(bases, good)];
+    let mut parents = vec![Vec::new()];
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for line in listed.lines() {
+        let mut hashes = line.split_whitespace();
+        let Some(hash) = hashes.next() else { continue };
+        let mut own: Vec<usize> = hashes
+            .map(|parent| index.get(parent).copied().unwrap_or(0))
+            .collect();
+        own.dedup();
+        index.insert(hash, commits.len());
+        commits.push(commit(bases, hash));
+        parents.push(own);
+    }
+    (commits, parents)
 }
 
 /// `hash` with its subject.
