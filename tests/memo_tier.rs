@@ -413,6 +413,32 @@ fn formats_round_trip(dir: &Path) {
     );
 }
 
+#[test]
+fn a_prune_passes_over_an_entry_a_value_holds_mapped() {
+    let _shared = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let tier = nnbench::memo::DiskTier::At(dir.path().to_owned());
+    nnbench::memo::with_disk_tier(tier.clone(), || {
+        let memo = Mapped(33);
+        drop(nnbench::memo::resolve(&memo).unwrap());
+        nnbench::memo::evict(&memo);
+        let loaded = nnbench::memo::resolve(&memo).unwrap();
+        assert!(loaded.is_mapped());
+        // A prune or clear, here or on another node, would pull the
+        // mapped pages from under the value (SIGBUS on a network file
+        // system): they pass over the entry while it is mapped.
+        assert_eq!(tier.clear().unwrap(), 0);
+        let pruned = tier.prune(0).unwrap();
+        assert!(pruned.removed.is_empty(), "{pruned:?}");
+        assert_eq!(pruned.kept, 1);
+        assert_eq!(loaded.view()[[1, 1]], 34.0);
+        drop(loaded);
+        nnbench::memo::evict(&memo);
+        assert_eq!(tier.clear().unwrap(), 1);
+        assert!(entries(dir.path()).is_empty());
+    });
+}
+
 // --- spill ------------------------------------------------------------------------
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]

@@ -27,6 +27,9 @@ enum Storage<A, D: Dimension> {
     Owned(Array<A, D>),
     Mapped {
         map: Mmap,
+        /// The mapped disk entry, open, so that its reader's lock lasts
+        /// as long as the map: a prune passes over it.
+        _entry: Option<std::fs::File>,
         /// Where the elements start in the map, in bytes.
         offset: usize,
         dim: D,
@@ -98,6 +101,7 @@ impl<A, D: Dimension> MappedArray<A, D> {
                 offset,
                 dim,
                 strides,
+                ..
             } => {
                 let shape = dim.clone().strides(strides.clone());
                 // SAFETY: `from_map` checked with ndarray-npy's validated view
@@ -132,10 +136,20 @@ impl<A: ViewElement, D: Dimension> MappedArray<A, D> {
         Ok(Self {
             storage: Storage::Mapped {
                 map,
+                _entry: None,
                 offset,
                 dim,
                 strides,
             },
         })
+    }
+
+    /// The array mapped from a disk entry, keeping `entry` (its file,
+    /// under a reader's lock) open while it lives.
+    pub(crate) fn holding(mut self, entry: Option<std::fs::File>) -> Self {
+        if let Storage::Mapped { _entry, .. } = &mut self.storage {
+            *_entry = entry;
+        }
+        self
     }
 }

@@ -76,11 +76,13 @@ where
 
     fn load(&self, payload: Payload<'_>) -> Result<MappedArray<A, D>> {
         let map = payload.map()?;
-        MappedArray::from_map(map).map_err(|e| {
+        let array = MappedArray::from_map(map).map_err(|e| {
             e.context(format!(
                 "{}: not a readable .npy array",
                 payload.path().display()
             ))
-        })
+        })?;
+        // The entry's reader's lock goes with the copy of its file.
+        Ok(array.holding(payload.file().try_clone().ok()))
     }
 }

@@ -250,6 +250,7 @@ pub(crate) fn load<T>(
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(EntryError::Missing),
         Err(e) => return Err(unusable(path, e.to_string())),
     };
+    read_lock(&file, path)?;
     let header = read_header(&mut file).map_err(|reason| unusable(path, reason))?;
     if header.key != *key {
         return Err(unusable(
@@ -296,6 +297,53 @@ pub(crate) fn load<T>(
     // dropped a little early.
     let _ = file.set_modified(std::time::SystemTime::now());
     Ok((value, header.meta))
+}
+
+/// Takes a reader's (shared) lock on the entry `file`, open from `path`:
+/// a prune or clear, which takes the writer's lock before it removes an
+/// entry, passes over one a process reads or holds mapped (the lock lasts
+/// as long as the file, or a mapped value's copy of it, is open). Where
+/// the file system takes no locks, the entry is read without one.
+fn read_lock(file: &File, path: &Path) -> Result<(), EntryError> {
+    match file.lock_shared() {
+        Ok(()) => {}
+        Err(e) if unsupported(&e) => {
+            without_locks(path, &e);
+            return Ok(());
+        }
+        Err(e) => {
+            return Err(unusable(
+                path,
+                format!("could not be locked for reading: {e}"),
+            ));
+        }
+    }
+    // A prune that removed it while this process waited for the lock.
+    if still_at(file, path) {
+        Ok(())
+    } else {
+        Err(EntryError::Missing)
+    }
+}
+
+/// Takes the writer's (exclusive) lock on the entry at `path` if no
+/// process reads it now: `Ok(None)` when one does, or when it is gone.
+/// Where the file system takes no locks, the entry is taken without one.
+pub(crate) fn try_write_lock(path: &Path) -> io::Result<Option<File>> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(fs::TryLockError::WouldBlock) => Ok(None),
+        Err(fs::TryLockError::Error(e)) if unsupported(&e) => {
+            without_locks(path, &e);
+            Ok(Some(file))
+        }
+        Err(fs::TryLockError::Error(e)) => Err(e),
+    }
 }
 
 /// The header of the entry at `path`, without checking its payload.

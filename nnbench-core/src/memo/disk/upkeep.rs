@@ -86,7 +86,7 @@ impl DiskTier {
 
     /// Removes the entries used least recently until the tier holds at
     /// most `max_bytes`, with what processes that died left behind: an
-    /// entry another process is writing now stays. Only the entries removed
+    /// entry a process is writing, reading or holds mapped now stays. Only the entries removed
     /// are read. `--memo-cache-max` does this after each case that saved
     /// an entry; `nnbench cache prune --max SIZE` on demand.
     ///
@@ -128,8 +128,8 @@ impl DiskTier {
     }
 
     /// Removes every entry, and what processes that died left behind;
-    /// returns how many entries there were. An entry another process is
-    /// writing now stays.
+    /// returns how many it removed. An entry a process is writing, reading
+    /// or holds mapped now stays.
     ///
     /// # Errors
     ///
@@ -172,10 +172,13 @@ fn context(error: io::Error, path: &Path) -> crate::Error {
     crate::Error::from(error).context(format!("memo cache: {}", path.display()))
 }
 
-/// Removes the entry at `path` unless another process holds it; says
-/// whether it did.
+/// Removes the entry at `path` unless a process is computing it, or
+/// reads it or holds it mapped; says whether it did.
 fn remove_entry(path: &Path) -> io::Result<bool> {
     let Some(_held) = disk::try_hold(path)? else {
+        return Ok(false);
+    };
+    let Some(_unread) = disk::try_write_lock(path)? else {
         return Ok(false);
     };
     match fs::remove_file(path) {
