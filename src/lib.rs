@@ -49,11 +49,31 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub use nnbench_core::{Bencher, BencherInputs};
 pub use nnbench_core::{
     CaseRecord, Context, Error, Memo, Param, Params, RecordError, Result, RunRecord, Runner,
     Sampling, State, Timing, target_dir,
 };
 pub use nnbench_core::{alloc, memo, npy, record, store};
+
+/// An identity function the optimizer must assume reads and writes its
+/// argument: a benchmark's input that the compiler can see, or an output
+/// nothing reads, may otherwise be computed at compile time or not at all.
+/// A case's return value and a [`Bencher`] routine's outputs are passed
+/// through it already; inputs written as constants are not.
+///
+/// # Example
+///
+/// ```
+/// #[nnbench::benchmark]
+/// fn unfolded_sum() -> u64 {
+///     // Without it, the sum of a constant range may be folded away.
+///     (0..nnbench::black_box(10_000u64)).sum()
+/// }
+/// # let run = nnbench::Runner::new().filter("unfolded_sum").exact(true).quiet(true).run();
+/// # assert_eq!(run.unwrap().cases.len(), 1);
+/// ```
+pub use std::hint::black_box;
 
 #[cfg(feature = "tch")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tch")))]

@@ -66,12 +66,23 @@ fn accuracy(model: &f64, split: &[u64]) -> f64 {
     *model
 }
 
+/// A sort on an input made for each call, paired like any case.
+#[nnbench::benchmark]
+fn sort_inputs(b: nnbench::Bencher) {
+    b.with_inputs(|| (0..4096u64).rev().collect::<Vec<u64>>())
+        .bench_values(|mut v| {
+            v.sort_unstable();
+            v
+        });
+}
+
 fn main() {
     support::main(
         "fixtures_per_build",
         support::checks!(
             a_paired_head_is_judged_on_the_model_it_trains,
             a_plain_run_on_another_builds_model_says_so,
+            a_case_with_per_call_inputs_is_paired,
         ),
     );
 }
@@ -134,18 +145,28 @@ fn a_paired_head_is_judged_on_the_model_it_trains() {
     let target = dir.path().join("target");
     let base = other_build(dir.path(), &[]);
     // The base's model is in the tier first, as after a run on main.
-    let first = bench(&target, Some(&base), &[], &[]);
+    let first = bench(&target, Some(&base), &[], &["accuracy/"]);
     assert!(first.status.success(), "{}", said(&first));
     let output = bench(
         &target,
         None,
         &[(BROKEN, "1")],
-        &["--paired", base.to_str().unwrap(), "--max-rounds", "8"],
+        &[
+            "--paired",
+            base.to_str().unwrap(),
+            "--max-rounds",
+            "8",
+            "accuracy/",
+        ],
     );
     let text = said(&output);
     let record =
         RunRecord::read(target.join("nnbench/fixtures_per_build/latest.json")).expect("a record");
-    let case = &record.cases[0];
+    let case = record
+        .cases
+        .iter()
+        .find(|c| c.id.starts_with("accuracy/"))
+        .expect("the model's case");
     let paired = case
         .paired
         .as_ref()
@@ -162,10 +183,15 @@ fn a_plain_run_on_another_builds_model_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("target");
     let base = other_build(dir.path(), &[]);
-    let first = bench(&target, Some(&base), &[], &["--save-baseline", "main"]);
+    let first = bench(
+        &target,
+        Some(&base),
+        &[],
+        &["--save-baseline", "main", "accuracy/"],
+    );
     assert!(first.status.success(), "{}", said(&first));
     // This build loads the model the other one trained, and says so.
-    let output = bench(&target, None, &[], &["--baseline", "main"]);
+    let output = bench(&target, None, &[], &["--baseline", "main", "accuracy/"]);
     let text = said(&output);
     let record =
         RunRecord::read(target.join("nnbench/fixtures_per_build/latest.json")).expect("a record");
@@ -177,11 +203,44 @@ fn a_plain_run_on_another_builds_model_says_so() {
         "{text}"
     );
     // Under the per-build switch, this build trains its own.
-    let own = bench(&target, None, &[(nnbench::memo::PER_BUILD_ENV, "1")], &[]);
+    let own = bench(
+        &target,
+        None,
+        &[(nnbench::memo::PER_BUILD_ENV, "1")],
+        &["accuracy/"],
+    );
     let text = said(&own);
     assert!(text.contains("training Trained(1) on head"), "{text}");
     assert!(!text.contains("reading Split"), "{text}");
     let record =
         RunRecord::read(target.join("nnbench/fixtures_per_build/latest.json")).expect("a record");
     assert!(record.cases[0].memo.made_by_other_build.is_empty());
+}
+
+fn a_case_with_per_call_inputs_is_paired() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let base = other_build(dir.path(), &[]);
+    let output = bench(
+        &target,
+        None,
+        &[],
+        &[
+            "--paired",
+            base.to_str().unwrap(),
+            "--max-rounds",
+            "8",
+            "sort_inputs",
+        ],
+    );
+    let text = said(&output);
+    let record =
+        RunRecord::read(target.join("nnbench/fixtures_per_build/latest.json")).expect("a record");
+    let case = &record.cases[0];
+    assert_eq!(case.id, "sort_inputs");
+    assert!(case.error.is_none(), "{:?}\n{text}", case.error);
+    let paired = case.paired.as_ref().expect("paired");
+    assert!(paired.rounds >= 8, "{paired:?}");
+    assert!(paired.base.error.is_none(), "{:?}", paired.base.error);
+    assert!(case.time.median_ns > 0.0 && paired.base.time.median_ns > 0.0);
 }

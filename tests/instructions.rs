@@ -72,6 +72,17 @@ fn bare() -> u64 {
     support::spin(20_000, &TABLE)
 }
 
+/// The call of `bare` on an input a hundred times costlier to make than
+/// the call, made for it by a `Bencher`: Callgrind counts the call alone.
+#[nnbench::benchmark(timing = instructions)]
+fn on_inputs(b: nnbench::Bencher) {
+    b.with_inputs(|| {
+        std::hint::black_box(support::spin(2_000_000, &TABLE));
+        TABLE.to_vec()
+    })
+    .bench_refs(|table| support::spin(20_000, table));
+}
+
 #[nnbench::benchmark(timing = instructions)]
 fn panics() -> u64 {
     panic!("a counted case that panics")
@@ -83,6 +94,7 @@ fn main() {
         support::checks!(
             counts_repeat_exactly_and_move_with_the_work,
             memos_and_hooks_stay_out_of_the_count,
+            inputs_made_by_a_bencher_stay_out_of_the_count,
             a_one_percent_change_fails_the_baseline_naming_that_case,
             a_family_counted_by_its_attribute_runs_beside_timed_ones,
             without_valgrind_the_run_is_refused_naming_how_to_install_it,
@@ -156,6 +168,26 @@ fn counts_repeat_exactly_and_move_with_the_work() {
     assert!(
         (1.99..2.01).contains(&ratio),
         "twice the work, twice the instructions: {one} and {two}"
+    );
+}
+
+fn inputs_made_by_a_bencher_stay_out_of_the_count() {
+    if !support::valgrind_here() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let output = bench(dir.path(), &["--exact"], &[], "on_inputs");
+    assert_eq!(output.status.code(), Some(0), "{}", support::said(&output));
+    let on_inputs = instructions(&latest(dir.path()), "on_inputs");
+    let output = bench(dir.path(), &["--exact"], &[], "bare");
+    assert_eq!(output.status.code(), Some(0), "{}", support::said(&output));
+    let bare = instructions(&latest(dir.path()), "bare");
+    // The input's making is a hundred times the call: counted, it would
+    // show as a hundredfold.
+    let ratio = on_inputs as f64 / bare as f64;
+    assert!(
+        (0.9..1.1).contains(&ratio),
+        "the call on its input counts {on_inputs}, the bare call {bare}"
     );
 }
 

@@ -41,6 +41,7 @@ pub mod torch;
 pub mod __private;
 
 pub use error::{Context, Error, Result};
+pub use measure::{Bencher, BencherInputs};
 pub use memo::Memo;
 pub use param::{Param, Params};
 pub use paths::target_dir;

@@ -16,7 +16,20 @@ use serde_json::Value as Json;
 
 pub use inventory;
 
-pub use crate::measure::Timer;
+pub use crate::measure::{Bencher, Timer};
+
+/// After a case's function that takes a `Bencher` returned `returned`: an
+/// error when it never benched, unless it returned a failure of its own.
+pub fn benched<R>(timer: &Timer, returned: &R, failed: impl Fn(&R) -> bool) -> crate::Result<()> {
+    if timer.timed() || failed(returned) {
+        Ok(())
+    } else {
+        Err(crate::Error::msg(
+            "the case takes a Bencher and never timed with it: call bench, or with_inputs(..) \
+             and then bench_values or bench_refs, once in the function",
+        ))
+    }
+}
 #[cfg(feature = "tokio")]
 pub use crate::measure::{Flavor, runtime};
 pub use crate::record::{Direction, ThroughputUnit};

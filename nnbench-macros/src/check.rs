@@ -18,6 +18,8 @@ pub(crate) struct Plan {
     pub options: Options,
     /// The span of `async`, for an async function.
     pub asyncness: Option<Span>,
+    /// Where in the signature the function takes a `Bencher`, if it does.
+    pub bencher: Option<usize>,
 }
 
 pub(crate) struct ParamPlan {
@@ -105,7 +107,22 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
     }
 
     let mut params = Vec::new();
-    for input in &sig.inputs {
+    let mut bencher = None;
+    for (at, input) in sig.inputs.iter().enumerate() {
+        if let Some(span) = bencher_param(input) {
+            match bencher {
+                None => bencher = Some(at),
+                Some(_) => errors.push(syn::Error::new(
+                    span,
+                    format!(
+                        "`{}` takes a second `Bencher`: one times the case",
+                        sig.ident
+                    ),
+                )),
+            }
+            bencher_fits(&options, sig, span, &mut errors);
+            continue;
+        }
         match param(input) {
             Ok(p) => params.push(p),
             Err(e) => errors.push(e),
@@ -114,10 +131,11 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
 
     let grid = match kind {
         Kind::Benchmark => {
-            if let Some(first) = sig.inputs.first() {
+            let mut inputs = sig.inputs.iter();
+            if let Some(first) = inputs.find(|input| bencher_param(input).is_none()) {
                 errors.push(syn::Error::new(
                     first.span(),
-                    "#[benchmark] functions take no parameters: give them values with #[parametrize] or #[product]",
+                    "#[benchmark] functions take no parameters but a `Bencher`: give them values with #[parametrize] or #[product]",
                 ));
             }
             Grid::Single
@@ -146,7 +164,38 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
         grid,
         options,
         asyncness: sig.asyncness.map(|a| a.span()),
+        bencher,
     })
+}
+
+/// The span of a parameter of type `Bencher` (by any path), which is the
+/// case's timer, not a grid parameter.
+fn bencher_param(input: &FnArg) -> Option<Span> {
+    let FnArg::Typed(typed) = input else {
+        return None;
+    };
+    let Type::Path(path) = &*typed.ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    (last.ident == "Bencher").then(|| typed.ty.span())
+}
+
+/// A `Bencher` times a sync routine on one thread: not with what times
+/// the function's own calls in other ways.
+fn bencher_fits(options: &Options, sig: &syn::Signature, span: Span, errors: &mut Errors) {
+    let clash = if sig.asyncness.is_some() {
+        Some("is async: a `Bencher` times sync routines")
+    } else if options.threads.is_some() {
+        Some("has `threads`: a `Bencher` times its routine on one thread")
+    } else if options.concurrency.is_some() {
+        Some("has `concurrency`: a `Bencher` times its routine on one thread")
+    } else {
+        None
+    };
+    if let Some(why) = clash {
+        errors.push(syn::Error::new(span, format!("`{}` {why}", sig.ident)));
+    }
 }
 
 /// `scaling = n` names a parameter whose values, where they are written

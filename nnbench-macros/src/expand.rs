@@ -288,7 +288,6 @@ fn element_type(param: &ParamPlan) -> Type {
 /// One `CaseSpec`, built from the values `__value_i` of the current case.
 fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
     let krate = private(plan);
-    let function = &plan.function;
     let mut params = Vec::new();
     let mut fetches = Vec::new();
     let mut passed = Vec::new();
@@ -339,13 +338,51 @@ fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
             Passing::Arc | Passing::Value => quote!(::core::clone::Clone::clone(&#typed)),
         });
     }
+    let timed = match plan.bencher {
+        Some(at) => bencher_call(plan, passed.clone(), at),
+        None => timed_call(plan, &passed),
+    };
+    let spec = spec(plan, params, fetches.clone(), timed);
+    with_throughput(plan, values, &fetches, &passed, spec)
+}
+
+/// How the function's calls are timed, given the arguments `passed`.
+fn timed_call(plan: &Plan, passed: &[TokenStream]) -> TokenStream {
+    let krate = private(plan);
+    let function = &plan.function;
     // The return type, read off the signature, picks the timing loop: one
     // that checks each call for an `Err` costs about a nanosecond a call,
     // which the others need not pay.
     let fallible = returns_result(&plan.output);
     // Calls made on several threads at once need a function that can be.
     let shared = plan.options.concurrency.is_some() || plan.options.threads.is_some();
-    let timed = match (plan.asyncness, fallible) {
+    // Owned values are cloned for each call off the clock, as inputs made
+    // before the calls (where dropping them does something: a plain
+    // number's copy costs a call nothing).
+    let owned: Vec<usize> = (0..plan.params.len())
+        .filter(|&i| !matches!(plan.params[i].passing, Passing::Ref(_)))
+        .collect();
+    if !owned.is_empty() && !shared && plan.asyncness.is_none() {
+        let makes = owned.iter().map(|&i| &passed[i]);
+        let names: Vec<syn::Ident> = owned.iter().map(|i| format_ident!("__owned_{i}")).collect();
+        let mut call_args = passed.to_vec();
+        for (&i, name) in owned.iter().zip(&names) {
+            call_args[i] = quote!(#name);
+        }
+        let failed = if fallible {
+            quote!(|__returned| (&&#krate::Check(__returned)).failed())
+        } else {
+            quote!(|_| false)
+        };
+        return quote! {
+            __timer.time_owned(
+                || (#(#makes,)*),
+                |(#(#names,)*)| #function(#(#call_args),*),
+                #failed,
+            )
+        };
+    }
+    match (plan.asyncness, fallible) {
         (None, true) if shared => {
             let method = at_output(quote!(time_shared_fallible), &plan.output, function);
             quote! {
@@ -393,8 +430,32 @@ fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
             let gate = respan(quote!(#krate::async_case!), span);
             quote!(#gate #group)
         }
-    };
-    let spec = quote! {
+    }
+}
+
+/// The call of a function that takes a `Bencher` (at `at` in its
+/// signature): made once a sample with the timer, which its routine is
+/// timed by; a call that never benched is an error.
+fn bencher_call(plan: &Plan, mut passed: Vec<TokenStream>, at: usize) -> TokenStream {
+    let krate = private(plan);
+    let function = &plan.function;
+    passed.insert(at, quote!(#krate::Bencher::new(&mut *__timer)));
+    quote! {{
+        let __returned = #function(#(#passed),*);
+        #krate::benched(__timer, &__returned, |__returned| (&&#krate::Check(__returned)).failed())?;
+        __returned
+    }}
+}
+
+/// The `CaseSpec` whose call fetches the arguments and times `timed`.
+fn spec(
+    plan: &Plan,
+    params: Vec<TokenStream>,
+    fetches: Vec<TokenStream>,
+    timed: TokenStream,
+) -> TokenStream {
+    let krate = private(plan);
+    quote! {
         #krate::CaseSpec::new(
             ::std::vec![#(#params),*],
             move |__args: &#krate::Args, __timer: &mut #krate::Timer| {
@@ -403,7 +464,18 @@ fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
                 (&&#krate::Ret::new(__returned)).metric()
             },
         )
-    };
+    }
+}
+
+/// `spec` with the family's throughput, if it counts one.
+fn with_throughput(
+    plan: &Plan,
+    values: &[syn::Ident],
+    fetches: &[TokenStream],
+    passed: &[TokenStream],
+    spec: TokenStream,
+) -> TokenStream {
+    let krate = private(plan);
     let Some(throughput) = &plan.options.throughput else {
         return spec;
     };

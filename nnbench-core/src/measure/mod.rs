@@ -4,6 +4,8 @@
 //! GPU memory (through NVML). Time is taken around the call itself.
 
 pub(crate) mod adaptive;
+mod batches;
+mod bencher;
 pub(crate) mod callgrind;
 pub(crate) mod cpu;
 pub mod gpu;
@@ -22,6 +24,7 @@ mod together;
 #[cfg(feature = "tch")]
 pub(crate) mod torch_allocator;
 
+pub use bencher::{Bencher, BencherInputs};
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub use runtime::{Flavor, RuntimeError, runtime};

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::adaptive::{median, median_interval};
+use super::batches::{self, ByValue, Consume};
 use super::cpu::{Clocks, Elapsed};
 use super::load::{self, LoadOutcome, LoadPlan};
 use super::together;
@@ -86,6 +87,78 @@ impl Timer {
         drop(collecting);
         self.elapsed = Some(stop_after_device(&clocks));
         out
+    }
+
+    /// Calls `f` on `iters` inputs that `make` makes off the clock, in
+    /// batches (see `batches`); returns the last value, or the first that
+    /// `failed` picks. What a by-value parameter's clone would otherwise
+    /// add to each call stays off the clock.
+    #[inline(never)]
+    pub fn time_inputs<I, R>(
+        &mut self,
+        mut make: impl FnMut() -> I,
+        f: impl FnMut(I) -> R,
+        failed: impl Fn(&R) -> bool,
+    ) -> R {
+        self.time_batched(&mut make, &mut ByValue(f), &failed)
+    }
+
+    /// Calls `f` on the values `make` clones for each call: off the clock
+    /// (as [`time_inputs`](Self::time_inputs)) where dropping them does
+    /// something, such as a vector's; beside the call where it does not,
+    /// as a number's copy costs a call nothing.
+    #[inline]
+    pub fn time_owned<I, R>(
+        &mut self,
+        mut make: impl FnMut() -> I,
+        mut f: impl FnMut(I) -> R,
+        failed: impl Fn(&R) -> bool,
+    ) -> R {
+        if std::mem::needs_drop::<I>() {
+            self.time_inputs(make, f, failed)
+        } else {
+            self.time_fallible(|| f(make()), failed)
+        }
+    }
+
+    /// Times the calls `consume` makes on inputs from `make`, batch by
+    /// batch, each batch's calls alone on the clocks (and under
+    /// Callgrind's collection, when counted).
+    pub(crate) fn time_batched<I, O>(
+        &mut self,
+        make: &mut dyn FnMut() -> I,
+        consume: &mut impl Consume<I, O>,
+        failed: &dyn Fn(&O) -> bool,
+    ) -> O {
+        let counted = self.counted;
+        let around = |calls: &mut dyn FnMut()| {
+            wait_for_device();
+            let clocks = Clocks::start();
+            let collecting = counted.then(Collecting::start);
+            calls();
+            drop(collecting);
+            Some(stop_after_device(&clocks))
+        };
+        // What the clocks take to time nothing, each batch's share of its
+        // time: most of it for a routine of nanoseconds on a large input,
+        // made a few at a time.
+        let idle = if counted {
+            Elapsed::default()
+        } else {
+            batches::idle(&around)
+        };
+        let less_idle = |calls: &mut dyn FnMut()| around(calls).map(|e| batches::less(&e, &idle));
+        let batched = batches::time(self.iters, make, consume, failed, &less_idle);
+        self.elapsed = Some(batches::scaled(&batched.elapsed, self.iters, batched.calls));
+        batched
+            .out
+            .expect("a timer makes one call at least, so there is an output")
+    }
+
+    /// Whether the timer timed calls: a case that takes a
+    /// [`Bencher`](super::Bencher) and never benched leaves it untimed.
+    pub fn timed(&self) -> bool {
+        self.elapsed.is_some()
     }
 
     /// [`time`](Self::time) for a function that returns a `Result`: stops at

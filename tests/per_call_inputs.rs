@@ -1,0 +1,154 @@
+//! Per-call inputs off the clock: a routine that reads two elements of an
+//! 8 MiB input made for each call, by `Bencher::with_inputs` or as a
+//! by-value grid parameter, is timed without the input's making or
+//! cloning, side by side with one that makes the same input on the clock.
+//! Nothing asserts on a time but a ratio of more than a hundred between
+//! cases of one run, which a busy machine does not bring near.
+
+use std::time::Duration;
+
+use nnbench::{Bencher, RunRecord, Runner, Sampling, Timing, black_box};
+
+const BYTES: usize = 8 << 20;
+
+fn input() -> Vec<u8> {
+    vec![1u8; BYTES]
+}
+
+fn two(v: &[u8]) -> u8 {
+    v[0].wrapping_add(v[v.len() - 1])
+}
+
+#[nnbench::benchmark]
+fn inputs_values(b: Bencher) -> usize {
+    // The input is handed back, so that its drop (an 8 MiB `munmap`) is
+    // off the clock too.
+    b.with_inputs(input).bench_values(|v| (two(&v), v));
+    BYTES
+}
+
+#[nnbench::benchmark]
+fn inputs_refs(b: Bencher) {
+    b.with_inputs(input).bench_refs(|v| {
+        v[3] = 9;
+        two(v)
+    });
+}
+
+/// 8 MiB a grid parameter holds, named in ids by its size alone.
+#[derive(Clone)]
+struct Blob(Vec<u8>);
+
+impl std::fmt::Debug for Blob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Blob({} bytes)", self.0.len())
+    }
+}
+
+impl serde::Serialize for Blob {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{} bytes", self.0.len()))
+    }
+}
+
+#[nnbench::parametrize([(data = Blob(input()))])]
+fn inputs_by_value(data: Blob) -> (u8, Blob) {
+    // Handed back, so that its drop is off the clock too.
+    (two(&data.0), data)
+}
+
+#[nnbench::benchmark]
+fn inputs_on_the_clock(b: Bencher) {
+    b.bench(|| two(&black_box(input())));
+}
+
+#[nnbench::benchmark]
+fn inputs_never_benched(b: Bencher) -> u8 {
+    drop(b);
+    7
+}
+
+#[nnbench::benchmark]
+fn inputs_failed_before_benching(_b: Bencher) -> nnbench::Result<u8> {
+    Err(nnbench::Error::msg("the data is missing"))
+}
+
+fn run(timing: Timing) -> RunRecord {
+    let dir = tempfile::tempdir().unwrap();
+    Runner::new()
+        .filter("inputs_")
+        .timing(timing)
+        .sampling(Sampling {
+            sample_size: Some(10),
+            warm_up: Some(Duration::from_millis(10)),
+            measurement_time: Some(Duration::from_millis(200)),
+        })
+        .quiet(true)
+        .latest_dir(dir.path())
+        .run()
+        .unwrap()
+}
+
+fn median(record: &RunRecord, id: &str) -> f64 {
+    let ids: Vec<&str> = record.cases.iter().map(|c| c.id.as_str()).collect();
+    let case = record
+        .cases
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no case {id} in {ids:?}"));
+    assert!(case.error.is_none(), "{id}: {:?}", case.error);
+    case.time.median_ns
+}
+
+/// Each case whose input is made off the clock takes less than `1 /
+/// times` of the one that makes it on the clock.
+fn off_the_clock(record: &RunRecord, times: f64) {
+    let copy = median(record, "inputs_on_the_clock");
+    for id in [
+        "inputs_values",
+        "inputs_refs",
+        "inputs_by_value/data=8388608 bytes",
+    ] {
+        let off = median(record, id);
+        assert!(
+            off * times < copy,
+            "{id} took {off} ns a call, the input made on the clock {copy} ns"
+        );
+    }
+}
+
+#[test]
+fn inputs_are_made_off_the_clock_when_sampled() {
+    let record = run(Timing::Sampled);
+    off_the_clock(&record, 100.0);
+    let values = record
+        .cases
+        .iter()
+        .find(|c| c.id == "inputs_values")
+        .unwrap();
+    assert_eq!(values.value, serde_json::json!(BYTES));
+}
+
+#[test]
+fn inputs_are_made_off_the_clock_when_timed_once() {
+    // One cold call each: a wider margin than the sampled medians'.
+    off_the_clock(&run(Timing::Once), 20.0);
+}
+
+#[test]
+fn a_bencher_never_used_fails_its_case_and_a_failure_of_its_own_is_kept() {
+    let record = run(Timing::Once);
+    let error = |id: &str| {
+        let case = record.cases.iter().find(|c| c.id == id).unwrap();
+        case.error
+            .as_ref()
+            .map(|e| e.message.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        error("inputs_never_benched").contains("never timed with it"),
+        "{}",
+        error("inputs_never_benched")
+    );
+    assert!(error("inputs_failed_before_benching").contains("the data is missing"));
+}
