@@ -1,7 +1,7 @@
 //! Timing modes: once, sampled by criterion, auto; test mode; flags.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use nnbench::record::{Sampler, Stage, TimingMode};
@@ -27,6 +27,19 @@ fn runner(filter: &str) -> Runner {
         .record_memory(false)
 }
 
+/// The process's memory, which the test about the peak measures: it runs
+/// alone, the others side by side (one that frees a buffer while the peak
+/// is measured would hide the case's growth).
+static PROCESS: RwLock<()> = RwLock::new(());
+
+fn side_by_side() -> RwLockReadGuard<'static, ()> {
+    PROCESS.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn alone() -> RwLockWriteGuard<'static, ()> {
+    PROCESS.write().unwrap_or_else(PoisonError::into_inner)
+}
+
 static SAMPLED_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 #[nnbench::benchmark(timing = sampled, sample_size = 10, warm_up = "10ms", measurement_time = "60ms")]
@@ -37,6 +50,7 @@ fn sampled_kernel() -> u64 {
 
 #[test]
 fn sampled_cases_stop_once_the_median_is_precise_and_keep_the_first_calls_metric() {
+    let _process = side_by_side();
     let record = Runner::new()
         .filter("sampled_kernel")
         .quiet(true)
@@ -83,6 +97,7 @@ fn sampled_cases_stop_once_the_median_is_precise_and_keep_the_first_calls_metric
 
 #[test]
 fn the_runs_sampled_timing_hands_sampling_to_criterion_with_its_settings() {
+    let _process = side_by_side();
     let record = runner("sampled_kernel")
         .timing(Timing::Sampled)
         .run()
@@ -108,6 +123,7 @@ fn once_only() -> u8 {
 
 #[test]
 fn once_calls_the_function_exactly_once() {
+    let _process = side_by_side();
     let record = runner("once_only").run().unwrap();
     assert_eq!(ONCE_CALLS.load(Ordering::SeqCst), 1);
     let t = &record.cases[0].time;
@@ -123,6 +139,7 @@ fn auto_sleep(ms: u64) -> u64 {
 
 #[test]
 fn auto_keeps_slow_cases_to_one_call_and_samples_fast_ones() {
+    let _process = side_by_side();
     let record = runner("auto_sleep/")
         .auto_threshold(Duration::from_millis(20))
         .run()
@@ -139,6 +156,7 @@ fn auto_keeps_slow_cases_to_one_call_and_samples_fast_ones() {
 
 #[test]
 fn test_mode_and_the_runs_timing_override_the_family() {
+    let _process = side_by_side();
     let before = SAMPLED_CALLS.load(Ordering::Relaxed);
     let record = runner("sampled_kernel").test_mode(true).run().unwrap();
     assert_eq!(record.cases[0].time.mode, TimingMode::Once);
@@ -161,7 +179,11 @@ impl Memo for Table {
     }
 }
 
-#[nnbench::product(table = [Table], scratch_mib = [32usize], timing = sampled)]
+// 48 MiB: above glibc's largest mmap threshold (32 MiB), so the scratch is
+// always fresh pages. A 32 MiB one came, after the other tests had freed
+// large buffers (which raise the threshold), from memory the process
+// already held, and the peak did not move (1 run in 3 here).
+#[nnbench::product(table = [Table], scratch_mib = [48usize], timing = sampled)]
 fn sampled_with_memo(table: &[u8], scratch_mib: usize) -> usize {
     let mut scratch = vec![0u8; scratch_mib << 20];
     for page in scratch.chunks_mut(4096) {
@@ -172,6 +194,7 @@ fn sampled_with_memo(table: &[u8], scratch_mib: usize) -> usize {
 
 #[test]
 fn under_sampling_memos_resolve_once_and_the_peak_covers_every_call() {
+    let _process = alone();
     let record = runner("sampled_with_memo/")
         .record_memory(true)
         .run()
@@ -184,7 +207,7 @@ fn under_sampling_memos_resolve_once_and_the_peak_covers_every_call() {
     let memory = &case.memory;
     if let (Some(peak), Some(before)) = (memory.rss_peak_bytes, memory.rss_before_bytes) {
         assert!(
-            peak.saturating_sub(before) >= 30 << 20,
+            peak.saturating_sub(before) >= 46 << 20,
             "peak {peak}, before {before}"
         );
     }
@@ -214,6 +237,7 @@ fn panics_while_sampled() -> u32 {
 
 #[test]
 fn a_failure_while_sampling_fails_the_case_with_its_message() {
+    let _process = side_by_side();
     let record = runner("_while_sampled").run().unwrap();
     let error = record
         .case("fails_while_sampled")
@@ -237,6 +261,7 @@ fn a_failure_while_sampling_fails_the_case_with_its_message() {
 
 #[test]
 fn timing_flags_parse_like_criterions() {
+    let _process = side_by_side();
     let ok = [
         vec![
             "--sampled",
@@ -289,6 +314,7 @@ fn timing_flags_parse_like_criterions() {
 
 #[test]
 fn ignored_selects_nothing() {
+    let _process = side_by_side();
     let runner = Runner::from_args(["--ignored", "once_only"]).unwrap();
     assert!(runner.list().is_empty());
 }
@@ -316,6 +342,7 @@ fn clocks(work: &str) -> u64 {
 /// machine is doing.
 #[test]
 fn every_sample_is_also_timed_by_thread_and_process_cpu_time() {
+    let _process = side_by_side();
     let record = runner("clocks").timing(Timing::Sampled).run().unwrap();
     let case = |work: &str| {
         let case = record
@@ -348,9 +375,11 @@ fn every_sample_is_also_timed_by_thread_and_process_cpu_time() {
         process > cpu * 4.0,
         "two spawned threads work while the caller waits: thread {cpu} ns, process {process} ns"
     );
+    // A case timed once on one thread reads the wall clock alone.
     let once = runner("clocks").timing(Timing::Once).run().unwrap();
     for case in &once.cases {
-        assert_eq!(case.time.cpu_samples_ns.len(), 1, "{:?}", case.time);
-        assert!(case.time.cpu_median_ns.is_some(), "{:?}", case.time);
+        assert_eq!(case.time.samples_ns.len(), 1, "{:?}", case.time);
+        assert!(case.time.cpu_samples_ns.is_empty(), "{:?}", case.time);
+        assert!(case.time.cpu_median_ns.is_none(), "{:?}", case.time);
     }
 }

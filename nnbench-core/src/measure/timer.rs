@@ -25,6 +25,8 @@ pub struct Timer {
     /// What each thread's calls took, when several made them.
     per_thread: Vec<Elapsed>,
     load_outcome: Option<LoadOutcome>,
+    /// Whether the wall clock alone times the calls.
+    wall_only: bool,
 }
 
 impl Default for Timer {
@@ -43,6 +45,23 @@ impl Timer {
             elapsed: None,
             per_thread: Vec::new(),
             load_outcome: None,
+            wall_only: false,
+        }
+    }
+
+    /// The calls are timed by the wall clock alone.
+    pub(crate) fn wall_only(mut self) -> Self {
+        self.wall_only = true;
+        self
+    }
+
+    /// The clocks this timer reads, read now.
+    #[inline(always)]
+    fn clocks(&self) -> Clocks {
+        if self.wall_only {
+            Clocks::start_wall()
+        } else {
+            Clocks::start()
         }
     }
 
@@ -78,7 +97,7 @@ impl Timer {
     #[inline(never)]
     pub fn time<R>(&mut self, mut f: impl FnMut() -> R) -> R {
         wait_for_device();
-        let clocks = Clocks::start();
+        let clocks = self.clocks();
         let collecting = self.collect();
         for _ in 1..self.iters {
             std::hint::black_box(f());
@@ -130,10 +149,14 @@ impl Timer {
         consume: &mut impl Consume<I, O>,
         failed: &dyn Fn(&O) -> bool,
     ) -> O {
-        let counted = self.counted;
+        let (counted, wall_only) = (self.counted, self.wall_only);
         let around = |calls: &mut dyn FnMut()| {
             wait_for_device();
-            let clocks = Clocks::start();
+            let clocks = if wall_only {
+                Clocks::start_wall()
+            } else {
+                Clocks::start()
+            };
             let collecting = counted.then(Collecting::start);
             calls();
             drop(collecting);
@@ -166,7 +189,7 @@ impl Timer {
     #[inline(never)]
     pub fn time_fallible<R>(&mut self, mut f: impl FnMut() -> R, failed: impl Fn(&R) -> bool) -> R {
         wait_for_device();
-        let clocks = Clocks::start();
+        let clocks = self.clocks();
         let collecting = self.collect();
         for _ in 1..self.iters {
             let out = f();

@@ -98,6 +98,12 @@ impl Engine {
             _ => 1,
         };
         let mut first = Timer::new(1).on_threads(threads);
+        // A case timed once, on one thread and unpaired, records its wall
+        // time alone: reading the CPU clocks would cost more than the
+        // harness's share of a short case.
+        if plan.timing == Timing::Once && threads == 1 && plan.sampler != Sampler::Paired {
+            first = first.wall_only();
+        }
         let metric = call(args, &mut first)?;
         let once = first.elapsed().unwrap_or_default();
         if let Some(Parallel::Concurrency(level)) = plan.parallel {
