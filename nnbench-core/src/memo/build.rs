@@ -4,14 +4,14 @@
 //! say when a value was computed by another build than the one measured.
 
 use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The variable that, set to `1` in a bench's environment, keeps its
 /// fixtures per build: its memos' disk entries are keyed by the build
 /// (the digest of its executable) too, unless a memo declares
 /// [`Memo::build_independent`](crate::Memo::build_independent). A paired
-/// run sets it for both sides' workers, and `nnbench bisect` for the
-/// commits it runs; two builds run by hand under it keep apart the same
-/// way.
+/// run's workers (and so `nnbench bisect`'s) keep them so without it; two
+/// builds run by hand under it keep apart the same way.
 ///
 /// # Example
 ///
@@ -37,9 +37,20 @@ pub(crate) fn this_build() -> Option<&'static str> {
     DIGEST.as_deref()
 }
 
-/// Whether this process keeps its fixtures per build.
+/// Set by a paired run's order to its workers (rather than by their
+/// environment, which would move every worker's stack by its length).
+static ORDERED: AtomicBool = AtomicBool::new(false);
+
+/// Keeps this process's fixtures per build, or not, as a paired run's
+/// order says.
+pub(crate) fn keep_per_build(on: bool) {
+    ORDERED.store(on, Ordering::Relaxed);
+}
+
+/// Whether this process keeps its fixtures per build: as a paired run's
+/// order says, or as [`PER_BUILD_ENV`] does.
 pub(crate) fn per_build() -> bool {
     static ON: LazyLock<bool> =
         LazyLock::new(|| std::env::var(PER_BUILD_ENV).is_ok_and(|on| !on.is_empty() && on != "0"));
-    *ON
+    ORDERED.load(Ordering::Relaxed) || *ON
 }

@@ -53,6 +53,10 @@ pub(crate) struct Order {
     /// that where its data lands is drawn anew for each run of a worker.
     #[serde(default)]
     pub pad: u16,
+    /// Whether the run's memos keep disk entries of this build's own (a
+    /// paired run's: each build measures the fixtures it computes).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_build: bool,
 }
 
 /// The version of these messages this build speaks.

@@ -97,6 +97,7 @@ impl<'a> Worker<'a> {
     fn run(&mut self, order: Order, sink: &mut ToSupervisor) -> (End, RunMemoRecord) {
         let mut settings = self.settings.clone();
         settings.timing.rounds = order.rounds.map(Arc::new);
+        memo::keep_per_build(order.per_build);
         let pick = |ids: &[String]| -> Vec<&'a Case> {
             let ids: HashSet<&str> = ids.iter().map(String::as_str).collect();
             self.all

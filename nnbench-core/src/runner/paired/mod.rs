@@ -50,7 +50,6 @@ use super::isolate::protocol::Order;
 use super::isolate::valgrind::Callgrind;
 use super::isolate::watch::{Following, Limits, Start};
 use super::order::Schedule;
-use crate::memo::PER_BUILD_ENV;
 use crate::record::{CaseRecord, PairedRun, RunMemoRecord};
 use crate::registry::Case;
 use crate::settings::Settings;
@@ -87,14 +86,11 @@ pub(crate) fn supervise(
     let mut head = Start::this_binary()
         .map_err(|e| Error::msg(format!("--paired: this bench binary's path: {e}")))?;
     head.args = args.clone();
-    // Each build measures the fixtures it computes: a head that changes
-    // how a model is trained is judged on the model it trains.
-    head.env = vec![(PER_BUILD_ENV.into(), "1".into())];
     let mut base_start = Start {
         exe: base.to_path_buf(),
         args,
         cpu: None,
-        env: head.env.clone(),
+        env: Vec::new(),
     };
     let cpus = affinity::allowed_cpus();
     let bench = settings.output.name.clone().unwrap_or_default();

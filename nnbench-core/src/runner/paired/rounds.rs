@@ -133,6 +133,9 @@ impl Rounds<'_> {
             };
             let order = Order {
                 rounds: Some(rounds),
+                // Each build measures the fixtures it computes: a head that
+                // changes how a model is trained is judged on its model.
+                per_build: true,
                 later: after
                     .iter()
                     .filter(|at| on_side(at))
