@@ -50,9 +50,7 @@ fn infer(model: &[u64], batch: u64) -> u64 {
     if std::env::var(SLOWER).is_ok_and(|s| s == id) {
         steps += steps / 10;
     }
-    (0..steps).fold(0u64, |acc, i| {
-        std::hint::black_box(acc.rotate_left(5) ^ model[(i & 4095) as usize])
-    })
+    super::paired_builds::mix(steps, std::hint::black_box(&model[..4096]))
 }
 
 /// A build of the bench as `side`, making `slower` 10% slower.

@@ -104,9 +104,15 @@ pub fn extra_work(variable: &str, id: &str) -> u64 {
 }
 
 /// Single-threaded work in proportion to `steps`, mixing in `table`.
+///
+/// The accumulator stays in a register: passed through `black_box` at
+/// every step, it is stored and loaded back, and on some CPUs how fast
+/// that load is served flips between one and four times for milliseconds
+/// at a time, which made the work's own speed the noise.
 pub fn spin(steps: u64, table: &[u64]) -> u64 {
+    let table = std::hint::black_box(table);
     (0..steps).fold(0u64, |acc, i| {
-        std::hint::black_box(acc.wrapping_mul(31) ^ table[(i as usize) % table.len()])
+        acc.wrapping_mul(31) ^ table[(i as usize) % table.len()]
     })
 }
 
