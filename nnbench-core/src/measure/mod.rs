@@ -95,8 +95,11 @@ struct Held {
 
 impl CaseMeter {
     pub(crate) fn start() -> Self {
-        let hwm = !sampling_forced() && rss::reset_peak();
-        let rss_before = rss::current_bytes();
+        let (hwm, rss_before) = if sampling_forced() {
+            (false, rss::current_bytes())
+        } else {
+            rss::reset_peak_and_read()
+        };
         let rss_method = match (hwm, rss_before) {
             (true, _) => Some(RssMethod::Hwm),
             (false, Some(_)) => Some(RssMethod::Sampled),

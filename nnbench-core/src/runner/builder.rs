@@ -535,7 +535,7 @@ impl Runner {
         self
     }
 
-    /// Records no memory figures (they cost about 4 µs a case):
+    /// Records no memory figures (they cost 2 to 6 µs a case):
     /// `--no-memory` when `record` is false.
     ///
     /// # Example

@@ -158,7 +158,7 @@ impl Runner {
             _ => progress::Previous::default(),
         };
         let finished = previous.ids();
-        let resumed: Vec<crate::CaseRecord> = previous
+        let mut resumed: Vec<crate::CaseRecord> = previous
             .cases
             .iter()
             .filter(|c| selected.iter().any(|s| s.id == c.id))
@@ -166,6 +166,9 @@ impl Runner {
             .collect();
         let total = selected.len();
         selected.retain(|c| !finished.contains(c.id.as_str()));
+        // Room for every record at once: growing a vector of ten thousand
+        // copies it, page by page, a dozen times.
+        resumed.reserve_exact(selected.len());
 
         let console = Console::new(settings.output.quiet, selected.len());
         let context = match context {
