@@ -372,6 +372,25 @@ fn is_param(sig: &syn::Signature, name: &Ident) -> bool {
     })
 }
 
+/// The error for values given to `name`, which is not a grid parameter
+/// of `function`: the case's `Bencher`, or no parameter at all. `None`
+/// for a parameter refused already, which has its error.
+fn not_a_grid_param(sig: &syn::Signature, name: &Ident) -> Option<syn::Error> {
+    let function = &sig.ident;
+    let is_bencher = sig.inputs.iter().any(|input| {
+        bencher_param(input).is_some()
+            && matches!(input, FnArg::Typed(t) if matches!(&*t.pat, Pat::Ident(p) if p.ident == *name))
+    });
+    let message = if is_bencher {
+        format!("`{name}` is the `Bencher` that times `{function}`: it takes no values")
+    } else if is_param(sig, name) {
+        return None;
+    } else {
+        format!("`{name}` is not a parameter of `{function}`")
+    };
+    Some(syn::Error::new(name.span(), message))
+}
+
 fn param(input: &FnArg) -> syn::Result<ParamPlan> {
     let typed = match input {
         FnArg::Typed(typed) => typed,
@@ -435,17 +454,13 @@ fn product(
     sig: &syn::Signature,
     errors: &mut Errors,
 ) -> Grid {
-    let function = &sig.ident;
     let mut by_param: Vec<Option<Values>> = params.iter().map(|_| None).collect();
     for axis in axes {
         match params.iter().position(|p| p.ident == axis.name) {
             Some(at) => by_param[at] = Some(axis.values),
-            // A parameter that was refused already has its error.
-            None if is_param(sig, &axis.name) => {}
-            None => errors.push(syn::Error::new(
-                axis.name.span(),
-                format!("`{}` is not a parameter of `{function}`", axis.name),
-            )),
+            None => not_a_grid_param(sig, &axis.name)
+                .into_iter()
+                .for_each(|e| errors.push(e)),
         }
     }
     let mut columns = Vec::new();
@@ -474,7 +489,6 @@ fn sets(
     sig: &syn::Signature,
     errors: &mut Errors,
 ) -> Grid {
-    let function = &sig.ident;
     if sets.is_empty() {
         errors.push(syn::Error::new(
             Span::call_site(),
@@ -491,11 +505,9 @@ fn sets(
                     format!("`{name}` is given twice in this set"),
                 )),
                 Some(at) => row[at] = Some(value),
-                None if is_param(sig, &name) => {}
-                None => errors.push(syn::Error::new(
-                    name.span(),
-                    format!("`{name}` is not a parameter of `{function}`"),
-                )),
+                None => not_a_grid_param(sig, &name)
+                    .into_iter()
+                    .for_each(|e| errors.push(e)),
             }
         }
         for (at, value) in row.into_iter().enumerate() {

@@ -11,4 +11,14 @@ fn two_benchers(a: Bencher, b: Bencher) {
     drop(b);
 }
 
+#[nnbench::product(b = [1, 2], n = [3])]
+fn values_for_the_bencher(b: Bencher, n: u64) {
+    b.bench(|| n);
+}
+
+#[nnbench::parametrize([(n = 1, b = 2)])]
+fn a_set_for_the_bencher(b: Bencher, n: u64) {
+    b.bench(|| n);
+}
+
 fn main() {}
