@@ -115,10 +115,18 @@ pub(crate) fn time<I, O>(
 }
 
 /// What `around` says timing nothing takes: the least of a few tries,
-/// measured once per process.
+/// measured once per process for each set of clocks a timer reads (a
+/// wall-only timer's figure would leave a later one's CPU clocks with
+/// nothing to subtract).
 pub(crate) fn idle(around: &dyn Fn(&mut dyn FnMut()) -> Option<Elapsed>) -> Elapsed {
-    static IDLE: std::sync::OnceLock<Elapsed> = std::sync::OnceLock::new();
-    *IDLE.get_or_init(|| {
+    static IDLE: [std::sync::OnceLock<Elapsed>; 8] = [const { std::sync::OnceLock::new() }; 8];
+    let Some(probe) = around(&mut || {}) else {
+        return Elapsed::default();
+    };
+    let clocks = usize::from(probe.thread_cpu.is_some())
+        | usize::from(probe.process_cpu.is_some()) << 1
+        | usize::from(probe.instructions.is_some()) << 2;
+    *IDLE[clocks].get_or_init(|| {
         let tries: Vec<Elapsed> = (0..64).filter_map(|_| around(&mut || {})).collect();
         let least = |clock: fn(&Elapsed) -> Option<Duration>| tries.iter().filter_map(clock).min();
         Elapsed {
@@ -181,6 +189,33 @@ fn add(one: &Elapsed, other: &Elapsed) -> Elapsed {
 mod tests {
     use super::*;
     use std::cell::Cell;
+
+    #[test]
+    fn a_timer_that_reads_the_cpu_clocks_gets_their_idle_cost_after_one_that_does_not() {
+        let wall_only = |calls: &mut dyn FnMut()| {
+            calls();
+            Some(Elapsed {
+                wall: Duration::from_nanos(20),
+                ..Elapsed::default()
+            })
+        };
+        let with_cpu = |calls: &mut dyn FnMut()| {
+            calls();
+            Some(Elapsed {
+                wall: Duration::from_nanos(30),
+                thread_cpu: Some(Duration::from_nanos(25)),
+                process_cpu: Some(Duration::from_nanos(26)),
+                ..Elapsed::default()
+            })
+        };
+        assert_eq!(idle(&wall_only).thread_cpu, None);
+        // Another test's timer may have measured these clocks first.
+        let cpu = idle(&with_cpu);
+        assert!(
+            cpu.thread_cpu.is_some() && cpu.process_cpu.is_some(),
+            "{cpu:?}"
+        );
+    }
 
     fn stepping(calls: &mut dyn FnMut()) -> Option<Elapsed> {
         calls();
