@@ -241,9 +241,23 @@ fn cases(plan: &Plan) -> TokenStream {
             |body, (value, column)| quote!(for #value in &#column { #body }),
         ),
     };
+    // Room for the whole grid at once (a sane bound on it, should the
+    // product be absurd: the vector grows past it as usual).
+    let count = match &plan.grid {
+        Grid::Sets(sets) => {
+            let count = sets.first().map_or(0, Vec::len);
+            quote!(#count)
+        }
+        _ => quote! {
+            [#(#columns.len()),*]
+                .iter()
+                .fold(1usize, |__all, __axis| __all.saturating_mul(*__axis))
+                .min(1 << 20)
+        },
+    };
     quote! {
         #(#lets)*
-        let mut __cases = ::std::vec::Vec::new();
+        let mut __cases = ::std::vec::Vec::with_capacity(#count);
         #body
         __cases
     }

@@ -42,10 +42,21 @@ use sampler::Watch;
 #[cfg_attr(not(any(feature = "tokio", feature = "profile")), allow(dead_code))]
 pub(crate) const RUNTIME_THREADS: &str = "nnbench-async";
 
-/// `NNBENCH_RSS=sampled` makes the runner sample even where the kernel
-/// could keep the peak, to compare the two or to test the fallback.
+/// Whether `NNBENCH_RSS=sampled` was set when the running sweep started:
+/// see [`read_rss_choice`].
+static SAMPLING_FORCED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Reads `NNBENCH_RSS` for the sweep about to start, once rather than
+/// for each case: `NNBENCH_RSS=sampled` makes the runner sample even where
+/// the kernel could keep the peak, to compare the two or to test the
+/// fallback.
+pub(crate) fn read_rss_choice() {
+    let forced = std::env::var("NNBENCH_RSS").is_ok_and(|v| v == "sampled");
+    SAMPLING_FORCED.store(forced, std::sync::atomic::Ordering::Relaxed);
+}
+
 fn sampling_forced() -> bool {
-    std::env::var("NNBENCH_RSS").is_ok_and(|v| v == "sampled")
+    SAMPLING_FORCED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Measurement of one case, from before its memos resolve until after

@@ -130,8 +130,11 @@ mod imp {
         // SAFETY: getrusage only writes the struct it is given, which is
         // plain data that all zeros makes valid.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: as above; RUSAGE_SELF needs no other argument.
-        let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+        // The calling thread's usage reports the process's peak (the mark
+        // and the floor) as the process's does, without the sum of every
+        // thread's CPU time that the process's usage costs.
+        // SAFETY: as above; RUSAGE_THREAD needs no other argument.
+        let status = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
         let kib = u64::try_from(usage.ru_maxrss).ok();
         (status == 0).then_some(kib).flatten()?.checked_mul(1024)
     }

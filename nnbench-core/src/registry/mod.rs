@@ -21,6 +21,9 @@ pub(crate) struct Case {
     /// option), qualified by its module when two families share it.
     pub family_name: Arc<str>,
     pub family: &'static Family,
+    /// Its family's place among the registered families, shared by the
+    /// family's cases: a dense key for per-family counts.
+    pub family_ordinal: usize,
     pub params: Params,
     pub body: Body,
     /// What one call handles, for a family with a `throughput`.
@@ -46,7 +49,7 @@ pub(crate) fn cases() -> Vec<Case> {
         *uses.entry(family.name).or_default() += 1;
     }
     let mut cases = Vec::new();
-    for family in families {
+    for (family_ordinal, family) in families.into_iter().enumerate() {
         let name: Arc<str> = if uses[family.name] > 1 {
             qualified(family).into()
         } else {
@@ -61,6 +64,7 @@ pub(crate) fn cases() -> Vec<Case> {
                     id: spec.params.id(&name),
                     family_name: Arc::clone(&name),
                     family,
+                    family_ordinal,
                     params: spec.params,
                     body: match &broken {
                         Some(why) => Body::BrokenGrid(why.clone()),
@@ -74,6 +78,7 @@ pub(crate) fn cases() -> Vec<Case> {
                 id: name.to_string(),
                 family_name: Arc::clone(&name),
                 family,
+                family_ordinal,
                 params: Params::default(),
                 throughput: None,
                 parallel: None,
@@ -175,6 +180,12 @@ fn qualified(family: &Family) -> String {
 /// equal ids; later ones get `#2`, `#3`, ... so every id stays unique and
 /// stable from run to run.
 fn make_ids_unique(cases: &mut [Case]) {
+    // Repeats are rare: finding there are none costs no copy of the ids.
+    let mut distinct = std::collections::HashSet::with_capacity(cases.len());
+    if cases.iter().all(|case| distinct.insert(case.id.as_str())) {
+        return;
+    }
+    drop(distinct);
     let mut seen: HashMap<String, usize> = HashMap::new();
     for case in cases.iter_mut() {
         let count = seen.entry(case.id.clone()).or_default();

@@ -3,8 +3,6 @@
 //! [`Sink`], stop when asked. The runner's own process and an `--isolate`
 //! worker share it; they differ in their sinks.
 
-use std::collections::HashMap;
-
 use super::console::Console;
 use super::engine::Engine;
 use super::interrupt::Signal;
@@ -52,12 +50,14 @@ pub(crate) fn run(
     console: &Console,
     sink: &mut dyn Sink,
 ) -> End {
-    let mut family_sizes: HashMap<&str, usize> = HashMap::new();
+    let families = selected.iter().map(|c| c.family_ordinal + 1).max();
+    let mut family_sizes = vec![0; families.unwrap_or(0)];
     for case in selected {
-        *family_sizes.entry(&case.family_name).or_default() += 1;
+        family_sizes[case.family_ordinal] += 1;
     }
-    let mut family_seen: HashMap<&str, usize> = HashMap::new();
+    let mut family_seen = vec![0; family_sizes.len()];
     memo::begin_run();
+    crate::measure::read_rss_choice();
     let mut tier_limit = TierLimit::new(settings);
     tier_limit.keep();
     let mut schedule = Schedule::keeping(selected, later);
@@ -85,10 +85,9 @@ pub(crate) fn run(
         let case = selected[at];
         let unused = schedule.finish(at);
         let pending = schedule.pending();
-        let family = &*case.family_name;
-        let index = family_seen.entry(family).or_default();
+        let index = &mut family_seen[case.family_ordinal];
         let place = lifecycle::Place {
-            family_size: family_sizes[family],
+            family_size: family_sizes[case.family_ordinal],
             family_index: *index,
         };
         *index += 1;

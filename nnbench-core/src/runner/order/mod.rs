@@ -389,6 +389,7 @@ mod tests {
             id: id.to_owned(),
             family_name: "f".into(),
             family: &FAMILY,
+            family_ordinal: 0,
             params: Params::new(params),
             body: Body::BrokenGrid(String::new()),
             throughput: None,
