@@ -122,6 +122,11 @@ fn values(record: &RunRecord) -> BTreeMap<String, serde_json::Value> {
 
 #[test]
 fn a_sweep_runs_as_an_array_fails_a_shard_reruns_it_and_gates_a_regression() {
+    if !support::end_to_end(
+        "a_sweep_runs_as_an_array_fails_a_shard_reruns_it_and_gates_a_regression",
+    ) {
+        return;
+    }
     if !cluster_here() {
         return;
     }

@@ -144,6 +144,9 @@ fn json(output: &Output) -> Json {
 
 #[test]
 fn bisect_names_the_commit_that_made_a_case_slower() {
+    if !support::end_to_end("bisect_names_the_commit_that_made_a_case_slower") {
+        return;
+    }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let dir = tempfile::tempdir().unwrap();
     let (repo, commits) = repository(dir.path());
@@ -251,6 +254,9 @@ fn bisect_names_the_commit_that_made_a_case_slower() {
 
 #[test]
 fn bad_input_is_refused_and_a_good_that_does_not_build_is_exit_1() {
+    if !support::end_to_end("bad_input_is_refused_and_a_good_that_does_not_build_is_exit_1") {
+        return;
+    }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let dir = tempfile::tempdir().unwrap();
     let (repo, commits) = repository(dir.path());
@@ -321,6 +327,9 @@ fn bad_input_is_refused_and_a_good_that_does_not_build_is_exit_1() {
 /// commits are reached only through the merge).
 #[test]
 fn bisect_finds_a_branchs_regression_behind_a_merge_of_main() {
+    if !support::end_to_end("bisect_finds_a_branchs_regression_behind_a_merge_of_main") {
+        return;
+    }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let dir = tempfile::tempdir().unwrap();
     let repo = scaffold(dir.path());

@@ -279,6 +279,9 @@ fn paired_record(repo: &Path) -> RunRecord {
 
 #[test]
 fn the_ci_example_gates_a_pull_request() {
+    if !support::end_to_end("the_ci_example_gates_a_pull_request") {
+        return;
+    }
     let (repo, base) = repository();
 
     // A head that changes nothing that runs passes.

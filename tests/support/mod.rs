@@ -130,6 +130,23 @@ pub fn here_or_skip(here: bool, what: &str, require: &str, how: &str) -> bool {
     here
 }
 
+/// The switch that runs the end-to-end tests: `NNBENCH_E2E=1 cargo test
+/// --workspace`, as CI does. They build whole crates (the user's crate from
+/// the packed crates, bisect's generated history, the workflow's scratch
+/// repository) or start clusters and browsers, and take most of the suite's
+/// time; the contributor's `cargo test --workspace` leaves them out.
+pub const END_TO_END: &str = "NNBENCH_E2E";
+
+/// Whether `test`, an end-to-end test, runs: with [`END_TO_END`] set (to
+/// anything but `0`); without it, it says how to run it and passes.
+pub fn end_to_end(test: &str) -> bool {
+    let on = std::env::var_os(END_TO_END).is_some_and(|v| v != "0");
+    if !on {
+        eprintln!("skipped: {test} is an end-to-end test ({END_TO_END}=1 runs it)");
+    }
+    on
+}
+
 /// Whether valgrind is here to count instructions; where it is not, the
 /// checks that count skip, unless `NNBENCH_REQUIRE_VALGRIND` says it must
 /// be (as in CI).

@@ -115,11 +115,18 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Write a record as Bencher Metric Format or github-action-benchmark input.
+    /// Write a record as Bencher Metric Format or github-action-benchmark
+    /// input, or log it to an MLflow tracking server.
+    ///
+    /// With `--format mlflow`, each bench run becomes a parent run (its
+    /// name, commit, branch, machine and toolchain as tags, the record as
+    /// its artifact) and each case a child run (its parameters as params,
+    /// its figures as metrics). Exporting a record again adds nothing.
     #[command(after_help = "Examples:
   nnbench export --format bmf target/nnbench/sweep/latest.json > results.json
   bencher run --adapter json --file results.json
-  nnbench export --format github-smaller latest.json --out smaller.json")]
+  nnbench export --format github-smaller latest.json --out smaller.json
+  nnbench export --format mlflow latest.json --tracking-uri http://127.0.0.1:5000 --experiment sweeps")]
     Export {
         /// The output format.
         #[arg(long, value_enum)]
@@ -129,6 +136,14 @@ enum Command {
         /// Write it to FILE instead of stdout.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// The MLflow tracking server (`--format mlflow`; other formats
+        /// leave it aside).
+        #[arg(long, value_name = "URI", env = "MLFLOW_TRACKING_URI")]
+        tracking_uri: Option<String>,
+        /// The MLflow experiment the runs go in, made where missing
+        /// (default: the bench's name).
+        #[arg(long, value_name = "NAME", env = "MLFLOW_EXPERIMENT_NAME")]
+        experiment: Option<String>,
     },
     /// Merge the records of a sweep's shards (`cargo bench -- --shard K/N`)
     /// into one: refuses (exit 2) shards of different commits, case sets or
@@ -218,6 +233,50 @@ enum ExportFormat {
     GithubSmaller,
     /// github-action-benchmark, customBiggerIsBetter: metrics where higher is better.
     GithubBigger,
+    /// MLflow: runs logged to the server at --tracking-uri.
+    Mlflow,
+}
+
+/// `nnbench export --format mlflow`: the record logged, a line on what
+/// landed where.
+fn mlflow_export(
+    record: &nnbench_core::RunRecord,
+    out: Option<PathBuf>,
+    tracking_uri: Option<String>,
+    experiment: Option<String>,
+) -> Result<ExitCode, String> {
+    if out.is_some() {
+        return Err(
+            "--out: --format mlflow logs to the tracking server, and writes no file".into(),
+        );
+    }
+    let tracking_uri = tracking_uri.ok_or(
+        "--format mlflow needs the tracking server: --tracking-uri URI, or MLFLOW_TRACKING_URI",
+    )?;
+    let target = nnbench_cli::mlflow::Target {
+        experiment: experiment.unwrap_or_else(|| record.run.clone()),
+        tracking_uri,
+    };
+    let done = nnbench_cli::mlflow::export(record, &target).map_err(|e| e.to_string())?;
+    println!(
+        "{} case{} of `{}` in experiment `{}` (id {}) at {}: {} logged now, {} there already; run{} {}{}",
+        done.cases,
+        if done.cases == 1 { "" } else { "s" },
+        record.run,
+        target.experiment,
+        done.experiment_id,
+        target.tracking_uri,
+        done.added,
+        done.cases - done.added,
+        if done.parents.len() == 1 { "" } else { "s" },
+        done.parents.join(", "),
+        if done.record_attached {
+            ""
+        } else {
+            " (the server keeps no artifacts: the record is not attached)"
+        },
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A p-value limit: between 0 and 1, both left out.
@@ -314,12 +373,17 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
             format,
             record,
             out,
+            tracking_uri,
+            experiment,
         } => {
             let (record, _) = inputs::load(&record).map_err(|e| e.to_string())?;
             let json = match format {
                 ExportFormat::Bmf => nnbench_cli::export::bmf(&record),
                 ExportFormat::GithubSmaller => nnbench_cli::export::github(&record, true),
                 ExportFormat::GithubBigger => nnbench_cli::export::github(&record, false),
+                ExportFormat::Mlflow => {
+                    return mlflow_export(&record, out, tracking_uri, experiment);
+                }
             };
             let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n";
             write(out.as_deref(), &text)?;
