@@ -1,6 +1,9 @@
 //! A long run leaks nothing: another 100,000 cases whose memo is computed, evicted
 //! by the teardown and computed again for the next case end with the memo
 //! cache empty and the heap and resident memory back where they started.
+//! An end-to-end test, for its length (`NNBENCH_E2E=1`).
+
+mod support;
 
 use nnbench::{Memo, Params, Runner, State};
 
@@ -89,6 +92,9 @@ fn run() -> usize {
 
 #[test]
 fn a_hundred_thousand_cases_leave_nothing_behind() {
+    if !support::end_to_end("a_hundred_thousand_cases_leave_nothing_behind") {
+        return;
+    }
     pin_the_allocators_thresholds();
     // The first runs grow what stays for good: the registry, thread
     // stacks, the allocator's arenas (measured here: 4.5 MiB more
