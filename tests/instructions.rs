@@ -2,7 +2,9 @@
 //! instructions`), as a CI job meets them: this test binary
 //! (`harness = false`) is the bench, started under valgrind by its own
 //! supervisor. Nothing here asserts on a time: only on counts, which a
-//! busy machine does not move.
+//! busy machine does not move. The first check is the fast suite's; the
+//! others, a run under valgrind each, are end-to-end tests
+//! (`NNBENCH_E2E=1`).
 
 mod support;
 
@@ -172,7 +174,9 @@ fn counts_repeat_exactly_and_move_with_the_work() {
 }
 
 fn inputs_made_by_a_bencher_stay_out_of_the_count() {
-    if !support::valgrind_here() {
+    if !support::end_to_end("inputs_made_by_a_bencher_stay_out_of_the_count")
+        || !support::valgrind_here()
+    {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -192,7 +196,7 @@ fn inputs_made_by_a_bencher_stay_out_of_the_count() {
 }
 
 fn memos_and_hooks_stay_out_of_the_count() {
-    if !support::valgrind_here() {
+    if !support::end_to_end("memos_and_hooks_stay_out_of_the_count") || !support::valgrind_here() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -211,7 +215,9 @@ fn memos_and_hooks_stay_out_of_the_count() {
 }
 
 fn a_one_percent_change_fails_the_baseline_naming_that_case() {
-    if !support::valgrind_here() {
+    if !support::end_to_end("a_one_percent_change_fails_the_baseline_naming_that_case")
+        || !support::valgrind_here()
+    {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -248,7 +254,9 @@ fn a_one_percent_change_fails_the_baseline_naming_that_case() {
 }
 
 fn a_family_counted_by_its_attribute_runs_beside_timed_ones() {
-    if !support::valgrind_here() {
+    if !support::end_to_end("a_family_counted_by_its_attribute_runs_beside_timed_ones")
+        || !support::valgrind_here()
+    {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
