@@ -58,14 +58,10 @@ impl Client {
         query: &[(&str, &str)],
         doing: &str,
     ) -> Result<Option<Json>, MlflowError> {
-        let mut request = self
-            .agent
-            .get(format!("{}/api/2.0/mlflow/{path}", self.base));
+        let url = format!("{}/api/2.0/mlflow/{path}", self.base);
+        let mut request = self.authorized(self.agent.get(url));
         for (name, value) in query {
             request = request.query(*name, *value);
-        }
-        if let Some(token) = &self.token {
-            request = request.header("Authorization", format!("Bearer {token}"));
         }
         let answer = request.call();
         match self.answer(answer, doing) {
@@ -76,13 +72,8 @@ impl Client {
 
     /// `POST /api/2.0/mlflow/{path}` with `body`.
     pub(super) fn post(&self, path: &str, body: &Json, doing: &str) -> Result<Json, MlflowError> {
-        let mut request = self
-            .agent
-            .post(format!("{}/api/2.0/mlflow/{path}", self.base));
-        if let Some(token) = &self.token {
-            request = request.header("Authorization", format!("Bearer {token}"));
-        }
-        let answer = request.send_json(body);
+        let url = format!("{}/api/2.0/mlflow/{path}", self.base);
+        let answer = self.authorized(self.agent.post(url)).send_json(body);
         self.answer(answer, doing)
     }
 
@@ -95,17 +86,12 @@ impl Client {
         bytes: &[u8],
         doing: &str,
     ) -> Result<bool, MlflowError> {
-        let mut request = self
+        let url = format!("{}/api/2.0/mlflow-artifacts/artifacts/{path}", self.base);
+        let request = self
             .agent
-            .put(format!(
-                "{}/api/2.0/mlflow-artifacts/artifacts/{path}",
-                self.base
-            ))
+            .put(url)
             .header("Content-Type", "application/json");
-        if let Some(token) = &self.token {
-            request = request.header("Authorization", format!("Bearer {token}"));
-        }
-        let answer = request.send(bytes);
+        let answer = self.authorized(request).send(bytes);
         match self.answer(answer, doing) {
             Ok(_) => Ok(true),
             Err(MlflowError::Refused {
@@ -113,6 +99,14 @@ impl Client {
                 ..
             }) => Ok(false),
             Err(e) => Err(e),
+        }
+    }
+
+    /// `request` with the token, where there is one.
+    fn authorized<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        match &self.token {
+            Some(token) => request.header("Authorization", format!("Bearer {token}")),
+            None => request,
         }
     }
 
