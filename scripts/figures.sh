@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(build_cost overhead sampling memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation compare history sharding paired false_alarms async_cases mnist)
+all=(build_cost overhead sampling memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation compare history sharding paired false_alarms scaling async_cases mnist)
 
 test_mode=false
 if [[ "${1:-}" == "--test" ]]; then

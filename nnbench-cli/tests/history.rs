@@ -487,6 +487,7 @@ fn a_step_in_a_scaling_exponent_is_found_like_any_other() {
                 constant: 10.0,
                 fit: "power".into(),
                 points: 5,
+                rounds: 0,
             }];
             history.add(&record, None).unwrap();
         }

@@ -5,6 +5,8 @@
 //! fitted against is an error naming it. Nothing asserts on a time: only
 //! on how time grows with n, side by side in one run.
 
+#[path = "../../benches/support/steps.rs"]
+mod steps;
 mod support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,21 +14,10 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use nnbench::{RunRecord, Runner, Sampling};
+use steps::work;
 
 /// Makes `linear` do n² work: the "build" that regressed.
 static TURNED_QUADRATIC: AtomicBool = AtomicBool::new(false);
-
-/// Arithmetic in proportion to `steps`: a plain loop, whose cost per step
-/// is the same at every length (a range's iterator, unoptimized, checks
-/// its preconditions at a cost that grows a little with the length).
-fn work(steps: u64) -> u64 {
-    let (mut acc, mut i) = (1u64, 0u64);
-    while i < steps {
-        acc = std::hint::black_box(acc.wrapping_mul(6364136223846793005).wrapping_add(i));
-        i += 1;
-    }
-    acc
-}
 
 #[nnbench::product(n = [256, 512, 1024, 2048, 4096], scaling = n)]
 fn linear(n: u64) -> u64 {
@@ -52,6 +43,22 @@ fn n_log_n(n: u64) -> u64 {
 #[nnbench::product(n = [256, 512, 1024, 2048], k = [1, 4], scaling = n)]
 fn per_k(n: u64, k: u64) -> u64 {
     work(64 * k * n)
+}
+
+/// A table every size of a family reads: a memo.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Table;
+
+impl nnbench::Memo for Table {
+    type Value = Vec<u64>;
+    fn compute(&self) -> nnbench::Result<Vec<u64>> {
+        Ok((0..1024).collect())
+    }
+}
+
+#[nnbench::product(n = [256, 512, 1024, 2048], table = [Table], scaling = n)]
+fn with_table(n: u64, table: &[u64]) -> u64 {
+    work(64 * n) ^ table[(n % 1024) as usize]
 }
 
 /// Values made by an expression: only the run can tell there are two.
@@ -106,8 +113,8 @@ fn expected(sizes: &[f64], cost: impl Fn(f64) -> f64) -> f64 {
 }
 
 /// Whether a fit's 95% interval reaches within 0.05 of `k`: the calls'
-/// fixed cost, and a host whose speed drifts during the run, move the
-/// power by a few hundredths, more than its interval says.
+/// fixed cost moves the power by a few hundredths, which its interval
+/// does not count.
 fn near(interval: [f64; 2], k: f64) -> bool {
     interval[0] <= k + 0.05 && k - 0.05 <= interval[1]
 }
@@ -122,34 +129,26 @@ fn families_built_as_n_n_squared_and_n_log_n_fit_those_exponents() {
         ("quadratic", 2.0),
         ("n_log_n", expected(&sizes, |n| n * n.log2().floor())),
     ] {
-        // A shared machine's speed drifts for seconds at a time, which
-        // bends one run's fit: a family is run again, a few seconds later,
-        // three times at most, until one run fits; code that grew
-        // otherwise never does.
-        let mut tries = Vec::new();
-        let record = loop {
-            let record = run(&format!("{family}/"));
-            assert_eq!(record.failed(), 0);
-            let fit = time_fit(&record, family);
-            assert_eq!((fit.parameter.as_str(), fit.points), ("n", 5));
-            let fits =
-                (fit.exponent - k).abs() < 0.1 && near(fit.interval, k) && fit.fit == "power";
-            tries.push(format!("{fit:?}"));
-            if fits || tries.len() == 3 {
-                break record;
-            }
-            std::thread::sleep(Duration::from_secs(3));
-        };
+        let record = run(&format!("{family}/"));
+        assert_eq!(record.failed(), 0);
         let fit = time_fit(&record, family);
+        assert_eq!((fit.parameter.as_str(), fit.points), ("n", 5));
+        // Fitted from the rounds in which the run timed every size once,
+        // which a machine whose speed drifts slows alike.
+        assert!(fit.rounds >= 3, "{fit:?}");
+        for case in &record.cases {
+            assert_eq!(case.time.rounds_ns.len(), fit.rounds, "{}", case.id);
+            assert!(case.time.rounds_ns.iter().all(|&t| t > 0.0), "{}", case.id);
+        }
         assert!(
             (fit.exponent - k).abs() < 0.1,
-            "{family}, expected {k}, in 3 runs: {tries:#?}"
+            "{family}, expected {k}: {fit:?}"
         );
         assert!(
             near(fit.interval, k),
-            "{family}: the interval is near {k}, in 3 runs: {tries:#?}"
+            "{family}: the interval is near {k}: {fit:?}"
         );
-        assert!(fit.constant > 0.0 && fit.fit == "power", "{tries:#?}");
+        assert!(fit.constant > 0.0 && fit.fit == "power", "{fit:?}");
         assert!(
             record
                 .cases
@@ -157,15 +156,7 @@ fn families_built_as_n_n_squared_and_n_log_n_fit_those_exponents() {
                 .all(|c| c.scales_with.as_deref() == Some("n"))
         );
     }
-    // Measured again a few seconds later when drift bent a fit, as above.
-    let mut per_k = run("per_k/");
-    for _ in 1..3 {
-        if per_k.scaling.iter().all(|s| (s.exponent - 1.0).abs() < 0.1) {
-            break;
-        }
-        std::thread::sleep(Duration::from_secs(3));
-        per_k = run("per_k/");
-    }
+    let per_k = run("per_k/");
     let fits: Vec<String> = per_k
         .scaling
         .iter()
@@ -181,9 +172,38 @@ fn families_built_as_n_n_squared_and_n_log_n_fit_those_exponents() {
         per_k.scaling
     );
     assert!(
-        per_k.scaling.iter().all(|s| (s.exponent - 1.0).abs() < 0.1),
+        per_k
+            .scaling
+            .iter()
+            .all(|s| (s.exponent - 1.0).abs() < 0.1 && s.rounds >= 3),
         "{:#?}",
         per_k.scaling
+    );
+}
+
+#[test]
+fn a_family_timed_in_rounds_loads_its_memo_once_and_evicts_it_after_them() {
+    let _serial = serial();
+    let record = run("with_table/");
+    assert_eq!(record.failed(), 0);
+    let loads: u64 = record.cases.iter().map(|c| c.memo.loads).sum();
+    assert_eq!(loads, 1, "the rounds load nothing");
+    let evicted: Vec<(&str, &Vec<String>)> = record
+        .cases
+        .iter()
+        .filter(|c| !c.memo.evicted.is_empty())
+        .map(|c| (c.id.as_str(), &c.memo.evicted))
+        .collect();
+    assert_eq!(
+        evicted.len(),
+        1,
+        "evicted once, after the rounds: {evicted:?}"
+    );
+    assert_eq!(evicted[0].1.len(), 1, "{evicted:?}");
+    let fit = time_fit(&record, "with_table");
+    assert!(
+        fit.rounds >= 3 && (fit.exponent - 1.0).abs() < 0.1,
+        "{fit:?}"
     );
 }
 

@@ -534,8 +534,8 @@ impl History {
         query().map_err(|e| self.error(e))
     }
 
-    /// The `scaling` fits of run `run`, as the record had them (its `fit`
-    /// and `points` are not kept: `power` and 0).
+    /// The `scaling` fits of run `run`, as the record had them (its `fit`,
+    /// `points` and `rounds` are not kept: `power`, 0 and 0).
     ///
     /// # Errors
     ///
@@ -572,6 +572,7 @@ impl History {
                     constant: r.get(7)?,
                     fit: "power".into(),
                     points: 0,
+                    rounds: 0,
                 })
             })?;
             rows.collect()

@@ -183,6 +183,7 @@ mod tests {
             constant: 1.0,
             fit: "power".into(),
             points: 5,
+            rounds: 0,
         }
     }
 

@@ -229,11 +229,11 @@ impl Timer {
         }
         if self.threads > 1 {
             wait_for_device();
-            let (out, times) = together::together(self.threads, self.iters, &f, &failed);
+            let (out, times, wall) = together::together(self.threads, self.iters, &f, &failed);
             let waited = wait_for_device();
             self.elapsed = Some(Elapsed {
                 used_device: waited,
-                ..together::round(&times)
+                ..together::round(&times, wall)
             });
             self.per_thread = times;
             return out;
@@ -421,6 +421,8 @@ pub(crate) fn summarize(sampler: Sampler, samples: &[(u64, Elapsed)]) -> TimeRec
             .then(|| Percentiles::of(&per_iter))
             .flatten(),
         used_device: samples.iter().any(|(_, e)| e.used_device),
+        rounds_ns: Vec::new(),
+        cpu_rounds_ns: Vec::new(),
     }
 }
 

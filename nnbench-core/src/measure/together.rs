@@ -4,13 +4,15 @@
 
 use std::panic::resume_unwind;
 use std::sync::{Barrier, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use super::cpu::{Clocks, Elapsed};
 
 /// Runs `f` `iters` times on each of `count` threads, this one among them,
 /// started together; stops a thread at its first value that `failed`
 /// picks. Returns this thread's last value, or the first failed one of any
-/// thread, and what each thread's calls took.
+/// thread, what each thread's calls took, and the round's wall time: from
+/// the first thread's start to the last one's end.
 ///
 /// # Panics
 ///
@@ -21,16 +23,27 @@ pub(crate) fn together<R: Send>(
     iters: u64,
     f: &(impl Fn() -> R + Sync),
     failed: &(impl Fn(&R) -> bool + Sync),
-) -> (R, Vec<Elapsed>) {
+) -> (R, Vec<Elapsed>, Duration) {
     let barrier = Barrier::new(count.max(1));
     let ran = scoped(count, "nnbench-thread", || {
         barrier.wait();
-        calls(iters, f, failed)
+        let start = Instant::now();
+        let (out, elapsed) = calls(iters, f, failed);
+        (out, elapsed, start, Instant::now())
     });
-    let times = ran.iter().map(|(_, elapsed)| *elapsed).collect();
-    let out = first_failed(ran.into_iter().map(|(out, _)| out), failed)
+    // Released together, the threads need not run together: on a busy
+    // machine one may start when another has finished. The round lasts
+    // until the last is done, counted from the first start, not the
+    // longest of the threads' own spans.
+    let first = ran.iter().map(|r| r.2).min();
+    let last = ran.iter().map(|r| r.3).max();
+    let wall = first
+        .zip(last)
+        .map_or(Duration::ZERO, |(first, last)| last - first);
+    let times = ran.iter().map(|r| r.1).collect();
+    let out = first_failed(ran.into_iter().map(|r| r.0), failed)
         .unwrap_or_else(|| unreachable!("this thread makes its calls"));
-    (out, times)
+    (out, times, wall)
 }
 
 /// Runs `work` on `count` threads at once, this one first among them, the
@@ -109,20 +122,19 @@ fn calls<R>(iters: u64, f: &impl Fn() -> R, failed: &impl Fn(&R) -> bool) -> (R,
     (out, clocks.stop())
 }
 
-/// What the threads' calls took together: the wall time of the slowest
-/// thread, which is the round's (they started together), and each CPU
-/// clock's mean over the threads.
-pub(crate) fn round(times: &[Elapsed]) -> Elapsed {
+/// What the threads' calls took together: the round's `wall` time, and
+/// each CPU clock's mean over the threads.
+pub(crate) fn round(times: &[Elapsed], wall: Duration) -> Elapsed {
     let n = times.len().max(1) as u32;
-    let all = |clock: fn(&Elapsed) -> Option<std::time::Duration>| {
+    let all = |clock: fn(&Elapsed) -> Option<Duration>| {
         times
             .iter()
             .map(clock)
-            .sum::<Option<std::time::Duration>>()
+            .sum::<Option<Duration>>()
             .map(|total| total / n)
     };
     Elapsed {
-        wall: times.iter().map(|e| e.wall).max().unwrap_or_default(),
+        wall,
         thread_cpu: all(|e| e.thread_cpu),
         process_cpu: None,
         instructions: times
@@ -174,7 +186,7 @@ mod tests {
     fn every_thread_makes_its_calls_on_a_thread_of_its_own() {
         let calls = AtomicUsize::new(0);
         let names = Mutex::new(HashSet::new());
-        let (out, times) = together(
+        let (out, times, _) = together(
             4,
             5,
             &|| {
@@ -190,8 +202,27 @@ mod tests {
     }
 
     #[test]
+    fn a_round_lasts_from_the_first_start_to_the_last_end() {
+        // Threads that take turns at a lock run one after another, however
+        // the machine schedules them: the round lasts all their calls.
+        let lock = Mutex::new(());
+        let (_, times, wall) = together(
+            3,
+            1,
+            &|| {
+                let _held = lock.lock().unwrap();
+                std::thread::sleep(Duration::from_millis(5));
+            },
+            &|_| false,
+        );
+        assert!(wall >= Duration::from_millis(15), "{wall:?}");
+        assert!(times.iter().all(|t| t.wall <= wall), "{times:?} {wall:?}");
+        assert_eq!(round(&times, wall).wall, wall);
+    }
+
+    #[test]
     fn a_failure_on_another_thread_is_the_value() {
-        let (out, _) = together(
+        let (out, _, _) = together(
             3,
             2,
             &|| {

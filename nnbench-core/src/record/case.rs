@@ -334,6 +334,17 @@ pub struct TimeRecord {
     /// measures neither, so such a case is judged and fitted by wall time.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub used_device: bool,
+    /// The time of one call in each interleaved round of its scaling
+    /// family (`scaling = n`), by the wall clock: after the family's cases
+    /// ran, each round timed every size once, in a shuffled order, so that
+    /// a machine whose speed drifts slows every size of a round alike.
+    /// Round `i` is the same round in each case of the family. Empty for a
+    /// case of no such family, or one timed once, counted or paired.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds_ns: Vec<f64>,
+    /// The same rounds by the calling thread's CPU clock.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_rounds_ns: Vec<f64>,
 }
 
 /// The memory accesses of one call counted under Callgrind, as its
@@ -418,6 +429,8 @@ impl TimeRecord {
             callgrind: None,
             percentiles: None,
             used_device: false,
+            rounds_ns: Vec::new(),
+            cpu_rounds_ns: Vec::new(),
         }
     }
 }

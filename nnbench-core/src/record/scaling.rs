@@ -3,6 +3,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// `family (name=value,...)`, or the family alone without `params`.
 pub(crate) fn label(family: &str, params: &Map<String, Json>) -> String {
     if params.is_empty() {
@@ -64,6 +68,12 @@ pub struct ScalingRecord {
     pub fit: String,
     /// How many values of the parameter it was fitted over.
     pub points: usize,
+    /// For time, how many interleaved rounds it was fitted from (each
+    /// round's sizes against each other, which a drifting machine does not
+    /// bend); 0 when it was fitted from each size's own samples, taken one
+    /// size after another, or from counted instructions.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rounds: usize,
 }
 
 impl ScalingRecord {

@@ -4,9 +4,10 @@ use serde::{Deserialize, Serialize};
 
 /// How a case of a family with `threads = [1, 2, 4]` ran: every call made
 /// on `count` threads at once, started together at a barrier. The case's
-/// `time` is per call of the round, from the barrier until the slowest
-/// thread was done (its CPU times are the threads' mean); a time that
-/// rises with `count` is contention.
+/// `time` is per call of the round, from the first thread's start to the
+/// last one's end (a busy machine may run threads released together one
+/// after another), its CPU times the threads' mean; a time that rises
+/// with `count` is contention.
 ///
 /// # Example
 ///

@@ -11,6 +11,7 @@ use super::lifecycle::{self, Around};
 use super::order::{Ahead, Schedule};
 use super::order::{Planning, Sizebook};
 use super::prefetch::Prefetcher;
+use super::scaling_rounds::{CaseRounds, Groups};
 use super::tier_limit::TierLimit;
 use crate::memo::{self, ErasedMemo, journal};
 use crate::record::{CaseRecord, Stage};
@@ -38,6 +39,9 @@ pub(crate) struct End {
     pub warnings: Vec<String>,
     /// What it planned, and its memos' sizes.
     pub loading: Loading,
+    /// The interleaved rounds of its scaling families, for the records
+    /// the sink was given.
+    pub rounds: Vec<CaseRounds>,
 }
 
 /// Runs `selected` in the order their memos make cheapest; each record
@@ -69,6 +73,7 @@ pub(crate) fn run(
     let cache = memo::global_cache();
     let mut engine = Engine::new(settings.baselines.clone());
     let mut prefetcher = Prefetcher::new(settings);
+    let mut groups = Groups::of(selected, settings);
     if settings.profiling.profile {
         crate::measure::profile::prepare();
     }
@@ -76,6 +81,7 @@ pub(crate) fn run(
         interrupted: None,
         warnings: Vec::new(),
         loading: Loading::default(),
+        rounds: Vec::new(),
     };
     while let Some(at) = schedule.next(|m| cache.resident_bytes(m)) {
         if let Some(signal) = sink.stop() {
@@ -83,7 +89,7 @@ pub(crate) fn run(
             break;
         }
         let case = selected[at];
-        let unused = schedule.finish(at);
+        let unused = groups.hold(schedule.finish(at));
         let pending = schedule.pending();
         let index = &mut family_seen[case.family_ordinal];
         let place = lifecycle::Place {
@@ -119,6 +125,19 @@ pub(crate) fn run(
             planning.after(&mut schedule, &record);
         }
         let stop = sink.stop();
+        if stop.is_none()
+            && let Some(taken) = groups.finished(at, &record)
+        {
+            // What the rounds held is evicted now, as the case's eviction;
+            // what they said is said of the case.
+            if !settings.memory.keep_memos {
+                cache.release(&taken.held, &schedule.pending());
+            }
+            let journal = journal::take();
+            lifecycle::note_evictions(&mut record.memo, journal.evictions);
+            record.warnings.extend(journal.warnings);
+            end.rounds.extend(taken.rounds);
+        }
         if let Some(signal) = stop {
             record.warnings.push(format!(
                 "the run was interrupted ({}) while this case ran: it finished, the cases after it did not run",

@@ -191,15 +191,7 @@ pub(crate) fn run(
         cache.release(unused, pending);
     }
     let journal = journal::take();
-    for eviction in journal.evictions {
-        if eviction.references > 0 {
-            memo_record.leaked.push(LeakRecord {
-                memo: eviction.memo.clone(),
-                references: eviction.references,
-            });
-        }
-        memo_record.evicted.push(eviction.memo);
-    }
+    note_evictions(&mut memo_record, journal.evictions);
 
     record(
         case,
@@ -219,6 +211,20 @@ pub(crate) fn run(
             profile,
         },
     )
+}
+
+/// Notes on a case's memo record what it evicted, and which of those
+/// stayed alive through a reference held elsewhere.
+pub(crate) fn note_evictions(record: &mut MemoRecord, evictions: Vec<journal::Eviction>) {
+    for eviction in evictions {
+        if eviction.references > 0 {
+            record.leaked.push(LeakRecord {
+                memo: eviction.memo.clone(),
+                references: eviction.references,
+            });
+        }
+        record.evicted.push(eviction.memo);
+    }
 }
 
 /// The case's throughput, for a family that declares one and a call that

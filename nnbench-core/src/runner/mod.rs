@@ -28,6 +28,7 @@ mod profile;
 mod progress;
 mod provenance;
 mod run;
+mod scaling_rounds;
 mod select;
 #[cfg(feature = "criterion")]
 mod silence;

@@ -310,6 +310,9 @@ fn run_in_process(
     let mut ledger = lock(ledger);
     ledger.warnings.extend(end.warnings);
     ledger.loading = end.loading;
+    for rounds in end.rounds {
+        rounds.apply(&mut ledger.records);
+    }
     Ok(end.interrupted.map(Stop::Signal))
 }
 

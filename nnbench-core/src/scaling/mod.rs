@@ -4,7 +4,7 @@
 //! reaches a MiB) and of the heap, against the parameter, per combination
 //! of the family's other parameters.
 
-mod fit;
+pub(crate) mod fit;
 
 use std::collections::BTreeMap;
 
@@ -61,17 +61,32 @@ pub fn fit(cases: &[CaseRecord]) -> Vec<ScalingRecord> {
         // Time by the thread's CPU time where every call computed on one
         // thread: a busy machine stretches wall time, size by size.
         let cpu = members.iter().all(|c| c.time.computes_on_one_thread());
+        let counted = members
+            .iter()
+            .all(|c| c.time.mode == TimingMode::Instructions && c.time.instructions.is_some());
         for figure in FIGURES {
-            let sizes = sizes(&members, &parameter, figure, cpu);
+            let rounds = (figure == "time" && !counted)
+                .then(|| in_rounds(&members, &parameter, cpu))
+                .flatten();
+            let (sizes, rounds) = match rounds {
+                Some((sizes, rounds)) => (sizes, rounds),
+                None => (sizes(&members, &parameter, figure, cpu), 0),
+            };
             let seed = seed(&[&family, figure, &Json::Object(params.clone()).to_string()]);
             let Some(power) = fit::fit(&sizes, seed) else {
                 continue;
+            };
+            let clock = match (figure, counted, cpu) {
+                ("time", true, _) => Some("instructions"),
+                ("time", false, true) => Some("cpu"),
+                ("time", false, false) => Some("wall"),
+                _ => None,
             };
             out.push(ScalingRecord {
                 family: family.clone(),
                 parameter: parameter.clone(),
                 figure: figure.to_owned(),
-                clock: (figure == "time").then(|| if cpu { "cpu" } else { "wall" }.to_owned()),
+                clock: clock.map(str::to_owned),
                 params: params.clone(),
                 exponent: power.exponent,
                 interval: power.interval,
@@ -84,10 +99,79 @@ pub fn fit(cases: &[CaseRecord]) -> Vec<ScalingRecord> {
                     None => "power".to_owned(),
                 },
                 points: sizes.len(),
+                rounds,
             });
         }
     }
     out
+}
+
+/// The least number of interleaved rounds a time fit is made from: fewer
+/// say too little of the spread between rounds.
+pub(crate) const MIN_ROUNDS: usize = 3;
+
+/// The power through interleaved rounds: `rounds[m][r]`, the time per
+/// call of the size `xs[m]` in round `r` (every size has every round, all
+/// positive). Each round is scaled to the rounds' common level before the
+/// sizes are fitted (its figures divided by their geometric mean, times
+/// that of all rounds): a round the machine slowed is slower at every
+/// size alike, which leaves the sizes' ratios, and so the power, as they
+/// are. `None` with fewer than three sizes or [`MIN_ROUNDS`] rounds.
+pub(crate) fn fit_rounds(xs: &[f64], rounds: &[&[f64]], seed: u64) -> Option<fit::Power> {
+    fit::fit(&leveled(xs, rounds)?, seed)
+}
+
+/// The sizes of [`fit_rounds`], each round scaled to the common level.
+fn leveled(xs: &[f64], rounds: &[&[f64]]) -> Option<Vec<fit::Size>> {
+    let count = rounds.first()?.len();
+    if xs.len() != rounds.len()
+        || count < MIN_ROUNDS
+        || rounds
+            .iter()
+            .any(|r| r.len() != count || r.iter().any(|&t| t.is_nan() || t <= 0.0))
+    {
+        return None;
+    }
+    let level: Vec<f64> = (0..count)
+        .map(|r| rounds.iter().map(|times| times[r].ln()).sum::<f64>() / rounds.len() as f64)
+        .collect();
+    let common = level.iter().sum::<f64>() / count as f64;
+    let mut sizes: Vec<fit::Size> = xs
+        .iter()
+        .zip(rounds)
+        .map(|(&x, times)| fit::Size {
+            x,
+            samples: times
+                .iter()
+                .zip(&level)
+                .map(|(t, level)| (t.ln() - level + common).exp())
+                .collect(),
+        })
+        .collect();
+    sizes.sort_by(|a, b| a.x.total_cmp(&b.x));
+    Some(sizes)
+}
+
+/// The time sizes of `cases` from their interleaved rounds, on the CPU
+/// clock if `cpu`, and how many rounds: where every case has the same
+/// number of rounds, and each its own value of `parameter`.
+fn in_rounds(cases: &[&CaseRecord], parameter: &str, cpu: bool) -> Option<(Vec<fit::Size>, usize)> {
+    let mut xs = Vec::with_capacity(cases.len());
+    let mut rounds = Vec::with_capacity(cases.len());
+    for case in cases {
+        let x = case.params.get(parameter).and_then(Json::as_f64)?;
+        if xs.contains(&x) {
+            return None;
+        }
+        xs.push(x);
+        rounds.push(if cpu {
+            case.time.cpu_rounds_ns.as_slice()
+        } else {
+            case.time.rounds_ns.as_slice()
+        });
+    }
+    let sizes = leveled(&xs, &rounds)?;
+    Some((sizes, rounds[0].len()))
 }
 
 /// The fits of `record`: those it keeps, else fitted from its cases (a
@@ -118,9 +202,13 @@ fn sizes(cases: &[&CaseRecord], parameter: &str, figure: &str, cpu: bool) -> Vec
             continue;
         };
         let samples: Vec<f64> = match figure {
-            "time" if case.time.mode == TimingMode::Instructions || case.time.samples == 0 => {
-                Vec::new()
-            }
+            "time" if case.time.mode == TimingMode::Instructions => case
+                .time
+                .instructions
+                .map(|n| n as f64)
+                .into_iter()
+                .collect(),
+            "time" if case.time.samples == 0 => Vec::new(),
             "time" if cpu => case.time.cpu_samples_ns.clone(),
             "time" if !case.time.samples_ns.is_empty() => case.time.samples_ns.clone(),
             "time" => vec![case.time.median_ns],
@@ -160,6 +248,7 @@ fn seed(parts: &[&str]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::TimeRecord;
     use serde_json::json;
 
     /// A case of `family` at `n` whose call grew resident memory by
@@ -187,6 +276,98 @@ mod tests {
             .into_iter()
             .filter(|f| f.figure == "call_rss")
             .collect()
+    }
+
+    /// A case of `family` at `n`, timed in each round as `rounds` says,
+    /// with a sample per round taken size after size as `samples` says.
+    fn timed(n: u64, samples: Vec<f64>, rounds: Vec<f64>) -> CaseRecord {
+        let mut case = case(n, 0);
+        case.memory = crate::record::MemoryRecord::default();
+        case.time = TimeRecord {
+            samples: samples.len() as u64,
+            median_ns: samples[samples.len() / 2],
+            samples_ns: samples,
+            rounds_ns: rounds,
+            ..TimeRecord::once(1.0)
+        };
+        case
+    }
+
+    #[test]
+    fn rounds_slowed_alike_leave_the_power_as_it_is() {
+        // Sizes timed one after another while the machine slowed by half
+        // each time bend the power; rounds each slowed alike do not.
+        let sizes = [64u64, 128, 256, 512, 1024];
+        let drift = |step: usize| 1.0 + 0.5 * step as f64;
+        let cases: Vec<CaseRecord> = sizes
+            .iter()
+            .enumerate()
+            .map(|(at, &n)| {
+                let cost = (n * n) as f64;
+                let samples = (0..10).map(|_| cost * drift(at)).collect();
+                let rounds = (0..12).map(|r| cost * drift(r % 4)).collect();
+                timed(n, samples, rounds)
+            })
+            .collect();
+        let fits = fit(&cases);
+        let time = fits.iter().find(|f| f.figure == "time").unwrap();
+        assert_eq!(time.rounds, 12);
+        assert!((time.exponent - 2.0).abs() < 1e-9, "{time:?}");
+        assert!(
+            time.interval[0] <= 2.0 && 2.0 <= time.interval[1],
+            "{time:?}"
+        );
+        // Without their rounds, the drift shows in the power.
+        let mut alone = cases.clone();
+        for case in &mut alone {
+            case.time.rounds_ns.clear();
+        }
+        let bent = fit(&alone)
+            .into_iter()
+            .find(|f| f.figure == "time")
+            .unwrap();
+        assert_eq!(bent.rounds, 0);
+        assert!(bent.exponent > 2.3, "{bent:?}");
+    }
+
+    #[test]
+    fn rounds_of_unequal_length_are_not_fitted_as_rounds() {
+        let cases: Vec<CaseRecord> = [8u64, 16, 32]
+            .iter()
+            .map(|&n| {
+                let rounds = if n == 8 {
+                    vec![8.0; 3]
+                } else {
+                    vec![n as f64; 4]
+                };
+                timed(n, vec![n as f64; 5], rounds)
+            })
+            .collect();
+        let time = fit(&cases)
+            .into_iter()
+            .find(|f| f.figure == "time")
+            .unwrap();
+        assert_eq!(time.rounds, 0, "fitted from the samples: {time:?}");
+        assert!((time.exponent - 1.0).abs() < 1e-9, "{time:?}");
+    }
+
+    #[test]
+    fn counted_instructions_are_fitted_on_their_own_clock() {
+        let cases: Vec<CaseRecord> = [100u64, 200, 400, 800]
+            .iter()
+            .map(|&n| {
+                let mut case = timed(n, vec![1.0], Vec::new());
+                case.time.mode = TimingMode::Instructions;
+                case.time.instructions = Some(3 * n * n + 50);
+                case
+            })
+            .collect();
+        let time = fit(&cases)
+            .into_iter()
+            .find(|f| f.figure == "time")
+            .unwrap();
+        assert_eq!(time.clock.as_deref(), Some("instructions"));
+        assert!((time.exponent - 2.0).abs() < 0.01, "{time:?}");
     }
 
     #[test]
