@@ -157,7 +157,12 @@ fn identical_builds_pass_and_keep_both_sides() {
             "the interval reaches no change: {}: {p:?}",
             case.id
         );
-        assert!(p.rounds >= 8 && p.rounds <= 50, "{p:?}");
+        // Past 50 rounds only a case whose estimate is beyond the limit
+        // goes on.
+        assert!(
+            p.rounds >= 8 && (p.rounds <= 50 || p.estimate > 1.03),
+            "{p:?}"
+        );
         assert_eq!(p.wall_ratios.len(), p.rounds as usize);
         assert!(
             p.interval[0] <= p.estimate && p.estimate <= p.interval[1],

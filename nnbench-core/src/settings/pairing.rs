@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::parse;
 
 /// The rounds a paired case is given at most, unless `--max-rounds` says.
-pub(crate) const DEFAULT_MAX_ROUNDS: u32 = 50;
+pub(crate) const DEFAULT_MAX_ROUNDS: u32 = 100;
 
 /// The paired-run group of a run's settings.
 #[derive(Clone, Debug, clap::Args)]
@@ -25,9 +25,10 @@ pub(crate) struct Pairing {
         conflicts_with_all = ["compare", "isolate"]
     )]
     pub base: Option<PathBuf>,
-    /// The most rounds a paired case is given (default 50, at least 8,
+    /// The most rounds a paired case is given (default 100, at least 8,
     /// the fewest that bound a verdict); a case stops sooner once its
-    /// interval is clear of the limit.
+    /// interval is clear of the limit, and after 50 once its estimate is
+    /// within it.
     #[arg(
         long,
         value_name = "N",

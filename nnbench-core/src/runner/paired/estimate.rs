@@ -8,7 +8,7 @@
 //! t interval, nor drag as they drag a mean.
 //!
 //! A case is looked at after every round from the eighth ([`MIN_ROUNDS`])
-//! to `--max-rounds` (50 by default) and stops at the first look that
+//! to `--max-rounds` (100 by default) and stops at the first look that
 //! settles it: its interval wholly beyond the limit (regressed) or wholly
 //! below it (not). Looking again and again lets chance settle more often
 //! than one look at the end would, which is why the interval is a 99% one.

@@ -15,6 +15,12 @@ use crate::settings::{ClockChoice, Settings};
 /// The samples a round keeps of a case judged by wall time.
 const WALL_SAMPLES: u32 = 9;
 
+/// The rounds after which a case whose estimate lies within the limit
+/// stops, settled or not: it is unchanged then, as it would be at the cap.
+/// Only a case whose estimate lies beyond the limit runs on, to
+/// `--max-rounds`, until its interval says whether it is.
+const WITHIN_LIMIT_ROUNDS: usize = 50;
+
 /// How a counted pair is judged, as the record says.
 const COUNTED_TEST: &str = "instructions counted by Callgrind on each build, once: exact";
 
@@ -252,7 +258,12 @@ impl<'a> Pair<'a> {
             let wall_pending = self
                 .wall_guarded(judging)
                 .is_some_and(|wall| wall.ratio > 1.0 + judging.time && !wall.beyond(judging.time));
-            self.decided = estimate.settled(judging.time) && !wall_pending;
+            // A busy machine can leave a real slowdown near the limit
+            // unsettled after the rounds that settle most cases: only
+            // such a case is given more.
+            let within =
+                self.rounds() >= WITHIN_LIMIT_ROUNDS && estimate.ratio <= 1.0 + judging.time;
+            self.decided = (estimate.settled(judging.time) || within) && !wall_pending;
         }
     }
 
