@@ -339,7 +339,9 @@ pub struct TimeRecord {
     /// ran, each round timed every size once, in a shuffled order, so that
     /// a machine whose speed drifts slows every size of a round alike.
     /// Round `i` is the same round in each case of the family. Empty for a
-    /// case of no such family, or one timed once, counted or paired.
+    /// case of no such family, and for those the rounds leave out: timed
+    /// once, counted, paired, on threads or under load, with hooks, or run
+    /// under `--isolate`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds_ns: Vec<f64>,
     /// The same rounds by the calling thread's CPU clock.

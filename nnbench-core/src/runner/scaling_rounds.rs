@@ -145,10 +145,13 @@ impl<'a> Groups<'a> {
         groups
     }
 
-    /// Of `unused` (memos no case after the one at `at` uses), those to
-    /// evict now: the others are used by a family whose rounds are still
-    /// to come, which holds them.
+    /// Of `unused` (memos no case after the starting one uses), those to
+    /// evict after it: the others are used by a family whose rounds are
+    /// still to come, which holds them.
     pub(crate) fn hold(&mut self, unused: Vec<&'a dyn ErasedMemo>) -> Vec<&'a dyn ErasedMemo> {
+        if self.groups.is_empty() {
+            return unused;
+        }
         let mut now = Vec::new();
         for memo in unused {
             let holder = self.groups.iter_mut().find(|group| {
