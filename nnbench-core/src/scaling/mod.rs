@@ -70,7 +70,7 @@ pub fn fit(cases: &[CaseRecord]) -> Vec<ScalingRecord> {
                 .flatten();
             let (sizes, rounds) = match rounds {
                 Some((sizes, rounds)) => (sizes, rounds),
-                None => (sizes(&members, &parameter, figure, cpu), 0),
+                None => (sizes(&members, &parameter, figure, cpu, counted), 0),
             };
             let seed = seed(&[&family, figure, &Json::Object(params.clone()).to_string()]);
             let Some(power) = fit::fit(&sizes, seed) else {
@@ -194,20 +194,29 @@ pub fn of_record(record: &crate::RunRecord) -> Vec<ScalingRecord> {
 }
 
 /// The observations of `figure` at each value of `parameter`, sorted by
-/// it; cases of one value pooled.
-fn sizes(cases: &[&CaseRecord], parameter: &str, figure: &str, cpu: bool) -> Vec<fit::Size> {
+/// it; cases of one value pooled. Time is the instructions counted where
+/// every case was `counted`, and nothing of a counted case otherwise: a
+/// count and a time do not fit on one line.
+fn sizes(
+    cases: &[&CaseRecord],
+    parameter: &str,
+    figure: &str,
+    cpu: bool,
+    counted: bool,
+) -> Vec<fit::Size> {
     let mut by_size: BTreeMap<u64, fit::Size> = BTreeMap::new();
     for case in cases {
         let Some(x) = case.params.get(parameter).and_then(Json::as_f64) else {
             continue;
         };
         let samples: Vec<f64> = match figure {
-            "time" if case.time.mode == TimingMode::Instructions => case
+            "time" if counted => case
                 .time
                 .instructions
                 .map(|n| n as f64)
                 .into_iter()
                 .collect(),
+            "time" if case.time.mode == TimingMode::Instructions => Vec::new(),
             "time" if case.time.samples == 0 => Vec::new(),
             "time" if cpu => case.time.cpu_samples_ns.clone(),
             "time" if !case.time.samples_ns.is_empty() => case.time.samples_ns.clone(),
@@ -368,6 +377,23 @@ mod tests {
             .unwrap();
         assert_eq!(time.clock.as_deref(), Some("instructions"));
         assert!((time.exponent - 2.0).abs() < 0.01, "{time:?}");
+    }
+
+    #[test]
+    fn a_family_counted_in_part_has_no_time_fit() {
+        let cases: Vec<CaseRecord> = [100u64, 200, 400, 800]
+            .iter()
+            .map(|&n| {
+                let mut case = timed(n, vec![n as f64; 3], Vec::new());
+                if n >= 400 {
+                    case.time.mode = TimingMode::Instructions;
+                    case.time.instructions = Some(1000 * n);
+                }
+                case
+            })
+            .collect();
+        // Two timed sizes are too few, and the counts are not times.
+        assert!(fit(&cases).iter().all(|f| f.figure != "time"));
     }
 
     #[test]
