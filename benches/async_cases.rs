@@ -73,8 +73,8 @@ fn main() {
     }
     let test_mode = harness::test_mode();
     let rounds = if test_mode { 1 } else { 7 };
-    let (mut sync, mut asynchronous): (Vec<Vec<(u64, f64)>>, Vec<Vec<(u64, f64)>>) =
-        (Vec::new(), Vec::new());
+    let mut sync: Vec<Vec<(u64, f64)>> = Vec::new();
+    let mut asynchronous: Vec<Vec<(u64, f64)>> = Vec::new();
     // Alternated, so that both sides see the same machine.
     for _ in 0..rounds {
         sync.push(medians("sync_work", test_mode));

@@ -156,6 +156,17 @@ fn planning_ns() -> f64 {
     (median(&planned) - median(&plain)).max(0.0)
 }
 
+/// A grid the figures run: its family, its shape, the loads of each memo
+/// once, the budgets tried (in units of its largest memo), and, where its
+/// memos are alike, its models and datasets.
+type Grid = (
+    &'static str,
+    &'static str,
+    u64,
+    [f64; 3],
+    Option<(u64, u64)>,
+);
+
 fn main() {
     if !harness::should_run("memo_plan") {
         return;
@@ -172,7 +183,7 @@ fn main() {
         "run",
         "run / best",
     ]);
-    let grids: [(&str, &str, u64, [f64; 3], Option<(u64, u64)>); 2] = [
+    let grids: [Grid; 2] = [
         (
             "grid_2d",
             "8 models x 6 datasets, 64 MiB each",

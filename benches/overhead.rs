@@ -284,7 +284,7 @@ fn main() {
         .as_ref()
         .ok()
         .filter(|costs| !costs.is_empty())
-        .map(|costs| median(costs));
+        .map(median);
     table.add_row([
         "harness cost per case, once, 10,000 cases, memory recorded (peaks read with getrusage)"
             .to_owned(),

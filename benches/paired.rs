@@ -17,14 +17,19 @@
 //!
 //! It prints, per method, the false alarms among identical builds, the
 //! trials that caught each change, the smallest change caught 19 times in
-//! 20, and what a run costs; what a paired run costs against one plain
-//! run of the same case; and, for a sweep of three slow models of 64 MiB
-//! (`support/fixture_sweep.rs`), the verdicts of a paired run beside the
-//! times each build built each model.
+//! 20, and what a run costs; the same for the tight limits of paired CPU
+//! time (2% at a 1% limit, 1% at 0.5%) beside a cold build of the
+//! workspace (`support/beside_build.rs`), with each rate's 95% bounds;
+//! what a paired run costs against one plain run of the same case; and,
+//! for a sweep of three slow models of 64 MiB (`support/fixture_sweep.rs`),
+//! the verdicts of a paired run beside the times each build built each
+//! model.
 //!
-//! `cargo bench --bench paired` (twenty trials of each; about half an hour
+//! `cargo bench --bench paired` (twenty trials of each; about 45 minutes
 //! on 2 cores); `NNBENCH_PAIRED_TRIALS=N` for another number.
 
+#[path = "support/beside_build.rs"]
+mod beside_build;
 #[path = "support/fixture_sweep.rs"]
 mod fixture_sweep;
 #[path = "support/harness.rs"]
@@ -44,9 +49,10 @@ use paired_builds::{Method, build, trial};
 use stats::{median, rate_bounds};
 
 /// The changes `method` is tried on, in tenths of a percent: instruction
-/// counts on a 1% change too.
+/// counts on a 1% change too. In test mode, none and the largest.
 fn changes(method: Method) -> &'static [u64] {
     match method {
+        _ if harness::test_mode() => &[0, 100],
         Method::Instructions => &[0, 10, 20, 50, 100],
         _ => &[0, 20, 50, 100],
     }
@@ -154,8 +160,73 @@ fn judge(trials: usize, valgrind: bool) -> Result<(), String> {
             )),
         ));
     }
+    beside_a_build(dir.path(), trials)?;
     cost(dir.path())?;
     sweep(dir.path())
+}
+
+/// The tight limits of paired CPU time beside a cold build: per method,
+/// identical builds and the change it must catch, trials interleaved.
+fn beside_a_build(dir: &Path, trials: usize) -> Result<(), String> {
+    let tried = [(Method::PairedCpuTight, 20), (Method::PairedCpuHalf, 10)];
+    let build = if harness::test_mode() {
+        None
+    } else {
+        Some(beside_build::Build::start()?)
+    };
+    // Per method: false alarms, then changes caught.
+    let mut counts = [[0usize; 2]; 2];
+    let mut seconds = [Vec::new(), Vec::new()];
+    let mut loads = Vec::new();
+    for _ in 0..trials {
+        for (((method, change), count), seconds) in tried.iter().zip(&mut counts).zip(&mut seconds)
+        {
+            for (slot, tenths) in [0, *change].into_iter().enumerate() {
+                let (regressed, took) = trial(*method, dir, tenths)?;
+                count[slot] += usize::from(regressed);
+                seconds.push(took);
+            }
+            loads.push(beside_build::load());
+        }
+    }
+    drop(build);
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "method (its limit)",
+        "false alarms (95% bounds)",
+        "change",
+        "caught (95% bounds)",
+        "a trial",
+        "target: caught 19 in 20, at most 1 false alarm in 20",
+    ]);
+    let bounds = |k: usize| {
+        let (low, high) = rate_bounds(k, trials, 0.95);
+        format!("{k} of {trials} ({:.0}-{:.0}%)", 100.0 * low, 100.0 * high)
+    };
+    for (((method, change), count), seconds) in tried.iter().zip(counts).zip(&seconds) {
+        let met = count[1] * 20 >= trials * 19 && count[0] * 20 <= trials;
+        table.add_row([
+            format!("{} ({})", method.name(), method.limit()),
+            bounds(count[0]),
+            format!("{}%", *change as f64 / 10.0),
+            bounds(count[1]),
+            format_ns(median(seconds) * 1e9),
+            harness::verdict(met).to_owned(),
+        ]);
+    }
+    let machine = if harness::test_mode() {
+        "again (test mode: no build)".to_owned()
+    } else {
+        format!(
+            "beside a cold build of the workspace (load {:.1})",
+            median(&loads)
+        )
+    };
+    harness::note(format!(
+        "{trials} trials of each at its limit, {machine}: identical builds, and a head that does the change more work:"
+    ));
+    harness::table(&table);
+    Ok(())
 }
 
 /// The sweep of slow fixtures paired with `--paired-keep`: identical
@@ -200,9 +271,11 @@ fn sweep(dir: &Path) -> Result<(), String> {
             format_ns(run.seconds * 1e9),
         ]);
     }
-    harness::note(
-        "a sweep of three models of 64 MiB, each built in memory in 1.2 s, two batch sizes each (six cases of ~100 µs and ~200 µs), paired with --paired-keep 1s (a model is built once a side, and again in each new worker that judges a case the kept ones called changed):",
-    );
+    let (build_ms, keep) = fixture_sweep::build_and_keep();
+    harness::note(format!(
+        "a sweep of three models of 64 MiB, each built in memory in {}, two batch sizes each (six cases of ~100 µs and ~200 µs), paired with --paired-keep {keep} (a model is built once a side, and again in each new worker that judges a case the kept ones called changed):",
+        format_ns(build_ms as f64 * 1e6)
+    ));
     harness::table(&table);
     harness::note(format!(
         "the verdicts right {} (a plain run builds each model once; with new workers each round, two identical builds built them 52 times)",

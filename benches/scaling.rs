@@ -12,6 +12,8 @@
 //! `NNBENCH_SCALING_PAIRS=N` for another number of comparisons beside the
 //! build (20 by default; a quarter as many on the quiet machine).
 
+#[path = "support/beside_build.rs"]
+mod beside_build;
 #[path = "support/harness.rs"]
 mod harness;
 #[path = "support/stats.rs"]
@@ -19,10 +21,6 @@ mod stats;
 #[path = "support/steps.rs"]
 mod steps;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
@@ -167,80 +165,12 @@ impl Tally {
     }
 }
 
-/// A cold release build of the workspace, started again each time it
-/// ends, until dropped: the load a CI runner or a developer's machine has.
-struct Build {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Build {
-    fn start(dir: &Path) -> Build {
-        let stop = Arc::new(AtomicBool::new(false));
-        let (flag, dir) = (Arc::clone(&stop), dir.to_owned());
-        let thread = std::thread::spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                let _ = std::fs::remove_dir_all(&dir);
-                let Ok(mut child) = cargo_build(&dir) else {
-                    return;
-                };
-                while !flag.load(Ordering::Relaxed) {
-                    if let Ok(Some(_)) = child.try_wait() {
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-        });
-        Build {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Build {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-fn cargo_build(target: &Path) -> std::io::Result<Child> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "--offline",
-            "--workspace",
-            "--target-dir",
-        ])
-        .arg(target)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-}
-
-/// The load average over the last minute.
-fn load() -> f64 {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next()?.parse().ok())
-        .unwrap_or(f64::NAN)
-}
-
 fn runs(count: usize) -> Result<(Vec<RunRecord>, Vec<f64>), String> {
     let mut records = Vec::with_capacity(count);
     let mut loads = Vec::with_capacity(count);
     for _ in 0..count {
         records.push(run()?);
-        loads.push(load());
+        loads.push(beside_build::load());
     }
     Ok((records, loads))
 }
@@ -255,11 +185,7 @@ fn measure(pairs: usize) -> Result<(), String> {
     let (loaded, loaded_load) = if harness::test_mode() {
         runs(2)?
     } else {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let _build = Build::start(&dir.path().join("target"));
-        // The build's first seconds resolve and read; its compiling is
-        // the load.
-        std::thread::sleep(Duration::from_secs(10));
+        let _build = beside_build::Build::start()?;
         runs(2 * pairs)?
     };
     let mut table = Table::new();

@@ -6,6 +6,7 @@
 #   scripts/figures.sh                  # every figure bench (under an hour on 2 cores)
 #   scripts/figures.sh overhead memory  # these
 #   scripts/figures.sh --test           # each once, small, checking its section (CI)
+#   scripts/figures.sh --lint           # clippy on each, as CI runs it
 #
 # They are `bench = false` in Cargo.toml, so that plain `cargo bench` runs
 # the main job only. seed_sweep makes 1.5 GB of matrices and its Python
@@ -22,6 +23,18 @@ test_mode=false
 if [[ "${1:-}" == "--test" ]]; then
     test_mode=true
     shift
+elif [[ "${1:-}" == "--lint" ]]; then
+    # `bench = false` leaves them out of clippy's --all-targets. mnist
+    # takes the tch feature, linted with it where libtorch is.
+    args=()
+    for bench in "${all[@]}"; do
+        case $bench in
+            mnist | history) ;;
+            *) args+=(--bench "$bench") ;;
+        esac
+    done
+    cargo clippy -p nnbench-cli --bench history -- -D warnings
+    exec cargo clippy --features tokio "${args[@]}" -- -D warnings
 fi
 benches=("$@")
 (( ${#benches[@]} )) || benches=("${all[@]}")

@@ -16,6 +16,20 @@ use nnbench::{Memo, RunRecord};
 const SIDE: &str = "NNBENCH_SWEEP_SIDE";
 /// The case this build makes 10% slower.
 const SLOWER: &str = "NNBENCH_SWEEP_SLOWER";
+/// How long building a model takes, in milliseconds, as [`build_and_keep`]
+/// says.
+const BUILD_MS: &str = "NNBENCH_SWEEP_BUILD_MS";
+
+/// How long building a model takes, in milliseconds, and the
+/// `--paired-keep` that keeps it: a tenth of that in test mode, where only
+/// that the sweep runs is checked.
+pub fn build_and_keep() -> (u64, &'static str) {
+    if crate::harness::test_mode() {
+        (120, "100ms")
+    } else {
+        (1200, "1s")
+    }
+}
 
 /// A model: 64 MiB of weights, the first its number.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
@@ -36,7 +50,11 @@ impl Memo for Model {
                 }
             })
             .collect();
-        std::thread::sleep(Duration::from_millis(1200).saturating_sub(started.elapsed()));
+        let build_ms = std::env::var(BUILD_MS)
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .unwrap_or(1200);
+        std::thread::sleep(Duration::from_millis(build_ms).saturating_sub(started.elapsed()));
         Ok(weights)
     }
 }
@@ -58,9 +76,10 @@ fn build(dir: &Path, side: &str, slower: Option<&str>) -> Result<PathBuf, String
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let path = dir.join(format!("sweep-{side}"));
     let script = format!(
-        "#!/bin/sh\nexport {}=1 {SIDE}={side} {SLOWER}='{}'\nexec '{}' \"$@\"\n",
+        "#!/bin/sh\nexport {}=1 {SIDE}={side} {SLOWER}='{}' {BUILD_MS}={}\nexec '{}' \"$@\"\n",
         super::paired_builds::CHILD,
         slower.unwrap_or(""),
+        build_and_keep().0,
         exe.display()
     );
     std::fs::write(&path, script).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -92,7 +111,7 @@ pub fn pair(dir: &Path, slower: Option<&str>) -> Result<Sweep, String> {
         .arg(&out)
         .arg("--paired")
         .arg(&base)
-        .args(["--paired-keep", "1s", "infer/"])
+        .args(["--paired-keep", build_and_keep().1, "infer/"])
         // Each judged again on new workers builds its model in each round.
         .args(
             crate::harness::test_mode()
@@ -103,7 +122,7 @@ pub fn pair(dir: &Path, slower: Option<&str>) -> Result<Sweep, String> {
         .output()
         .map_err(|e| format!("{}: {e}", head.display()))?;
     let seconds = started.elapsed().as_secs_f64();
-    if !output.status.code().is_some_and(|c| c <= 1) {
+    if output.status.code().is_none_or(|c| c > 1) {
         return Err(format!(
             "the paired sweep ended with {}: {}",
             output.status,
