@@ -59,10 +59,11 @@ pub struct PairedRecord {
     pub clock: PairedClock,
     /// How many rounds measured both builds.
     pub rounds: u32,
-    /// Head over base per round, by wall time.
+    /// Head over base per round, by wall time: each build's median sample.
     pub wall_ratios: Vec<f64>,
-    /// Head over base per round, by the calling thread's CPU time; empty
-    /// where the system does not tell it.
+    /// Head over base per round, by the calling thread's CPU time: each
+    /// build's least sample, since other processes only ever raise a
+    /// thread's CPU time. Empty where the system does not tell it.
     pub cpu_ratios: Vec<f64>,
     /// Head over base: the Hodges–Lehmann estimate from the ratios on
     /// `clock` (the median of the pairwise geometric means).
