@@ -313,13 +313,12 @@ fn a_base_revision_without_the_bench_takes_every_case_as_new() {
 fn a_call_that_waits_longer_fails_though_its_cpu_time_did_not() {
     let dir = tempfile::tempdir().unwrap();
     let base = build(dir.path(), "base", &[]);
-    // This build sleeps a millisecond more in `waits`: about half its
-    // time again, and next to no CPU time.
-    let waits = |flags: &[&str]| {
+    // This build sleeps `micros` more in `waits`: next to no CPU time.
+    let waits = |micros: u32, flags: &[&str]| {
         let mut command: Command = support::bench_binary();
         command
             .env("CARGO_TARGET_DIR", dir.path())
-            .env(WAIT, "waits:1000")
+            .env(WAIT, format!("waits:{micros}"))
             .args(["--bench", "--paired"])
             .arg(&base)
             .args(flags)
@@ -328,7 +327,13 @@ fn a_call_that_waits_longer_fails_though_its_cpu_time_did_not() {
         let record = latest(dir.path());
         (output, record)
     };
-    let (output, record) = waits(&[]);
+    // 1.8 ms, over half the call's time again: a busy machine stretches
+    // both builds' wall time by its own delays, which a smaller change
+    // does not stand out from in the rounds a case is given. Still under
+    // the call's CPU time, so that in the samples the machine leaves
+    // alone the call computes for most of its wall time: a call seen
+    // computing in none is judged by wall time alone.
+    let (output, record) = waits(1800, &[]);
     let said = support::said(&output);
     assert_eq!(output.status.code(), Some(1), "{said}");
     let case = &record.cases[0];
@@ -340,14 +345,14 @@ fn a_call_that_waits_longer_fails_though_its_cpu_time_did_not() {
         "{:?}",
         case.warnings
     );
-    let (cpu_only, _) = waits(&["--paired-clock", "cpu"]);
+    let (cpu_only, _) = waits(1800, &["--paired-clock", "cpu"]);
     assert_eq!(
         cpu_only.status.code(),
         Some(0),
         "{}",
         support::said(&cpu_only)
     );
-    let (wall, record) = waits(&["--paired-clock", "wall"]);
+    let (wall, record) = waits(1800, &["--paired-clock", "wall"]);
     assert_eq!(wall.status.code(), Some(1), "{}", support::said(&wall));
     let p = record.cases[0].paired.as_ref().expect("paired");
     assert_eq!(
