@@ -110,11 +110,13 @@ fn shell(user: &Path, command: &str, packages: &[PathBuf]) -> Output {
         .unwrap()
 }
 
-/// Runs the README's `--baseline main`, whose gate must pass but for
-/// time: a stored baseline times the case in another process minutes
-/// earlier, and on a shared machine (the README says so) a case may well
-/// be slower then for reasons of the machine's own. Metrics and memory
-/// must hold, and the run must end with its record.
+/// Runs one of the README's commands that judge the run against the
+/// stored baseline (`--baseline main`, and `nnbench compare` of the two
+/// records), which must pass but for time: a stored baseline times the
+/// case in another process minutes earlier, and on a shared machine (the
+/// README says so) a case may well be slower then for reasons of the
+/// machine's own. Metrics and memory must hold, and the run must end with
+/// its record.
 fn against_stored_baseline(user: &Path, command: &str, packages: &[PathBuf]) -> Output {
     let output = shell(user, command, packages);
     let said = support::said(&output);
@@ -161,11 +163,12 @@ fn the_readmes_quick_start_works_in_a_crate_of_its_own() {
 
     let mut shown = Vec::new();
     for command in commands(&sh, "cargo run --release --example make_data") {
-        let output = if command.ends_with("--baseline main") {
-            against_stored_baseline(&user, &command, &packages)
-        } else {
-            run(&user, &command, &packages)
-        };
+        let output =
+            if command.ends_with("--baseline main") || command.starts_with("nnbench compare") {
+                against_stored_baseline(&user, &command, &packages)
+            } else {
+                run(&user, &command, &packages)
+            };
         let said = support::said(&output);
         shown.extend(
             QUICK_START
