@@ -29,7 +29,10 @@ pub struct CaseRecord {
     pub params: Map<String, Json>,
     /// The family's tags.
     pub tags: Vec<String>,
-    /// What the function returned; `null` for `()` or a failed case.
+    /// What the function returned; `null` for `()` or a failed case. In a
+    /// sampled case, a struct's fields that are a time or a rate by their
+    /// names (`nnbench_core::compare::measured_field`) are the median of
+    /// the sampled calls' figures; the rest are the first call's.
     pub value: Json,
     /// Which way the value is better, as the family's `metric` option says;
     /// `null` when it does not say (the value is then not judged).

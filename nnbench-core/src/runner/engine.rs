@@ -9,6 +9,7 @@ use serde_json::Value as Json;
 
 use super::console::Console;
 use super::criterion_sampler::CriterionSampler;
+use super::measured_value;
 use crate::measure::adaptive::{self, Precision};
 use crate::measure::callgrind::{self, Dumps};
 use crate::measure::cpu::Elapsed;
@@ -42,7 +43,8 @@ pub(crate) struct Plan {
 
 /// What timing a case's call gave.
 pub(crate) struct Timed {
-    /// The value of its first call.
+    /// The value of its first call, with a sampled case's measured fields
+    /// (see [`measured_value`]) the median of its samples'.
     pub metric: Json,
     pub time: TimeRecord,
     /// The load it ran under, with `concurrency`.
@@ -104,7 +106,7 @@ impl Engine {
         if plan.timing == Timing::Once && threads == 1 && plan.sampler != Sampler::Paired {
             first = first.wall_only();
         }
-        let metric = call(args, &mut first)?;
+        let mut metric = call(args, &mut first)?;
         let once = first.elapsed().unwrap_or_default();
         if let Some(Parallel::Concurrency(level)) = plan.parallel {
             return load(call, args, plan, level, metric);
@@ -130,6 +132,8 @@ impl Engine {
         }
         let mut sampling_started = false;
         let mut each_thread = Vec::new();
+        let measured = measured_value::measured_paths(&metric);
+        let mut values = Vec::new();
         let routine = |iters| {
             if let Some(meter) = meter.as_deref_mut()
                 && !std::mem::replace(&mut sampling_started, true)
@@ -137,14 +141,19 @@ impl Engine {
                 meter.forget_since_checkpoint();
             }
             let mut timer = Timer::new(iters).on_threads(threads);
-            let outcome = call(args, &mut timer).map(|_| timer.elapsed().unwrap_or_default());
+            let outcome = call(args, &mut timer);
             if threads > 1 {
                 each_thread.push((iters, timer.per_thread().to_vec()));
             }
             if let Some(meter) = meter.as_deref_mut() {
                 meter.checkpoint();
             }
-            outcome
+            outcome.map(|value| {
+                if !measured.is_empty() {
+                    values.push(value);
+                }
+                timer.elapsed().unwrap_or_default()
+            })
         };
         let samples = match plan.sampler {
             Sampler::Adaptive | Sampler::Load => {
@@ -159,6 +168,11 @@ impl Engine {
         let samples = samples?;
         // The samples kept are the last ones taken: warm-up came first.
         let kept = &each_thread[each_thread.len().saturating_sub(samples.len())..];
+        measured_value::settle(
+            &mut metric,
+            &measured,
+            &values[values.len().saturating_sub(samples.len())..],
+        );
         Ok(Timed {
             threads: (threads > 1).then(|| per_thread(kept)),
             ..timed(metric, summarize(plan.sampler, &samples))

@@ -20,6 +20,7 @@ mod interrupt;
 mod isolate;
 mod ledger;
 mod lifecycle;
+mod measured_value;
 mod order;
 #[cfg(unix)]
 mod paired;
