@@ -25,7 +25,7 @@
 //! the verdicts of a paired run beside the times each build built each
 //! model.
 //!
-//! `cargo bench --bench paired` (twenty trials of each; about 45 minutes
+//! `cargo bench --bench paired` (twenty trials of each; about 11 minutes
 //! on 2 cores); `NNBENCH_PAIRED_TRIALS=N` for another number.
 
 #[path = "support/beside_build.rs"]

@@ -2,7 +2,7 @@
 //! of this workspace, started again each time it ends. What the figure
 //! benches measure "beside a build" runs while one is held.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,7 +43,7 @@ impl Drop for Build {
     }
 }
 
-fn build_until(stop: &AtomicBool, target: &PathBuf) {
+fn build_until(stop: &AtomicBool, target: &Path) {
     while !stop.load(Ordering::Relaxed) {
         let _ = std::fs::remove_dir_all(target);
         let Ok(mut child) = cargo_build(target) else {
