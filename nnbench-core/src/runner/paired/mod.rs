@@ -316,7 +316,10 @@ fn profile_regressed(
         };
         let drawn = match (base, head) {
             (Ok(base), Ok(head)) => {
-                let ratio = record.paired.as_ref().map_or(1.0, |p| p.estimate);
+                let ratio = record
+                    .paired
+                    .as_ref()
+                    .map_or((1.0, [1.0, 1.0]), |p| (p.estimate, p.interval));
                 super::profile::differential(&record.id, (&base, &head), ratio, &dir)
             }
             (Err(why), _) => Err(format!("the base build's profile: {why:#}")),
