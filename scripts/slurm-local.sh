@@ -81,6 +81,8 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 MpiDefault=none
 SchedulerType=sched/backfill
+# A one-node test cluster: each job starts as soon as the one before ends.
+SchedulerParameters=batch_sched_delay=0,sched_min_interval=100000
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 ReturnToService=2

@@ -45,6 +45,15 @@ fn submit(args: &[&str]) -> Output {
         .args(args)
         .current_dir(repo())
         .env("NNBENCH_SWEEP_N", SWEEP_N)
+        // The script's release builds of the bench and the tool are most
+        // of this test's time, and what it checks does not depend on how
+        // hard the compiler optimizes (a regression is a baseline ten
+        // times faster): unoptimized, into a folder kept between runs.
+        .env(
+            "CARGO_TARGET_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("slurm-target"),
+        )
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
         .output()
         .expect("submit.sh runs");
     eprintln!("{}", support::said(&output));
