@@ -64,7 +64,9 @@ fn scaffold(dir: &Path) -> PathBuf {
              [dev-dependencies]\nnnbench = {{ path = {nnbench:?}, features = [\"profile\"] }}\n\n\
              [[bench]]\nname = \"speed\"\nharness = false\n\n\
              # Built quickly: the commits are told apart by their work, not by the compiler.\n\
-             [profile.bench]\nopt-level = 1\ndebug = false\nincremental = false\n"
+             [profile.bench]\nopt-level = 0\ndebug = false\nincremental = false\n\n\
+             # The work itself optimized, so that its step is the commits' alone.\n\
+             [profile.bench.package.bisected]\nopt-level = 1\n"
         ),
     )
     .unwrap();
