@@ -229,7 +229,10 @@ fn a_base_that_crashes_in_a_case_fails_that_case_alone() {
     let dir = tempfile::tempdir().unwrap();
     let crashed = "kernel/table=Table,n=3";
     let base = build(dir.path(), "base", &[(ABORT, crashed)]);
-    let output = paired(dir.path(), &base, &[]);
+    // The head gets the variable too, naming no case, so that both sides'
+    // environments, which lie above their stacks, take the same room.
+    let nothing = "-".repeat(crashed.len());
+    let output = paired(dir.path(), &base, &[(ABORT, &nothing)]);
     let said = support::said(&output);
     assert_eq!(output.status.code(), Some(1), "{said}");
     let record = latest(dir.path());
@@ -243,9 +246,16 @@ fn a_base_that_crashes_in_a_case_fails_that_case_alone() {
             && error.message.contains("SIGABRT"),
         "{error:?}"
     );
+    // The other cases are still paired and timed alike. Not held to a
+    // verdict: two processes of one build can differ by a few percent for
+    // real (where their stacks and code lie), and in CI one case came out
+    // 7% slower by CPU time, 11 rounds, while the base's environment held
+    // one variable more than the head's.
     for n in [1, 2] {
-        let p = case(&record, n).paired.as_ref().expect("paired");
-        assert_eq!(p.verdict, Verdict::Unchanged, "{p:?}");
+        let c = case(&record, n);
+        let p = c.paired.as_ref().expect("paired");
+        assert!(c.error.is_none(), "{:?}", c.error);
+        assert!((0.9..1.1).contains(&p.estimate), "{p:?}");
     }
 }
 

@@ -84,13 +84,13 @@ pub(crate) fn folded_path(svg: &Path) -> PathBuf {
 
 /// Draws the differential flamegraph of case `id` from the folded stacks
 /// of the base build and of this one into `dir/diff`, a call of this one
-/// taking `ratio` times as long (the paired estimate and its interval):
-/// the head's stacks, each frame red where its time per call grew, blue
-/// where it fell. Returns its path, or why there is none.
+/// taking `ratio` times as long: the head's stacks, each frame red where
+/// its time per call grew, blue where it fell. Returns its path, or why
+/// there is none.
 pub(crate) fn differential(
     id: &str,
     (base, head): (&str, &str),
-    ratio: (f64, [f64; 2]),
+    ratio: f64,
     dir: &Path,
 ) -> std::result::Result<PathBuf, String> {
     let path = path_of(&dir.join("diff"), id);

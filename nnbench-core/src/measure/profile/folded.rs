@@ -116,18 +116,16 @@ impl Folded {
 /// lines, `root;...;leaf count`), titled `title`, into `out`. A profile
 /// samples for a while, whatever a call takes, so its counts say where a
 /// call's time goes, not how long it is: `ratio`, the head's time per call
-/// over the base's (the paired estimate, within `interval`), scales them.
-/// Each frame of the head's stacks is red where its time per call (its own
-/// and its callees') grew, by the share of the base's call it added, blue
-/// where it fell, the deeper the more; white where the profiles' sampling
-/// or the ratio's interval could account for the change. The subtitle
-/// names those that grew most.
+/// over the base's (the paired estimate), scales them. Each frame of the
+/// head's stacks is red where its time per call (its own and its
+/// callees') grew, by the share of the base's call it added, blue where it
+/// fell, the deeper the more; the subtitle names those that grew most.
 #[cfg(feature = "profile")]
 pub(crate) fn differential(
     title: &str,
     base: &str,
     head: &str,
-    (ratio, interval): (f64, [f64; 2]),
+    ratio: f64,
     out: impl Write,
 ) -> std::io::Result<()> {
     use inferno::flamegraph::{self, color::Color, color::PaletteMap};
@@ -137,23 +135,14 @@ pub(crate) fn differential(
     } else {
         1.0
     };
-    // How far the ratio may be off: on a busy machine a few percent, which
-    // scales every frame of the head alike.
-    let ratio_error = if interval[0] <= ratio && ratio <= interval[1] {
-        (interval[1] - interval[0]) / 2.0
-    } else {
-        0.0
-    };
     let share =
         |shares: &HashMap<String, f64>, name: &str| shares.get(name).copied().unwrap_or(0.0);
     // The change, and twice its standard error: a share drawn from n
-    // samples is off by sqrt(p (1 - p) / n) or so; and the share scaled by
-    // the ratio's own error.
+    // samples is off by sqrt(p (1 - p) / n) or so.
     let delta = |name: &str| {
         let (b, h) = (share(&before, name), share(&after, name));
         let error = |p: f64, n: u64| (p * (1.0 - p) / n.max(1) as f64).sqrt();
-        let noise =
-            2.0 * (error(h, head_samples) * ratio + error(b, base_samples)) + h * ratio_error;
+        let noise = 2.0 * (error(h, head_samples) * ratio + error(b, base_samples));
         (h * ratio - b, noise.max(0.005))
     };
     let largest = after
@@ -232,7 +221,7 @@ pub(crate) fn differential(
     _title: &str,
     _base: &str,
     _head: &str,
-    _ratio: (f64, [f64; 2]),
+    _ratio: f64,
     _out: impl Write,
 ) -> std::io::Result<()> {
     Err(std::io::Error::other(super::UNAVAILABLE))
@@ -435,7 +424,7 @@ mod tests {
         let head = "main;steady 100\nmain;slow_part 300\n";
         let mut svg = Vec::new();
         // Three times the work in slow_part: a call takes twice as long.
-        differential("case", base, head, (2.0, [2.0, 2.0]), &mut svg).unwrap();
+        differential("case", base, head, 2.0, &mut svg).unwrap();
         let svg = String::from_utf8(svg).unwrap();
         assert_eq!(fill(&svg, "slow_part")[0], 255, "red: it grew");
         assert!(fill(&svg, "steady").iter().all(|&c| c >= 250), "as it was");
@@ -449,34 +438,10 @@ mod tests {
 
         // A call as long as before, its time moved from one part to another.
         let mut svg = Vec::new();
-        differential("case", base, head, (1.0, [1.0, 1.0]), &mut svg).unwrap();
+        differential("case", base, head, 1.0, &mut svg).unwrap();
         let svg = String::from_utf8(svg).unwrap();
         assert_eq!(fill(&svg, "slow_part")[0], 255);
         assert_eq!(fill(&svg, "steady")[2], 255, "blue: it fell");
-    }
-
-    #[test]
-    #[cfg(feature = "profile")]
-    fn a_change_the_ratios_interval_accounts_for_is_as_it_was() {
-        let base = "main;steady 10000\nmain;slow_part 10000\n";
-        let head = "main;steady 10000\nmain;slow_part 30000\n";
-        // Twice as long a call, estimated 10% high: scaled by it, the
-        // steady part looks 5% of a call longer.
-        let draw = |interval: [f64; 2]| {
-            let mut svg = Vec::new();
-            differential("case", base, head, (2.2, interval), &mut svg).unwrap();
-            String::from_utf8(svg).unwrap()
-        };
-        let exact = draw([2.2, 2.2]);
-        let steady = fill(&exact, "steady");
-        assert!(steady[0] == 255 && steady[1] < 250, "red: {steady:?}");
-        let measured = draw([1.9, 2.5]);
-        assert!(
-            fill(&measured, "steady").iter().all(|&c| c >= 250),
-            "as it was"
-        );
-        assert_eq!(fill(&measured, "slow_part")[0], 255, "red: it grew");
-        assert!(!measured.contains("grew most: steady"), "{measured}");
     }
 
     #[test]

@@ -316,10 +316,7 @@ fn profile_regressed(
         };
         let drawn = match (base, head) {
             (Ok(base), Ok(head)) => {
-                let ratio = record
-                    .paired
-                    .as_ref()
-                    .map_or((1.0, [1.0, 1.0]), |p| (p.estimate, p.interval));
+                let ratio = record.paired.as_ref().map_or(1.0, |p| p.estimate);
                 super::profile::differential(&record.id, (&base, &head), ratio, &dir)
             }
             (Err(why), _) => Err(format!("the base build's profile: {why:#}")),
