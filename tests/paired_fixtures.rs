@@ -248,13 +248,10 @@ fn a_base_that_dies_in_a_model_case_fails_it_and_builds_its_model_again() {
                 "{error:?}"
             );
         } else {
-            // Two processes of one build can differ by a few percent for
-            // real (where their stacks, code and models lie): one case came
-            // out 1.7% slower by CPU time and 5% by wall time over 60
-            // rounds here, while the base's environment held one variable
-            // more than the head's, enough for a verdict at the test's 3%.
-            // What this test checks is that they are still paired, and
-            // timed alike.
+            // Two processes of one build can differ by several percent for
+            // real (where their stacks, code and models lie), enough for a
+            // verdict at the test's 3%. What this test checks is that they
+            // are still paired, and timed alike.
             let p = case.paired.as_ref().expect("paired");
             assert!(p.estimate < 1.10, "{}: {p:?}", case.id);
             assert!(case.error.is_none(), "{}: {:?}", case.id, case.error);

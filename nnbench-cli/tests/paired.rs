@@ -247,10 +247,9 @@ fn a_base_that_crashes_in_a_case_fails_that_case_alone() {
         "{error:?}"
     );
     // The other cases are still paired and timed alike. Not held to a
-    // verdict: two processes of one build can differ by a few percent for
-    // real (where their stacks and code lie), and in CI one case came out
-    // 7% slower by CPU time, 11 rounds, while the base's environment held
-    // one variable more than the head's.
+    // verdict: two processes of one build can differ by several percent
+    // for real (where their stacks and code lie), which a verdict at a
+    // few percent would call a change.
     for n in [1, 2] {
         let c = case(&record, n);
         let p = c.paired.as_ref().expect("paired");
@@ -468,10 +467,10 @@ fn a_regressed_case_gets_a_differential_flamegraph_and_an_unchanged_one_none() {
     let svg = std::fs::read_to_string(path).unwrap();
     assert!(svg.contains("base build against this one"), "{svg}");
     // Twice the work in slow_part: its time per call grew (red), the
-    // steady part's did not. Beside a cold build the steady part came out
-    // tinted once (rgb 255,177,177): the profiles' shares and the paired
-    // ratio that scales them are off there, so it is held to growing less
-    // than slow_part, side by side in one flamegraph.
+    // steady part's did not. Beside a busy neighbour the profiles' shares
+    // and the paired ratio that scales them are off by enough to tint the
+    // steady part, so it is held to growing less than slow_part, side by
+    // side in one flamegraph.
     let fill = |frame: &str| -> [u8; 3] {
         let at = svg
             .find(&format!("<title>{frame} ("))

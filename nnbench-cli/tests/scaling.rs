@@ -148,11 +148,10 @@ fn families_built_as_n_n_squared_and_n_log_n_fit_those_exponents() {
             near(fit.interval, k),
             "{family}: the interval is near {k}: {fit:?}"
         );
-        // Not held to `fit == "power"`: beside a cold build the quadratic
-        // family came out "bends at n=512: n^1.98 below, n^2.41 above". A
-        // neighbour busy part of the time slows the long samples of the
-        // largest size throughout, while the short ones of small sizes
-        // can fall between its bursts, and their fast quartile does.
+        // Not held to `fit == "power"`: a neighbour busy part of the time
+        // slows the long samples of the largest size throughout, while the
+        // short ones of small sizes can fall between its bursts, and their
+        // fast quartile does, which bends the fit at the largest size.
         assert!(fit.constant > 0.0, "{fit:?}");
         assert!(
             record
