@@ -15,6 +15,7 @@ mod console;
 mod criterion_sampler;
 mod engine;
 mod gate;
+mod git_head;
 mod interrupt;
 #[cfg(unix)]
 mod isolate;

@@ -6,6 +6,7 @@ use std::process::{Child, Command, Stdio};
 
 use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 
+use super::git_head::{self, Head};
 use crate::record::{Git, Host, RunContext};
 
 /// Reads the context of a run started from `dir` (for the repository) with
@@ -53,8 +54,11 @@ fn host() -> Host {
     }
 }
 
-/// The git commands that describe the checkout, started side by side.
+/// What describes the checkout: its HEAD, read from its files where they
+/// settle it, else from `git rev-parse`; and `git status`, started side
+/// by side with that.
 struct GitQuery {
+    head: Option<Head>,
     /// `rev-parse HEAD --abbrev-ref HEAD`: the commit, then the branch.
     revisions: Option<Child>,
     status: Option<Child>,
@@ -72,9 +76,15 @@ impl GitQuery {
                 .spawn()
                 .ok()
         };
+        let status = spawn(&["status", "--porcelain", "--untracked-files=no"]);
+        let head = git_head::read(dir);
         Self {
-            revisions: spawn(&["rev-parse", "HEAD", "--abbrev-ref", "HEAD"]),
-            status: spawn(&["status", "--porcelain", "--untracked-files=no"]),
+            revisions: match head {
+                Some(_) => None,
+                None => spawn(&["rev-parse", "HEAD", "--abbrev-ref", "HEAD"]),
+            },
+            head,
+            status,
         }
     }
 
@@ -85,15 +95,24 @@ impl GitQuery {
                 .success()
                 .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
         };
-        let status = output(self.status);
-        let revisions = output(self.revisions)?;
-        let mut lines = revisions.lines().map(str::trim);
-        let commit = lines.next().filter(|c| !c.is_empty())?.to_owned();
-        let branch = lines.next().filter(|b| *b != "HEAD").map(str::to_owned);
+        // Without its status, the checkout's state is unknown: a commit
+        // recorded as clean might not be what ran.
+        let status = output(self.status)?;
+        let Head { commit, branch } = match self.head {
+            Some(head) => head,
+            None => {
+                let revisions = output(self.revisions)?;
+                let mut lines = revisions.lines().map(str::trim);
+                Head {
+                    commit: lines.next().filter(|c| !c.is_empty())?.to_owned(),
+                    branch: lines.next().filter(|b| *b != "HEAD").map(str::to_owned),
+                }
+            }
+        };
         Some(Git {
             commit,
             branch,
-            dirty: status.is_some_and(|s| !s.trim().is_empty()),
+            dirty: !status.trim().is_empty(),
         })
     }
 }
