@@ -369,7 +369,7 @@ fn main() {
     ]);
     harness::table(&table);
     harness::note(format!(
-        "each side's cost per case is its whole run (collecting the cases, the context, the record) less its calls, over its cases; nnbench's context is its git commit, branch and state (two git processes), the machine and the toolchain; medians of repeated runs, alternating{}",
+        "each side's cost per case is its whole run (collecting the cases, the context, the record) less its calls, over its cases; nnbench's context is its git commit and branch (read from the git directory's files), its state (one `git status` process), the machine and the toolchain; medians of repeated runs, alternating{}",
         if test_mode {
             " (test mode: one run, no sampling)"
         } else {

@@ -19,7 +19,8 @@ use super::GpuMethod;
 pub struct RunContext {
     /// The machine.
     pub host: Host,
-    /// The repository the bench was run from, when it is one.
+    /// The repository the bench was run from, when it is one and git
+    /// could say whether its tracked files were changed.
     pub git: Option<Git>,
     /// nnbench's version.
     pub nnbench: String,
