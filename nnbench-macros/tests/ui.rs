@@ -1,11 +1,15 @@
 //! Mistakes in the attributes are compile errors that point at the
 //! offending name. Expected messages are checked in next to each case.
+//!
+//! The cases are built against the facade as a user's crate takes it, by
+//! default without its `tokio` feature: here, not in the facade's tests,
+//! so that the crate trybuild builds depends on this package's few
+//! dependencies rather than on the facade's test and bench dependencies.
 
 #[test]
 fn ui() {
     let cases = trybuild::TestCases::new();
     cases.compile_fail("tests/ui/*.rs");
     // An async function needs the `tokio` feature, and says so without it.
-    #[cfg(not(feature = "tokio"))]
     cases.compile_fail("tests/ui-no-tokio/*.rs");
 }
