@@ -467,10 +467,10 @@ fn a_regressed_case_gets_a_differential_flamegraph_and_an_unchanged_one_none() {
     let svg = std::fs::read_to_string(path).unwrap();
     assert!(svg.contains("base build against this one"), "{svg}");
     // Twice the work in slow_part: its time per call grew (red), the
-    // steady part's did not. Beside a busy neighbour the profiles' shares
-    // and the paired ratio that scales them are off by enough to tint the
-    // steady part, so it is held to growing less than slow_part, side by
-    // side in one flamegraph.
+    // steady part's did not. Each profile holds a few hundred samples
+    // (fewer beside a busy neighbour), whose noise may tint the steady
+    // part: it is held to growing less than slow_part, side by side in
+    // one flamegraph.
     let fill = |frame: &str| -> [u8; 3] {
         let at = svg
             .find(&format!("<title>{frame} ("))

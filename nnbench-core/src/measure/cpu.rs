@@ -60,6 +60,17 @@ impl Clocks {
         }
     }
 
+    /// [`start_wall`](Self::start_wall) if `wall_only`, else
+    /// [`start`](Self::start).
+    #[inline]
+    pub(crate) fn start_as(wall_only: bool) -> Self {
+        if wall_only {
+            Self::start_wall()
+        } else {
+            Self::start()
+        }
+    }
+
     /// What each clock read at the start advanced since then.
     #[inline]
     pub(crate) fn stop(&self) -> Elapsed {

@@ -58,11 +58,7 @@ impl Timer {
     /// The clocks this timer reads, read now.
     #[inline(always)]
     fn clocks(&self) -> Clocks {
-        if self.wall_only {
-            Clocks::start_wall()
-        } else {
-            Clocks::start()
-        }
+        Clocks::start_as(self.wall_only)
     }
 
     /// Each of the calls is made on `count` threads at once.
@@ -152,11 +148,7 @@ impl Timer {
         let (counted, wall_only) = (self.counted, self.wall_only);
         let around = |calls: &mut dyn FnMut()| {
             wait_for_device();
-            let clocks = if wall_only {
-                Clocks::start_wall()
-            } else {
-                Clocks::start()
-            };
+            let clocks = Clocks::start_as(wall_only);
             let collecting = counted.then(Collecting::start);
             calls();
             drop(collecting);
@@ -229,7 +221,8 @@ impl Timer {
         }
         if self.threads > 1 {
             wait_for_device();
-            let (out, times, wall) = together::together(self.threads, self.iters, &f, &failed);
+            let (out, times, wall) =
+                together::together(self.threads, self.iters, self.wall_only, &f, &failed);
             let waited = wait_for_device();
             self.elapsed = Some(Elapsed {
                 used_device: waited,
@@ -283,9 +276,9 @@ impl Timer {
         if let Some(plan) = self.load {
             return self.finish_load(runtime.block_on(load::in_flight(plan, &f, &failed)));
         }
-        let (iters, counted) = (self.iters, self.counted);
+        let (iters, counted, wall_only) = (self.iters, self.counted, self.wall_only);
         let (out, elapsed) = runtime.block_on(async {
-            let clocks = Clocks::start();
+            let clocks = Clocks::start_as(wall_only);
             let collecting = counted.then(Collecting::start);
             for _ in 1..iters {
                 let out = f().await;

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use super::cpu::{Clocks, Elapsed};
 
 /// Runs `f` `iters` times on each of `count` threads, this one among them,
-/// started together; stops a thread at its first value that `failed`
+/// started together, each timed by its own clocks (the wall clock alone if
+/// `wall_only`); stops a thread at its first value that `failed`
 /// picks. Returns this thread's last value, or the first failed one of any
 /// thread, what each thread's calls took, and the round's wall time: from
 /// the first thread's start to the last one's end.
@@ -21,6 +22,7 @@ use super::cpu::{Clocks, Elapsed};
 pub(crate) fn together<R: Send>(
     count: usize,
     iters: u64,
+    wall_only: bool,
     f: &(impl Fn() -> R + Sync),
     failed: &(impl Fn(&R) -> bool + Sync),
 ) -> (R, Vec<Elapsed>, Duration) {
@@ -28,7 +30,7 @@ pub(crate) fn together<R: Send>(
     let ran = scoped(count, "nnbench-thread", || {
         barrier.wait();
         let start = Instant::now();
-        let (out, elapsed) = calls(iters, f, failed);
+        let (out, elapsed) = calls(iters, wall_only, f, failed);
         (out, elapsed, start, Instant::now())
     });
     // Released together, the threads need not run together: on a busy
@@ -108,9 +110,15 @@ pub(crate) fn first_failed<R>(
     first
 }
 
-/// `iters` calls of `f` on this thread, timed by its own clocks.
-fn calls<R>(iters: u64, f: &impl Fn() -> R, failed: &impl Fn(&R) -> bool) -> (R, Elapsed) {
-    let clocks = Clocks::start();
+/// `iters` calls of `f` on this thread, timed by its own clocks (its wall
+/// clock alone if `wall_only`).
+fn calls<R>(
+    iters: u64,
+    wall_only: bool,
+    f: &impl Fn() -> R,
+    failed: &impl Fn(&R) -> bool,
+) -> (R, Elapsed) {
+    let clocks = Clocks::start_as(wall_only);
     for _ in 1..iters {
         let out = f();
         if failed(&out) {
@@ -189,6 +197,7 @@ mod tests {
         let (out, times, _) = together(
             4,
             5,
+            false,
             &|| {
                 calls.fetch_add(1, Ordering::Relaxed);
                 names.lock().unwrap().insert(std::thread::current().id());
@@ -209,6 +218,7 @@ mod tests {
         let (_, times, wall) = together(
             3,
             1,
+            false,
             &|| {
                 let _held = lock.lock().unwrap();
                 std::thread::sleep(Duration::from_millis(5));
@@ -225,6 +235,7 @@ mod tests {
         let (out, _, _) = together(
             3,
             2,
+            false,
             &|| {
                 let name = std::thread::current().name().map(str::to_owned);
                 name.filter(|n| n == "nnbench-thread-2").ok_or(())
@@ -240,6 +251,7 @@ mod tests {
             together(
                 2,
                 1,
+                false,
                 &|| {
                     if std::thread::current().name() == Some("nnbench-thread-1") {
                         panic!("boom on a worker");

@@ -11,6 +11,7 @@ use super::engine::Plan;
 use crate::Result;
 use crate::atomic_file;
 use crate::measure::Timer;
+use crate::measure::cpu::Clocks;
 use crate::measure::load::LoadPlan;
 use crate::measure::profile::{Profiler, within};
 use crate::registry::{Args, Call, Parallel};
@@ -122,6 +123,17 @@ pub(crate) fn dir(settings: &Settings) -> PathBuf {
 /// Makes the case's calls for about `duration`, each inside [`within`],
 /// as its timing made them: in runs of about [`BATCH`], on its threads, or
 /// as requests in flight.
+///
+/// The kernel takes the profiler's samples at its ticks (every 4 ms at
+/// 250 Hz), whatever frequency is asked, so calls that repeat at a period
+/// dividing the tick's are sampled at one point of them again and again.
+/// Between runs the thread spins for a random part of a call's CPU time,
+/// which moves that point (its samples fall outside [`within`], and are
+/// the harness's).
+/// The runs are timed by the wall clock alone: reading a CPU clock is a
+/// system call, and the samples then gather where the runs start (beside
+/// a cold build, a function that takes the first third of each call drew
+/// up to 63% of them).
 fn calls(
     call: &Call,
     args: &Args,
@@ -149,11 +161,52 @@ fn calls(
     };
     let iters = (BATCH.as_nanos() / per_call.as_nanos().max(1)).clamp(1, u128::from(u32::MAX));
     let until = Instant::now() + duration;
+    let dither = Dither::up_to(per_call.min(MAX_DITHER));
     loop {
-        called(&mut Timer::new(iters as u64).on_threads(threads))?;
+        called(&mut Timer::new(iters as u64).on_threads(threads).wall_only())?;
         if Instant::now() >= until {
             return Ok(());
         }
+        dither.spin();
+    }
+}
+
+/// The longest spin between runs of profiled calls: a tick's length at
+/// 100 Hz, the slowest common kernel tick.
+const MAX_DITHER: Duration = Duration::from_millis(10);
+
+/// Spins for a random part of `most` of the thread's CPU time, by steps
+/// counted: a spin until the wall clock says would end as the thread comes
+/// back from a neighbour's turn, at a tick, and the next run would start
+/// one tick before a sample again and again.
+struct Dither {
+    most: f64,
+    /// The steps a nanosecond of CPU time takes.
+    steps_per_ns: f64,
+}
+
+impl Dither {
+    fn up_to(most: Duration) -> Self {
+        const STEPS: u64 = 100_000;
+        let clocks = Clocks::start();
+        steps(STEPS);
+        let cpu = clocks.stop().thread_cpu.filter(|cpu| !cpu.is_zero());
+        Self {
+            most: most.as_nanos() as f64,
+            steps_per_ns: cpu.map_or(1.0, |cpu| STEPS as f64 / cpu.as_nanos() as f64),
+        }
+    }
+
+    fn spin(&self) {
+        steps((self.most * fastrand::f64() * self.steps_per_ns) as u64);
+    }
+}
+
+#[inline(never)]
+fn steps(count: u64) {
+    let mut x = 0u64;
+    for i in 0..count {
+        x = std::hint::black_box(x.wrapping_add(i));
     }
 }
 
@@ -208,6 +261,49 @@ pub(crate) fn refused(plan: &Plan) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_profiled_calls_read_no_cpu_clock() {
+        use std::sync::{Arc, Mutex};
+        let clocks = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&clocks);
+        let call: Box<Call> = Box::new(move |_, timer| {
+            timer.time_shared(|| std::hint::black_box(7));
+            let elapsed = timer.elapsed().expect("timed");
+            let cpu = (
+                elapsed.thread_cpu,
+                elapsed.process_cpu,
+                elapsed.instructions,
+            );
+            seen.lock().unwrap().push(cpu);
+            Ok(serde_json::Value::Null)
+        });
+        for threads in [None, Some(Parallel::Threads(2))] {
+            let plan = Plan {
+                timing: crate::settings::Timing::Sampled,
+                sampling: crate::settings::Sampling::default(),
+                auto_threshold: Duration::ZERO,
+                sampler: crate::record::Sampler::Adaptive,
+                round: crate::measure::round::Round::CALIBRATE,
+                parallel: threads,
+            };
+            let per_call = Duration::from_millis(1);
+            calls(
+                &*call,
+                &Args::with_len(0),
+                &plan,
+                per_call,
+                Duration::from_millis(5),
+            )
+            .unwrap();
+        }
+        let clocks = clocks.lock().unwrap();
+        assert!(!clocks.is_empty());
+        assert!(
+            clocks.iter().all(|c| *c == (None, None, None)),
+            "{clocks:?}"
+        );
+    }
 
     #[test]
     fn a_case_id_names_its_flamegraph() {
