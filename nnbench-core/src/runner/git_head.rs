@@ -45,7 +45,8 @@ pub(crate) fn read(dir: &Path) -> Option<Head> {
 /// folder above it, or the one a `.git` file (a linked worktree, a
 /// submodule) names.
 fn find_git_dir(dir: &Path) -> Option<PathBuf> {
-    let dir = std::path::absolute(dir).ok()?;
+    // The folders above it as git walks them: those of the physical path.
+    let dir = std::fs::canonicalize(dir).ok()?;
     dir.ancestors().find_map(|folder| {
         let dot_git = folder.join(".git");
         if dot_git.is_dir() {

@@ -130,6 +130,7 @@ pub(crate) fn dir(settings: &Settings) -> PathBuf {
 /// Between runs the thread spins for a random part of a call's CPU time,
 /// which moves that point (its samples fall outside [`within`], and are
 /// the harness's).
+///
 /// The runs are timed by the wall clock alone: reading a CPU clock is a
 /// system call, and the samples then gather where the runs start (beside
 /// a cold build, a function that takes the first third of each call drew
@@ -175,10 +176,10 @@ fn calls(
 /// 100 Hz, the slowest common kernel tick.
 const MAX_DITHER: Duration = Duration::from_millis(10);
 
-/// Spins for a random part of `most` of the thread's CPU time, by steps
-/// counted: a spin until the wall clock says would end as the thread comes
-/// back from a neighbour's turn, at a tick, and the next run would start
-/// one tick before a sample again and again.
+/// Spins for a random part of `most` of the thread's CPU time, counted in
+/// steps. A spin timed by the wall clock, which a neighbour's turn runs
+/// past, would end as the thread comes back at a tick: the next run would
+/// start one tick before a sample again and again.
 struct Dither {
     most: f64,
     /// The steps a nanosecond of CPU time takes.
