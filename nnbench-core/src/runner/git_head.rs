@@ -80,6 +80,77 @@ fn object_name(text: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=nnbench",
+                "-c",
+                "user.email=nnbench@example.com",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// The layouts a checkout has are settled by its files alone, as git
+    /// would answer: no `git rev-parse` is needed for them.
+    #[test]
+    fn the_files_settle_a_branch_packed_or_loose_a_detached_head_and_a_worktree() {
+        let root = std::env::temp_dir().join(format!("nnbench-git-head-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let repo = root.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
+        assert_eq!(read(&repo), None, "an unborn branch names no commit");
+        for text in ["one", "two"] {
+            std::fs::write(repo.join("file.txt"), text).unwrap();
+            git(&repo, &["add", "file.txt"]);
+            git(&repo, &["commit", "--quiet", "-m", text]);
+        }
+        let head = git(&repo, &["rev-parse", "HEAD"]);
+        let on_main = Head {
+            commit: head.clone(),
+            branch: Some("main".into()),
+        };
+        assert_eq!(read(&repo), Some(on_main.clone()));
+        git(&repo, &["pack-refs", "--all"]);
+        assert_eq!(read(&repo), Some(on_main));
+        let linked = root.join("linked");
+        let linked_text = linked.to_str().expect("a UTF-8 path");
+        git(
+            &repo,
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                "-b",
+                "side",
+                linked_text,
+                "HEAD~1",
+            ],
+        );
+        let side = Head {
+            commit: git(&linked, &["rev-parse", "HEAD"]),
+            branch: Some("side".into()),
+        };
+        assert_ne!(side.commit, head);
+        assert_eq!(read(&linked), Some(side));
+        git(&repo, &["checkout", "--quiet", "--detach", "HEAD~1"]);
+        let first = git(&repo, &["rev-parse", "HEAD"]);
+        assert_eq!(
+            read(&repo),
+            Some(Head {
+                commit: first,
+                branch: None
+            })
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
     #[test]
     fn an_object_name_is_forty_or_sixty_four_hex_digits() {
         let sha1 = "0123456789abcdef0123456789abcdef01234567";
