@@ -33,8 +33,10 @@ elif [[ "${1:-}" == "--lint" ]]; then
             *) args+=(--bench "$bench") ;;
         esac
     done
-    cargo clippy -p nnbench-cli --bench history -- -D warnings
-    exec cargo clippy --features tokio "${args[@]}" -- -D warnings
+    # With the workspace's features, as CI's lints of the workspace
+    # checked what these link.
+    cargo clippy --workspace --bench history -- -D warnings
+    exec cargo clippy --workspace --features tokio "${args[@]}" -- -D warnings
 fi
 benches=("$@")
 (( ${#benches[@]} )) || benches=("${all[@]}")
@@ -52,7 +54,9 @@ if $test_mode; then
     for bench in "${benches[@]}"; do
         case $bench in
             mnist) ;;
-            history) cargo test -p nnbench-cli --bench history ;;
+            # With the workspace's features, as `cargo test --workspace`
+            # built the libraries it links.
+            history) cargo test --workspace --bench history ;;
             *) args+=(--bench "$bench") ;;
         esac
     done

@@ -163,6 +163,37 @@ fn an_async_err_or_panic_fails_its_case_and_the_run_goes_on() {
     );
 }
 
+/// Awaits nothing: whether it can run at all is what is tested.
+#[nnbench::benchmark(timing = once)]
+async fn ready() -> u8 {
+    7
+}
+
+#[test]
+fn a_run_from_inside_a_tokio_runtime_fails_its_async_cases_by_name() {
+    let outer = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    // The runner blocks on its own runtime, which it cannot do from a task
+    // of another: the case fails, saying what to do, and the run goes on.
+    let record = outer.block_on(async { run("ready") });
+    let error = record.cases[0].error.as_ref().expect("failed");
+    assert_eq!(error.stage, Stage::Call);
+    assert!(
+        error.message.contains("from inside another tokio runtime")
+            && error.message.contains("spawn_blocking"),
+        "{error:?}"
+    );
+    // Outside it, the same case runs.
+    let record = run("ready");
+    assert!(
+        record.cases[0].error.is_none(),
+        "{:?}",
+        record.cases[0].error
+    );
+    assert_eq!(record.cases[0].value, 7);
+}
+
 /// A request that awaits a reply for 2 ms.
 #[nnbench::benchmark(concurrency = [1, 16], warm_up = "20ms", measurement_time = "200ms")]
 async fn awaiting() -> u8 {

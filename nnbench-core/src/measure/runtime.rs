@@ -101,24 +101,3 @@ pub fn runtime(flavor: Flavor) -> Result<&'static Runtime, RuntimeError> {
     .as_ref()
     .map_err(|e| RuntimeError::Build(flavor, e.clone()))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_flavour_is_built_once_and_refused_inside_another_runtime() {
-        let first = runtime(Flavor::MultiThread).unwrap();
-        let again = runtime(Flavor::MultiThread).unwrap();
-        assert!(std::ptr::eq(first, again));
-        let workers = first.block_on(async {
-            tokio::spawn(async { std::thread::current().name().map(str::to_owned) })
-                .await
-                .unwrap()
-        });
-        assert_eq!(workers.as_deref(), Some("nnbench-async"));
-        let current = runtime(Flavor::CurrentThread).unwrap();
-        let inside = current.block_on(async { runtime(Flavor::CurrentThread).err() });
-        assert!(matches!(inside, Some(RuntimeError::InsideRuntime(_))));
-    }
-}
