@@ -122,3 +122,24 @@ fn a_branch_without_commits_or_a_folder_outside_git_records_none() {
         assert_eq!(recorded(outside.path()), None);
     }
 }
+
+#[test]
+fn a_run_leaves_a_stale_index_as_it_found_it() {
+    let repo = repository();
+    let index = repo.path().join(".git/index");
+    // The file's times move on, its content does not: `git status` would
+    // refresh the index's copy of them and write it back, under its lock.
+    let file = std::fs::File::options()
+        .write(true)
+        .open(repo.path().join("file.txt"))
+        .expect("opens");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    file.set_modified(later).expect("sets the time");
+    drop(file);
+    let before = std::fs::read(&index).expect("reads the index");
+    assert_eq!(recorded(repo.path()), Some(on_branch(repo.path())));
+    assert_eq!(std::fs::read(&index).expect("reads the index"), before);
+    // git's own status writes it, which is what the run must not do.
+    git(repo.path(), &["status", "--porcelain"]);
+    assert_ne!(std::fs::read(&index).expect("reads the index"), before);
+}

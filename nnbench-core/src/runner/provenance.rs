@@ -70,6 +70,11 @@ impl GitQuery {
             Command::new("git")
                 .args(args)
                 .current_dir(dir)
+                // `git status` refreshes a stale index and writes it back,
+                // under index.lock: a git command of the user's meanwhile
+                // would fail on the lock. A variable, which a git too old
+                // to know it ignores, where the flag would fail it.
+                .env("GIT_OPTIONAL_LOCKS", "0")
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
