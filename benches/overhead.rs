@@ -232,7 +232,7 @@ fn main() {
         return;
     }
     let test_mode = harness::test_mode();
-    let runs = if test_mode { 1 } else { 5 };
+    let runs = if test_mode { 1 } else { 9 };
     let below_parent = with_memory_below_parent(runs);
     let inherited = inherited_peak();
 

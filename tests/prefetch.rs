@@ -149,3 +149,50 @@ fn a_memo_that_fails_in_the_background_fails_the_case_that_uses_it() {
         "{error:?}"
     );
 }
+
+/// A model of 64 MiB that takes a while to load.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct SlowModel(u8);
+
+impl Memo for SlowModel {
+    type Value = Vec<u8>;
+    fn compute(&self) -> nnbench::Result<Vec<u8>> {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        Ok(vec![self.0; 64 << 20])
+    }
+    fn size_of(&self, value: &Vec<u8>) -> Option<u64> {
+        Some(value.len() as u64)
+    }
+}
+
+#[nnbench::product(model = [SlowModel(1), SlowModel(2)], timing = once)]
+fn outlasted(model: &[u8]) -> u8 {
+    model[0]
+}
+
+#[test]
+fn a_model_loaded_after_a_case_ended_is_resident_as_the_next_starts() {
+    let _one = ONE_RUN_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let record = Runner::new()
+        .filter("outlasted/")
+        .prefetch(true)
+        .quiet(true)
+        .run()
+        .unwrap();
+    assert_eq!(record.failed(), 0);
+    let (first, second) = (&record.cases[0], &record.cases[1]);
+    assert_eq!(first.memo.prefetched, ["SlowModel(2)"]);
+    // The first case's call outran the load beside it, which the run
+    // waited for before the second case started: the second case started
+    // with the model resident, the first ended without it.
+    let (ended, started) = (
+        first.memory.rss_after_bytes.expect("read"),
+        second.memory.rss_before_bytes.expect("read"),
+    );
+    assert!(
+        started >= ended + (48 << 20),
+        "the second case started with {started} bytes resident, the first ended with {ended}"
+    );
+}

@@ -107,6 +107,7 @@ struct Held {
 impl CaseMeter {
     pub(crate) fn start() -> Self {
         let (hwm, rss_before) = if sampling_forced() {
+            rss::forget_reading();
             (false, rss::current_bytes())
         } else {
             rss::reset_peak_and_read()
@@ -148,7 +149,7 @@ impl CaseMeter {
         };
         let (rss_peak, rss_now) = match self.rss_method {
             // One read of `status` gives both.
-            Some(RssMethod::Hwm) => rss::peak_and_current_bytes(),
+            Some(RssMethod::Hwm) => rss::peak_and_current_bytes(end),
             Some(RssMethod::Sampled) => (sampled.rss, rss::current_bytes()),
             None => (None, rss::current_bytes()),
         };

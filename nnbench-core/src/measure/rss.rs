@@ -43,9 +43,18 @@ pub fn peak_bytes() -> Option<u64> {
 }
 
 /// [`peak_bytes`] and [`current_bytes`] from one read, where the system
-/// gives both at once.
-pub(crate) fn peak_and_current_bytes() -> (Option<u64>, Option<u64>) {
-    imp::peak_and_current_bytes()
+/// gives both at once. As a case ends (`case_ends`), what is resident
+/// serves the next case's start on this thread, unless it may have changed
+/// since.
+pub(crate) fn peak_and_current_bytes(case_ends: bool) -> (Option<u64>, Option<u64>) {
+    imp::peak_and_current_bytes(case_ends)
+}
+
+/// Makes the next case on this thread read what is resident as it starts:
+/// something between the cases (a load beside them, an eviction) may have
+/// changed it.
+pub(crate) fn forget_reading() {
+    imp::forget_reading();
 }
 
 /// [`reset_peak`], then [`current_bytes`]: whether the reset was allowed,
@@ -77,6 +86,7 @@ pub(crate) use imp::statm_bytes;
 
 #[cfg(target_os = "linux")]
 mod imp {
+    use std::cell::Cell;
     use std::fs::{File, OpenOptions};
     use std::os::unix::fs::FileExt;
     use std::sync::OnceLock;
@@ -124,9 +134,16 @@ mod imp {
         kib.checked_mul(1024)
     }
 
-    /// `getrusage`'s peak: the larger of the mark since the last reset and
-    /// the floor, in bytes.
-    fn max_rss() -> Option<u64> {
+    /// What `getrusage` says of the calling thread: the process's peak
+    /// (the larger of the mark since the last reset and the floor), in
+    /// bytes, and the page faults the thread has taken.
+    #[derive(Clone, Copy)]
+    struct Usage {
+        max_rss: u64,
+        faults: u64,
+    }
+
+    fn usage() -> Option<Usage> {
         // SAFETY: getrusage only writes the struct it is given, which is
         // plain data that all zeros makes valid.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -134,15 +151,46 @@ mod imp {
         // and the floor) as the process's does, without the sum of every
         // thread's CPU time that the process's usage costs.
         // SAFETY: as above; RUSAGE_THREAD needs no other argument.
-        let status = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
-        let kib = u64::try_from(usage.ru_maxrss).ok();
-        (status == 0).then_some(kib).flatten()?.checked_mul(1024)
+        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+            return None;
+        }
+        let faults = u64::try_from(usage.ru_minflt)
+            .ok()?
+            .checked_add(u64::try_from(usage.ru_majflt).ok()?)?;
+        Some(Usage {
+            max_rss: u64::try_from(usage.ru_maxrss).ok()?.checked_mul(1024)?,
+            faults,
+        })
     }
 
-    /// The mark, where `getrusage` gives it: its figure is above the floor.
-    fn mark() -> Option<u64> {
+    /// The mark in `usage`, where `getrusage` gives it: its figure is above
+    /// the floor.
+    fn mark(usage: Option<Usage>) -> Option<u64> {
         let floor = FLOOR.load(Ordering::Relaxed);
-        max_rss().filter(|&peak| floor != UNKNOWN && peak > floor)
+        usage
+            .map(|u| u.max_rss)
+            .filter(|&peak| floor != UNKNOWN && peak > floor)
+    }
+
+    thread_local! {
+        /// What was resident as this thread's last case ended, and the page
+        /// faults the thread had taken by then.
+        static ENDED: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
+    }
+
+    /// What was resident as the last case ended, if it still is. Between
+    /// two cases only the harness runs, on this thread: it grows what is
+    /// resident by faulting pages in, which `getrusage` counts, and frees
+    /// nothing large enough to be given back. What else would change it
+    /// (a load beside the cases, an eviction between them) forgets the
+    /// reading ([`forget_reading`]).
+    fn resident_since_the_last_case(usage: Option<Usage>) -> Option<u64> {
+        let (resident, faults) = ENDED.take()?;
+        (usage?.faults == faults).then_some(resident)
+    }
+
+    pub(super) fn forget_reading() {
+        ENDED.set(None);
     }
 
     pub(super) fn current_bytes() -> Option<u64> {
@@ -157,43 +205,78 @@ mod imp {
     /// Address space and resident memory, in bytes, from a `statm` file's
     /// text ("size resident shared ...", in pages).
     pub(crate) fn statm_bytes(text: &[u8]) -> Option<(u64, u64)> {
-        let text = std::str::from_utf8(text).ok()?;
-        let mut pages = text.split_whitespace().map(|n| n.parse::<u64>().ok());
-        Some((pages.next()?? * page_size(), pages.next()?? * page_size()))
+        // Read byte by byte: a case reads it twice, and decoding it as a
+        // string to split and parse it cost more than the rest of a read.
+        let mut at = 0;
+        let mut pages = || -> Option<u64> {
+            while text.get(at).is_some_and(u8::is_ascii_whitespace) {
+                at += 1;
+            }
+            let start = at;
+            let mut value = 0u64;
+            while let Some(&digit) = text.get(at).filter(|b| b.is_ascii_digit()) {
+                value = value
+                    .checked_mul(10)?
+                    .checked_add(u64::from(digit - b'0'))?;
+                at += 1;
+            }
+            let ended = text.get(at).is_none_or(u8::is_ascii_whitespace);
+            (at > start && ended).then_some(value)
+        };
+        let (size, resident) = (pages()?, pages()?);
+        Some((
+            size.checked_mul(page_size())?,
+            resident.checked_mul(page_size())?,
+        ))
     }
 
     pub(super) fn peak_bytes() -> Option<u64> {
         // A sampled case asks after every call: what is resident is not
         // needed, and `statm` would double the read's cost.
-        mark().or_else(|| peak_and_current_bytes().0)
+        mark(usage()).or_else(|| peak_and_current_bytes(false).0)
     }
 
-    pub(super) fn peak_and_current_bytes() -> (Option<u64>, Option<u64>) {
-        if let Some(peak) = mark() {
-            // Read after the mark, what is resident may have grown past it.
-            let now = current_bytes();
-            return (Some(peak.max(now.unwrap_or_default())), now);
-        }
-        let mut buffer = [0u8; 4096];
-        let Some(len) = read(proc().status.as_ref(), &mut buffer) else {
-            return (None, None);
+    pub(super) fn peak_and_current_bytes(case_ends: bool) -> (Option<u64>, Option<u64>) {
+        let usage = usage();
+        let (peak, now) = match mark(usage) {
+            Some(peak) => {
+                // Read after the mark, what is resident may have grown past it.
+                let now = current_bytes();
+                (Some(peak.max(now.unwrap_or_default())), now)
+            }
+            None => {
+                let mut buffer = [0u8; 4096];
+                let Some(len) = read(proc().status.as_ref(), &mut buffer) else {
+                    return (None, None);
+                };
+                let text = &buffer[..len];
+                (field_kib(text, b"VmHWM:"), field_kib(text, b"VmRSS:"))
+            }
         };
-        let text = &buffer[..len];
-        (field_kib(text, b"VmHWM:"), field_kib(text, b"VmRSS:"))
+        // The faults counted before the read: one taken as it was made
+        // makes the next case read again.
+        ENDED.set(
+            case_ends
+                .then(|| now.zip(usage.map(|u| u.faults)))
+                .flatten(),
+        );
+        (peak, now)
     }
 
     pub(super) fn reset_peak_and_read() -> (bool, Option<u64>) {
         let Some(clear_refs) = proc().clear_refs.as_ref() else {
             FLOOR.store(UNKNOWN, Ordering::Relaxed);
+            forget_reading();
             return (false, current_bytes());
         };
-        let now = current_bytes();
+        let before = usage();
+        let now = resident_since_the_last_case(before).or_else(current_bytes);
         // A mark (and floor) no higher than what is resident is what a
         // reset would leave, which sets the mark to what is resident: the
         // write, a third of the cost, is saved between cases that kept
         // their memory. The kernel's mark lags what `statm` counts by a
         // few pages either way.
-        if let (Some(peak), Some(resident)) = (max_rss(), now)
+        if let (Some(Usage { max_rss: peak, .. }), Some(resident)) = (before, now)
             && peak <= resident
         {
             FLOOR.store(0, Ordering::Relaxed);
@@ -202,7 +285,7 @@ mod imp {
         let reset = clear_refs.write_at(b"5", 0).is_ok();
         // Just after the reset the mark is what is resident: a figure
         // above it is the floor.
-        let floor = match (reset, max_rss(), now) {
+        let floor = match (reset, usage().map(|u| u.max_rss), now) {
             (true, Some(peak), Some(now)) if peak <= now => 0,
             (true, Some(peak), Some(_)) => peak,
             _ => UNKNOWN,
@@ -240,9 +323,11 @@ mod imp {
         None
     }
 
-    pub(super) fn peak_and_current_bytes() -> (Option<u64>, Option<u64>) {
+    pub(super) fn peak_and_current_bytes(_case_ends: bool) -> (Option<u64>, Option<u64>) {
         (None, current_bytes())
     }
+
+    pub(super) fn forget_reading() {}
 
     pub(super) fn reset_peak_and_read() -> (bool, Option<u64>) {
         (false, current_bytes())
@@ -263,6 +348,34 @@ mod tests {
     }
 
     #[test]
+    fn statm_gives_the_address_space_and_what_is_resident_in_bytes() {
+        let page = imp::statm_bytes(b"1 1 0 0 0 0 0\n").unwrap().0;
+        assert!(page.is_power_of_two(), "{page}");
+        assert_eq!(
+            imp::statm_bytes(b"4242 1187 630 1 0 318 0\n"),
+            Some((4242 * page, 1187 * page))
+        );
+        assert_eq!(imp::statm_bytes(b"12  34"), Some((12 * page, 34 * page)));
+        for bad in [
+            &b""[..],
+            b"12",
+            b"-1 2",
+            b"12 3x",
+            b"99999999999999999999 1",
+        ] {
+            assert_eq!(
+                imp::statm_bytes(bad),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        let own = std::fs::read("/proc/self/statm").unwrap();
+        let (size, resident) = imp::statm_bytes(&own).unwrap();
+        assert!(resident > 0 && resident <= size, "{size} {resident}");
+    }
+
+    #[test]
     fn the_peak_after_a_reset_is_the_kernels_mark_whichever_way_it_is_read() {
         if !reset_peak() {
             return; // no clear_refs here (gVisor): the peak is unknown
@@ -278,9 +391,9 @@ mod tests {
         // between the reads: read until the three agree.
         let slack = 1 << 20;
         let agreed = (0..5).find_map(|_| {
-            let (before, now) = peak_and_current_bytes();
+            let (before, now) = peak_and_current_bytes(false);
             let mark = status_mark();
-            let (after, _) = peak_and_current_bytes();
+            let (after, _) = peak_and_current_bytes(false);
             let (before, now, after) = (before?, now?, after?);
             (before >= now && before <= mark + slack && mark <= after + slack)
                 .then_some((before, mark))
@@ -288,6 +401,26 @@ mod tests {
         drop(buffer);
         let (peak, mark) = agreed.expect("five reads of the peak disagreed with VmHWM");
         assert!(peak >= 256 << 20, "peak {peak}, VmHWM {mark}");
+    }
+
+    #[test]
+    fn what_a_case_ended_with_is_read_again_once_the_thread_faulted() {
+        if !reset_peak() {
+            return; // no clear_refs here (gVisor): every start reads
+        }
+        // Other tests of this process allocate and free meanwhile: some one
+        // of five tries sees the growth.
+        let grown = (0..5).any(|_| {
+            let (_, ended) = peak_and_current_bytes(true);
+            let buffer = std::hint::black_box(vec![1u8; 64 << 20]);
+            let (_, started) = reset_peak_and_read();
+            drop(buffer);
+            started.unwrap() >= ended.unwrap() + (32 << 20)
+        });
+        assert!(
+            grown,
+            "a start reused a reading older than 64 MiB of faults"
+        );
     }
 
     #[test]

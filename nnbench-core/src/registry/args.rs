@@ -12,13 +12,12 @@ pub struct Args {
 }
 
 impl Args {
-    pub(crate) fn with_len(len: usize) -> Self {
-        Self {
-            values: vec![None; len],
-        }
-    }
-
+    /// Sets the value of the memo parameter at `index`. Room is made as
+    /// memos are set: a case without memos allocates nothing.
     pub(crate) fn set(&mut self, index: usize, value: Arc<dyn Any + Send + Sync>) {
+        if self.values.len() <= index {
+            self.values.resize(index + 1, None);
+        }
         self.values[index] = Some(value);
     }
 

@@ -5,11 +5,12 @@ mod family;
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub use args::Args;
 pub(crate) use family::Parallel;
 pub use family::{Call, CaseSpec, Count, Family, Hook};
+use serde_json::{Map, Value as Json};
 
 use crate::error::panic_message;
 use crate::param::{Param, Params};
@@ -31,6 +32,30 @@ pub(crate) struct Case {
     /// The threads or requests in flight of a family with `threads` or
     /// `concurrency`.
     pub parallel: Option<Parallel>,
+    /// Its record's `params`, made ahead of its run ([`Case::prepare_record`]).
+    pub record_params: Mutex<Option<Map<String, Json>>>,
+}
+
+impl Case {
+    /// Makes its record's `params` now, while the run has time to spare
+    /// (it waits for its context before the first case starts): the map
+    /// costs a case about a tenth of a microsecond.
+    pub(crate) fn prepare_record(&self) {
+        let params = self.params.to_json();
+        *self
+            .record_params
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(params);
+    }
+
+    /// Its record's `params`: those made ahead, else made now.
+    pub(crate) fn take_record_params(&self) -> Map<String, Json> {
+        self.record_params
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .unwrap_or_else(|| self.params.to_json())
+    }
 }
 
 pub(crate) enum Body {
@@ -72,6 +97,7 @@ pub(crate) fn cases() -> Vec<Case> {
                     },
                     throughput: spec.throughput,
                     parallel,
+                    record_params: Mutex::default(),
                 }));
             }
             Err(payload) => cases.push(Case {
@@ -82,6 +108,7 @@ pub(crate) fn cases() -> Vec<Case> {
                 params: Params::default(),
                 throughput: None,
                 parallel: None,
+                record_params: Mutex::default(),
                 body: Body::BrokenGrid(format!(
                     "building the parameter grid of `{}` panicked: {}",
                     name,

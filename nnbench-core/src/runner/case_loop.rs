@@ -13,6 +13,7 @@ use super::order::{Planning, Sizebook};
 use super::prefetch::Prefetcher;
 use super::scaling_rounds::{CaseRounds, Groups};
 use super::tier_limit::TierLimit;
+use crate::measure::rss;
 use crate::memo::{self, ErasedMemo, journal};
 use crate::record::{CaseRecord, Stage};
 use crate::registry::Case;
@@ -62,6 +63,9 @@ pub(crate) fn run(
     let mut family_seen = vec![0; family_sizes.len()];
     memo::begin_run();
     crate::measure::read_rss_choice();
+    // What was resident as an earlier run's last case ended is no figure
+    // for this run's first.
+    rss::forget_reading();
     let mut tier_limit = TierLimit::new(settings);
     tier_limit.keep();
     let mut schedule = Schedule::keeping(selected, later);
@@ -100,7 +104,11 @@ pub(crate) fn run(
         // What was said between cases belongs to the run.
         end.warnings.extend(journal::take().warnings);
         sink.starting(case);
-        // The load started beside the last case belongs to this one.
+        // The load started beside the last case belongs to this one; what
+        // it made resident, this case reads as it starts.
+        if prefetcher.in_flight() {
+            rss::forget_reading();
+        }
         let (loaded, waited) = prefetcher.wait();
         let mut around = Steps {
             sink: &mut *sink,
@@ -132,6 +140,7 @@ pub(crate) fn run(
             // what they said is said of the case.
             if !settings.memory.keep_memos {
                 cache.release(&taken.held, &schedule.pending());
+                rss::forget_reading();
             }
             let journal = journal::take();
             lifecycle::note_evictions(&mut record.memo, journal.evictions);

@@ -76,7 +76,7 @@ pub(crate) fn run(
     // Cases without memos skip the clock: two reads of it cost a case.
     let load_start = case.params.memos().next().map(|_| Instant::now());
     around.entering(Stage::Memo);
-    let mut args = Args::with_len(case.params.len());
+    let mut args = Args::default();
     let mut memo_record = MemoRecord::default();
     let budgeted =
         settings.memory.memo_budget.is_some() || settings.memory.memo_gpu_budget.is_some();
@@ -204,7 +204,11 @@ pub(crate) fn run(
                 m.finish(memo_resident.host, memo_resident.device)
             }),
             memo: memo_record,
-            warnings: [warnings, journal.warnings].concat(),
+            warnings: if warnings.is_empty() {
+                journal.warnings
+            } else {
+                [warnings, journal.warnings].concat()
+            },
             throughput,
             concurrency,
             threads,
@@ -428,7 +432,7 @@ fn record(case: &Case, mut outcome: Outcome) -> CaseRecord {
     CaseRecord {
         id: case.id.clone(),
         family: String::from(&*case.family_name),
-        params: case.params.to_json(),
+        params: case.take_record_params(),
         tags: case.family.tags.iter().map(|&t| t.to_owned()).collect(),
         value: outcome.value,
         direction: case.family.direction,

@@ -94,6 +94,11 @@ impl Prefetcher {
         need.host <= host_room && need.device <= device_room
     }
 
+    /// Whether a load is in flight.
+    pub(crate) fn in_flight(&self) -> bool {
+        self.pending.is_some()
+    }
+
     /// Waits for the load in flight; returns the warnings it gave and how
     /// long the wait took.
     pub(crate) fn wait(&mut self) -> (Vec<String>, Duration) {

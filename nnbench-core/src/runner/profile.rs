@@ -291,7 +291,7 @@ mod tests {
             let per_call = Duration::from_millis(1);
             calls(
                 &*call,
-                &Args::with_len(0),
+                &Args::default(),
                 &plan,
                 per_call,
                 Duration::from_millis(5),

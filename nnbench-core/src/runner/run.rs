@@ -128,6 +128,13 @@ impl Runner {
         // gathered while the grids are built, and done before the first case
         // starts, so that it disturbs no case's figures.
         let command: Vec<String> = std::env::args().collect();
+        // A thread's exit raises the process's lasting peak to the mark
+        // (which getrusage then reports): lowered to what is resident
+        // first, as an earlier run's memory was freed, the context's
+        // thread leaves no peak above the cases' to read around.
+        if !settings.memory.no_memory {
+            crate::measure::rss::reset_peak();
+        }
         let context = std::thread::Builder::new()
             .name("nnbench-context".into())
             .spawn({
@@ -169,8 +176,18 @@ impl Runner {
         // Room for every record at once: growing a vector of ten thousand
         // copies it, page by page, a dozen times.
         resumed.reserve_exact(selected.len());
+        if !settings.memory.no_memory {
+            fault_in_spare_capacity(&mut resumed);
+        }
 
         let console = Console::new(settings.output.quiet, selected.len());
+        // Cases this process runs have their records' parameters made
+        // while git finishes: work of the cases' loop, done off it.
+        if !settings.isolation.isolate && settings.pairing.base.is_none() {
+            for case in &selected {
+                case.prepare_record();
+            }
+        }
         let context = match context {
             Ok(handle) => handle
                 .join()
@@ -485,6 +502,22 @@ impl Sink for Local<'_> {
 
     fn stop(&mut self) -> Option<interrupt::Signal> {
         (self.stop)()
+    }
+}
+
+/// Makes the memory `records` has room for resident now. The records fill
+/// it as cases finish; faulted in then, it would grow what is resident
+/// between cases, and make each case after read it again.
+fn fault_in_spare_capacity<T>(records: &mut Vec<T>) {
+    let spare = records.spare_capacity_mut();
+    let bytes = std::mem::size_of_val(spare);
+    let start = spare.as_mut_ptr().cast::<u8>();
+    // A write per page of the smallest size, which any page size divides.
+    for offset in (0..bytes).step_by(4096) {
+        // SAFETY: `offset` lies within the spare capacity, memory the
+        // vector owns and has not initialized: writing a byte there is
+        // allowed, and no element reads it before one is pushed over it.
+        unsafe { start.add(offset).write_volatile(0) };
     }
 }
 

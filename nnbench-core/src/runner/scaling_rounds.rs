@@ -225,7 +225,7 @@ fn take(group: &Group<'_>) -> Vec<CaseRounds> {
         let Body::Call(call) = &case.body else {
             return Vec::new();
         };
-        let mut args = Args::with_len(case.params.len());
+        let mut args = Args::default();
         for (index, memo) in case.params.memos() {
             // A memo a budget evicted would be loaded again for the rounds
             // alone: the family is fitted from its samples instead.

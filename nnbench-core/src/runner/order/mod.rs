@@ -394,6 +394,7 @@ mod tests {
             body: Body::BrokenGrid(String::new()),
             throughput: None,
             parallel: None,
+            record_params: Default::default(),
         }
     }
 
