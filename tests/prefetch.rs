@@ -150,14 +150,17 @@ fn a_memo_that_fails_in_the_background_fails_the_case_that_uses_it() {
     );
 }
 
-/// A model of 64 MiB that takes a while to load.
+/// A model of 64 MiB; the second takes a while to load, long enough that
+/// the case beside which it loads ends first, however busy the machine.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 struct SlowModel(u8);
 
 impl Memo for SlowModel {
     type Value = Vec<u8>;
     fn compute(&self) -> nnbench::Result<Vec<u8>> {
-        std::thread::sleep(std::time::Duration::from_millis(150));
+        if self.0 == 2 {
+            std::thread::sleep(std::time::Duration::from_millis(400));
+        }
         Ok(vec![self.0; 64 << 20])
     }
     fn size_of(&self, value: &Vec<u8>) -> Option<u64> {
