@@ -186,6 +186,10 @@ impl Around for Steps<'_, '_> {
     }
 
     fn prefetch(&mut self) -> Vec<String> {
+        // The next case is looked up only for a load.
+        if !self.prefetcher.enabled() {
+            return Vec::new();
+        }
         let cache = memo::global_cache();
         let Some(next) = self.schedule.peek(|m| cache.resident_bytes(m)) else {
             return Vec::new();

@@ -94,6 +94,11 @@ impl Prefetcher {
         need.host <= host_room && need.device <= device_room
     }
 
+    /// Whether the run prefetches at all.
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     /// Whether a load is in flight.
     pub(crate) fn in_flight(&self) -> bool {
         self.pending.is_some()
