@@ -205,8 +205,8 @@ mod imp {
     /// Address space and resident memory, in bytes, from a `statm` file's
     /// text ("size resident shared ...", in pages).
     pub(crate) fn statm_bytes(text: &[u8]) -> Option<(u64, u64)> {
-        // Read byte by byte: a case reads it twice, and decoding it as a
-        // string to split and parse it cost more than the rest of a read.
+        // Read byte by byte, without decoding it as a string to split: every
+        // case reads it, and each instruction here is the harness's.
         let mut at = 0;
         let mut pages = || -> Option<u64> {
             while text.get(at).is_some_and(u8::is_ascii_whitespace) {
