@@ -138,13 +138,15 @@ fn per_case_cost(record_memory: bool) -> (f64, f64) {
 
 /// Pages this process has faulted in without reading a file.
 fn minor_faults() -> i64 {
+    usage().map_or(0, |u| u.ru_minflt)
+}
+
+/// What `getrusage` says of this process.
+fn usage() -> Option<libc::rusage> {
     // SAFETY: getrusage only writes the plain struct it is given.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
-    match unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } {
-        0 => usage.ru_minflt,
-        _ => 0,
-    }
+    (unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0).then_some(usage)
 }
 
 /// Python nnbench's cost per case on the same 10,000-case grid, measured
@@ -211,13 +213,7 @@ fn inherited_peak() -> Option<u64> {
         .trim()
         .parse()
         .ok()?;
-    // SAFETY: getrusage only writes the plain struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return None;
-    }
-    let reported = u64::try_from(usage.ru_maxrss).ok()?;
+    let reported = u64::try_from(usage()?.ru_maxrss).ok()?;
     (reported > own + 1024).then_some(reported * 1024)
 }
 
