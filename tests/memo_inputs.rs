@@ -167,16 +167,25 @@ fn touch_split() {
 /// A fresh process of this test binary that runs the `score` sweep on
 /// `tier` and prints its computes and value.
 fn in_a_new_process(tier: &Path) -> ([usize; 3], u64) {
+    in_a_checkout(tier, Path::new("."), &split_file())
+}
+
+/// The same, started in folder `checkout`, with the split named `file`
+/// (relative to that folder, or absolute), as a bench in another checkout
+/// of a repository would name it.
+fn in_a_checkout(tier: &Path, checkout: &Path, file: &Path) -> ([usize; 3], u64) {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
-            "child_process_sweep",
+            "child_helper_sweep",
             "--exact",
+            "--ignored",
             "--nocapture",
             "--test-threads",
             "1",
         ])
+        .current_dir(checkout)
         .env("MEMO_INPUTS_CHILD_TIER", tier)
-        .env("MEMO_INPUTS_CHILD_FILE", split_file())
+        .env("MEMO_INPUTS_CHILD_FILE", file)
         .output()
         .unwrap();
     let line = support::child_line(&out);
@@ -185,14 +194,16 @@ fn in_a_new_process(tier: &Path) -> ([usize; 3], u64) {
     (counts, numbers[3])
 }
 
-/// Run by [`in_a_new_process`]; does nothing in a plain `cargo test`.
+/// The body of [`in_a_checkout`]'s process, not a test of its own: it
+/// fails where that process's environment is not set.
 #[test]
-fn child_process_sweep() {
+#[ignore = "a child process's body, run by in_a_checkout"]
+fn child_helper_sweep() {
     let (Some(tier), Some(file)) = (
         std::env::var_os("MEMO_INPUTS_CHILD_TIER"),
         std::env::var_os("MEMO_INPUTS_CHILD_FILE"),
     ) else {
-        return;
+        panic!("run by in_a_checkout, with MEMO_INPUTS_CHILD_TIER and MEMO_INPUTS_CHILD_FILE set");
     };
     let grid = Scored(Trained(Split(file.into())));
     let mut value = 0;
@@ -337,5 +348,46 @@ fn an_inner_memo_whose_fingerprint_fails_is_recomputed_never_loaded_stale() {
     assert_eq!(
         computes(|| assert_eq!(value(&run("score/", tier.path())), 8)),
         [0, 0, 0]
+    );
+}
+
+#[test]
+fn two_checkouts_sharing_a_tier_each_score_the_split_they_name() {
+    let tier = tempfile::tempdir().unwrap();
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(one.path().join("split.txt"), "1,2").unwrap();
+    std::fs::write(two.path().join("split.txt"), "1,2,3").unwrap();
+    let split = Path::new("split.txt");
+    assert_eq!(
+        in_a_checkout(tier.path(), one.path(), split),
+        ([1, 1, 1], 6)
+    );
+    // The entry the first checkout left names its split by the same
+    // relative path: the second checkout's file is another, so the chain
+    // is made again from it.
+    assert_eq!(
+        in_a_checkout(tier.path(), two.path(), split),
+        ([1, 1, 1], 12)
+    );
+    assert_eq!(in_a_checkout(tier.path(), one.path(), split).1, 6);
+}
+
+#[test]
+fn an_absolute_path_shared_by_two_checkouts_is_computed_once() {
+    let tier = tempfile::tempdir().unwrap();
+    let (one, two, data) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let shared = data.path().join("split.txt");
+    std::fs::write(&shared, "4,5").unwrap();
+    assert_eq!(
+        in_a_checkout(tier.path(), one.path(), &shared),
+        ([1, 1, 1], 18)
+    );
+    assert_eq!(
+        in_a_checkout(tier.path(), two.path(), &shared),
+        ([0, 0, 0], 18)
     );
 }

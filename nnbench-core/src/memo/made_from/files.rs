@@ -37,8 +37,14 @@ pub(crate) struct Seen {
 /// One file a fingerprint looked at.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct FileSeen {
-    /// Absolute, so that a process started elsewhere finds the same file.
+    /// Where it was, absolute: the file this process read.
     pub path: PathBuf,
+    /// The path as the memo named it, where that was relative: a later
+    /// process looks for it under its own working directory, so that two
+    /// checkouts sharing a disk tier, each naming `split.txt`, are checked
+    /// against their own files. An absolute name is `path` itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub named: Option<PathBuf>,
     pub len: u64,
     /// Modification time, in nanoseconds since the Unix epoch (0 when the
     /// file system keeps none).
@@ -144,7 +150,7 @@ impl Seen {
                 .files
                 .iter()
                 .zip(&now.files)
-                .all(|(a, b)| a.path == b.path);
+                .all(|(a, b)| a.here() == b.path);
         if same_shape && let Some(why) = self.files_changed() {
             return Some(why);
         }
@@ -162,10 +168,10 @@ impl Seen {
     pub(crate) fn files_changed(&self) -> Option<String> {
         self.files.iter().find_map(|file| match file.now() {
             FileNow::Same => None,
-            FileNow::Changed => Some(format!("file {}", shown(&file.path))),
+            FileNow::Changed => Some(format!("file {}", shown(&file.here()))),
             FileNow::Gone(why) => Some(format!(
                 "it cannot be fingerprinted: file {}: {why}",
-                shown(&file.path)
+                shown(&file.here())
             )),
         })
     }
@@ -188,6 +194,7 @@ impl FileSeen {
         let (inode, changed_ns) = identity(meta);
         FileSeen {
             path: std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
+            named: path.is_relative().then(|| path.to_owned()),
             len: meta.len(),
             modified_ns: modified_ns(meta),
             inode,
@@ -200,7 +207,8 @@ impl FileSeen {
     /// How the file stands now: a `stat`, and a read only when its length
     /// or time moved and a digest of its bytes was taken.
     pub(crate) fn now(&self) -> FileNow {
-        let meta = match std::fs::metadata(&self.path) {
+        let here = self.here();
+        let meta = match std::fs::metadata(&here) {
             Ok(meta) => meta,
             Err(e) => return FileNow::Gone(e.to_string()),
         };
@@ -210,11 +218,20 @@ impl FileSeen {
         let Some(then) = &self.digest else {
             return FileNow::Changed;
         };
-        match digest(&self.path) {
+        match digest(&here) {
             Ok((now, _)) if now == *then => FileNow::Same,
             Ok(_) => FileNow::Changed,
             Err(e) => FileNow::Gone(e.to_string()),
         }
+    }
+
+    /// The file the memo's name stands for in this process: a relative
+    /// name under the current working directory.
+    fn here(&self) -> PathBuf {
+        self.named
+            .as_deref()
+            .and_then(|named| std::path::absolute(named).ok())
+            .unwrap_or_else(|| self.path.clone())
     }
 
     /// The digest of its bytes, if its length and time are still those
