@@ -1,8 +1,8 @@
 //! Fixtures and the builds that computed them: a model kept in the disk
 //! tier, "trained" by code that a head build breaks. A paired run gives
-//! each build its own fixtures, so the head is judged on the model it
-//! trains; a plain run that loads a model another build trained says so
-//! in its record and in its gate; a memo that declares itself independent
+//! each build its own fixtures, and so does a run judged against a saved
+//! baseline, so the head is judged on the model it trains; a plain run
+//! that loads a model another build trained says so in its record; a memo that declares itself independent
 //! of the build is shared by both.
 //! This test binary (`harness = false`) is the bench; another "build" is
 //! a copy of it with bytes appended (a build whose code differs), behind a
@@ -60,7 +60,7 @@ impl Memo for Split {
     }
 }
 
-#[nnbench::product(model = [Trained(1)], split = [Split])]
+#[nnbench::product(model = [Trained(1)], split = [Split], metric = higher)]
 fn accuracy(model: &f64, split: &[u64]) -> f64 {
     std::hint::black_box(split.iter().sum::<u64>());
     *model
@@ -81,6 +81,7 @@ fn main() {
         "fixtures_per_build",
         support::checks!(
             a_paired_head_is_judged_on_the_model_it_trains,
+            a_baseline_run_is_judged_on_the_model_it_trains,
             a_plain_run_on_another_builds_model_says_so,
             a_case_with_per_call_inputs_is_paired,
         ),
@@ -179,10 +180,12 @@ fn a_paired_head_is_judged_on_the_model_it_trains() {
     assert_eq!(text.matches("reading Split").count(), 0, "{text}");
 }
 
-fn a_plain_run_on_another_builds_model_says_so() {
+fn a_baseline_run_is_judged_on_the_model_it_trains() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("target");
     let base = other_build(dir.path(), &[]);
+    // README's flow in one checkout: main's build saves the baseline, and
+    // its model is in the default tier.
     let first = bench(
         &target,
         Some(&base),
@@ -190,16 +193,49 @@ fn a_plain_run_on_another_builds_model_says_so() {
         &["--save-baseline", "main", "accuracy/"],
     );
     assert!(first.status.success(), "{}", said(&first));
-    // This build loads the model the other one trained, and says so.
-    let output = bench(&target, None, &[], &["--baseline", "main", "accuracy/"]);
+    // A branch whose training is broken trains its own model, scores 0.5
+    // against main's 0.9, and fails the gate.
+    let output = bench(
+        &target,
+        None,
+        &[(BROKEN, "1")],
+        &["--baseline", "main", "accuracy/"],
+    );
     let text = said(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("training Trained(1) on head"), "{text}");
+    assert!(
+        text.contains("1 of 1 cases regressed against baseline main"),
+        "{text}"
+    );
     let record =
         RunRecord::read(target.join("nnbench/fixtures_per_build/latest.json")).expect("a record");
-    let case = &record.cases[0];
-    assert!(!text.contains("training"), "{text}");
-    assert_eq!(case.memo.made_by_other_build, ["Trained(1)"], "{text}");
+    assert_eq!(record.cases[0].value, serde_json::json!(0.5), "{text}");
     assert!(
-        text.contains("Trained(1) was loaded from the disk tier as another build computed it"),
+        record.cases[0].memo.made_by_other_build.is_empty(),
+        "{text}"
+    );
+    // The split, the same in both builds, was read once, by main's run.
+    assert!(!text.contains("reading Split"), "{text}");
+}
+
+fn a_plain_run_on_another_builds_model_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let base = other_build(dir.path(), &[]);
+    let first = bench(&target, Some(&base), &[], &["accuracy/"]);
+    assert!(first.status.success(), "{}", said(&first));
+    // Without a baseline, this build loads the model the other one
+    // trained, and its record says so.
+    let output = bench(&target, None, &[], &["accuracy/"]);
+    let text = said(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(!text.contains("training"), "{text}");
+    let record =
+        RunRecord::read(target.join("nnbench/fixtures_per_build/latest.json")).expect("a record");
+    assert_eq!(
+        record.cases[0].memo.made_by_other_build,
+        ["Trained(1)"],
         "{text}"
     );
     // Under the per-build switch, this build trains its own.

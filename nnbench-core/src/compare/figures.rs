@@ -15,7 +15,9 @@ use crate::record::{
 /// family's own `fail_on` limits over it.
 pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> CaseComparison {
     let mut notes = changed_inputs(base, head);
-    notes.extend(other_builds(base, head));
+    let borrowed = other_builds(base, head);
+    let rests_on_other_build = !borrowed.is_empty();
+    notes.extend(borrowed);
     let own;
     let t = match head
         .fail_on
@@ -37,7 +39,7 @@ pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> Case
     let base_error = base.error.as_ref().map(|e| e.summary());
     let head_error = head.error.as_ref().map(|e| e.summary());
     let failed = base_error.is_some() || head_error.is_some();
-    let figures: Vec<FigureComparison> = if failed {
+    let mut figures: Vec<FigureComparison> = if failed {
         Vec::new()
     } else {
         Figure::ALL
@@ -48,11 +50,18 @@ pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> Case
             })
             .collect()
     };
+    if rests_on_other_build {
+        not_comparable_values(&mut figures);
+    }
     let verdict = match (&base_error, &head_error) {
         // A case that fails now and did not before is the plainest regression.
         (None, Some(_)) => Verdict::Regressed,
         (Some(_), _) => Verdict::NotComparable,
-        (None, None) => overall(&figures),
+        (None, None) => match overall(&figures) {
+            Verdict::Regressed => Verdict::Regressed,
+            _ if rests_on_other_build => Verdict::NotComparable,
+            verdict => verdict,
+        },
     };
     CaseComparison {
         id: head.id.clone(),
@@ -108,6 +117,22 @@ fn other_builds(base: &CaseRecord, head: &CaseRecord) -> Vec<String> {
             })
         })
         .collect()
+}
+
+/// Marks the value's figures not comparable where a side's value rests on
+/// a memo another build computed: that the value held or improved says
+/// nothing of the head's own compute. A value worse than the base's stays
+/// regressed: the head measured it, on whatever fixture.
+fn not_comparable_values(figures: &mut [FigureComparison]) {
+    for figure in figures.iter_mut() {
+        if figure.figure == Figure::Value && figure.verdict != Verdict::Regressed {
+            figure.verdict = Verdict::NotComparable;
+            figure.note = Some(
+                "rests on a memo another build computed (see the case's notes): not comparable"
+                    .into(),
+            );
+        }
+    }
 }
 
 /// Regressed if a gated figure regressed, else improved if a gated one
@@ -654,6 +679,52 @@ mod tests {
             t.significance,
         )
         .verdict
+    }
+
+    fn scored(value: f64, made_by_other_build: &[&str]) -> CaseRecord {
+        let mut case: CaseRecord = serde_json::from_value(serde_json::json!({
+            "id": "accuracy/model=Trained(1)", "family": "accuracy", "params": {}, "tags": [],
+            "value": value, "error": null, "direction": "higher",
+            "time": {"mode": "once", "samples": 1, "iters": 1, "mean_ns": 100.0,
+                     "median_ns": 100.0, "std_ns": 0.0, "min_ns": 100.0, "max_ns": 100.0},
+            "load_ns": 0, "memory": {}, "memo": {"hits": 0, "misses": 0, "evicted": []}
+        }))
+        .unwrap();
+        case.memo.made_by_other_build = made_by_other_build.iter().map(|m| (*m).into()).collect();
+        case
+    }
+
+    #[test]
+    fn a_value_on_another_builds_memo_is_not_comparable_unless_it_is_worse() {
+        let t = Thresholds::default();
+        let value_verdict = |c: &CaseComparison| {
+            c.figures
+                .iter()
+                .find(|f| f.figure == Figure::Value)
+                .map(|f| f.verdict)
+        };
+        let own = case(&scored(0.9, &[]), &scored(0.9, &[]), &t);
+        assert_eq!(own.verdict, Verdict::Unchanged);
+        assert_eq!(value_verdict(&own), Some(Verdict::Unchanged));
+        for (base, head) in [
+            (scored(0.9, &[]), scored(0.9, &["Trained(1)"])),
+            (scored(0.9, &["Trained(1)"]), scored(0.9, &[])),
+            (scored(0.9, &[]), scored(0.95, &["Trained(1)"])),
+        ] {
+            let borrowed = case(&base, &head, &t);
+            assert_eq!(borrowed.verdict, Verdict::NotComparable, "{borrowed:?}");
+            assert_eq!(value_verdict(&borrowed), Some(Verdict::NotComparable));
+            assert!(
+                borrowed
+                    .notes
+                    .iter()
+                    .any(|n| n.contains("another build computed it")),
+                "{:?}",
+                borrowed.notes
+            );
+        }
+        let worse = case(&scored(0.9, &[]), &scored(0.5, &["Trained(1)"]), &t);
+        assert_eq!(worse.verdict, Verdict::Regressed);
     }
 
     #[test]

@@ -80,6 +80,12 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
             std::process::exit(2);
         }
     };
+    // Judged against another build's record, this build is judged on the
+    // fixtures it computes itself: a memo not declared independent of the
+    // build is loaded only from this build's own disk entries.
+    if baseline.is_some() {
+        crate::memo::keep_per_build(true);
+    }
     #[cfg(unix)]
     if let Err(message) = history_moved(&settings, bench)
         .and_then(|()| built_in(&settings))

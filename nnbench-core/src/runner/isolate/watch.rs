@@ -112,7 +112,12 @@ pub(crate) fn run(
     let mut report = Report::default();
     match Worker::start(socket, start) {
         Ok(worker) => {
-            let order = Order { ..Order::default() };
+            // A run judged against a baseline keeps its fixtures per
+            // build in its workers as in itself.
+            let order = Order {
+                per_build: crate::memo::per_build(),
+                ..Order::default()
+            };
             let following = Following {
                 settings,
                 limits,
