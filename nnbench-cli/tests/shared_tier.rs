@@ -75,13 +75,14 @@ fn derived(fixture: &[u8]) -> u8 {
     fixture[0]
 }
 
-/// Run by the parent as a child process: the `shared` sweep on the tier it
-/// is given, printing what it computed and loaded.
+/// Run by the parent as a child process, not a test of its own: the
+/// `shared` sweep on the tier it is given, printing what it computed and
+/// loaded.
 #[test]
-fn child_sweep() {
-    let Some(tier) = std::env::var_os("SHARED_TIER_DIR") else {
-        return;
-    };
+#[ignore = "a child process's body, run by the tests of this file"]
+fn child_helper_sweep() {
+    let tier =
+        std::env::var_os("SHARED_TIER_DIR").expect("run by a test, with SHARED_TIER_DIR set");
     let record = Runner::new()
         .filter("shared/")
         .quiet(true)
@@ -100,8 +101,9 @@ fn child(tier: &Path, compute_ms: u64, computing_flag: Option<&Path>) -> Child {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args([
-            "child_sweep",
+            "child_helper_sweep",
             "--exact",
+            "--ignored",
             "--nocapture",
             "--test-threads",
             "1",

@@ -224,23 +224,16 @@ pub fn build_script(
     path
 }
 
-/// Why a paired run of two builds of one source failed in a way two such
-/// builds cannot: a case that was not paired, or judged changed by more
-/// than `within` (a fraction). Two builds of one source made in two
-/// folders differ in layout (a bench holds its crate's folder, and a
-/// longer path moves the code after it), which can make a hot loop a few
-/// percent faster or slower for real; the paired gate measures binaries,
-/// so such a case may be called changed at the default limit. Ok when
-/// every verdict is one layout alone can explain.
-pub fn same_source_paired(record: &nnbench::RunRecord, within: f64) -> Result<(), String> {
+/// Why a paired run of two builds of one source is a false alarm: a case
+/// that was not paired, or that was judged anything but unchanged.
+pub fn paired_false_alarm(record: &nnbench::RunRecord) -> Result<(), String> {
     use nnbench::record::Verdict;
     for case in &record.cases {
         let paired = case
             .paired
             .as_ref()
             .ok_or_else(|| format!("{} was not paired", case.id))?;
-        let moved = (paired.estimate.ln()).abs() > (1.0 + within).ln();
-        if paired.verdict != Verdict::Unchanged && (moved || !paired.estimate.is_finite()) {
+        if paired.verdict != Verdict::Unchanged {
             return Err(format!(
                 "{} called {:?} at {:.3} between builds of one source",
                 case.id, paired.verdict, paired.estimate
@@ -248,4 +241,23 @@ pub fn same_source_paired(record: &nnbench::RunRecord, within: f64) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Runs `gate`, a time gate over two builds of the same code, which must
+/// call nothing changed. Its false alarms are rare by design, not
+/// impossible: the figures page bounds the paired gate's rate on identical
+/// builds at its default limits under 1% a case (`scripts/figures.sh
+/// false_alarms`), so with the few cases of a test one false alarm in a
+/// run is a one-in-a-hundred event, and the gate is run again; two in a
+/// row, about one in ten thousand, fail the test.
+pub fn without_repeated_false_alarm(what: &str, mut gate: impl FnMut() -> Result<(), String>) {
+    let Err(first) = gate() else {
+        return;
+    };
+    eprintln!("{what}: a false alarm ({first}); one in a row is allowed: running it again");
+    if let Err(again) = gate() {
+        panic!(
+            "{what}: a false alarm twice in a row on identical code, which the gate's bounded rate does not explain: {first}\nthen: {again}"
+        );
+    }
 }
