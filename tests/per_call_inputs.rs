@@ -8,9 +8,12 @@
 //! routine alone reads two cache lines of a fresh input, which a busy
 //! machine's neighbours may have evicted: a microsecond or more, so the
 //! ratio is held to 10 over sampled medians and 5 over single calls, not
-//! to the hundreds a quiet machine shows.
+//! to the hundreds a quiet machine shows. A routine that consumes its
+//! input drops it on the clock, as one such drop costs alone: the batches
+//! of large inputs hold one at a time, which is counted.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use nnbench::{Bencher, RunRecord, Runner, Sampling, Timing, black_box};
@@ -31,6 +34,12 @@ fn inputs_values(b: Bencher) -> usize {
     // off the clock too.
     b.with_inputs(input).bench_values(|v| (two(&v), v));
     BYTES
+}
+
+#[nnbench::benchmark]
+fn inputs_consumed(b: Bencher) {
+    // The input is dropped with the call, on the clock.
+    b.with_inputs(input).bench_values(|v| two(&v));
 }
 
 #[nnbench::benchmark]
@@ -118,6 +127,7 @@ fn off_the_clock(record: &RunRecord, times: f64) {
     let copy = median(record, "inputs_on_the_clock");
     for id in [
         "inputs_values",
+        "inputs_consumed",
         "inputs_refs",
         "inputs_by_value/data=8388608 bytes",
     ] {
@@ -163,4 +173,68 @@ fn a_bencher_never_used_fails_its_case_and_a_failure_of_its_own_is_kept() {
         error("inputs_never_benched")
     );
     assert!(error("inputs_failed_before_benching").contains("the data is missing"));
+}
+
+/// Inputs alive now, and the most alive at once since the last reset.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static MOST_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// An input of `bytes` bytes whose making and drop are counted.
+struct Counted(Vec<u8>);
+
+impl Counted {
+    fn new(bytes: usize) -> Counted {
+        let live = LIVE.fetch_add(1, Ordering::SeqCst) + 1;
+        MOST_LIVE.fetch_max(live, Ordering::SeqCst);
+        Counted(vec![1u8; bytes])
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[nnbench::parametrize([(bytes = 8usize << 20), (bytes = 1usize << 10)])]
+fn held_at_once(b: Bencher, bytes: usize) {
+    b.with_inputs(|| Counted::new(bytes))
+        .bench_values(|v| two(&v.0));
+}
+
+/// The most inputs of `bytes` alive at once while case `held_at_once` ran.
+fn most_held(bytes: usize) -> usize {
+    let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+    MOST_LIVE.store(0, Ordering::SeqCst);
+    let record = Runner::new()
+        .filter(&format!("held_at_once/bytes={bytes}"))
+        .timing(Timing::Sampled)
+        .sampling(Sampling {
+            sample_size: Some(10),
+            warm_up: Some(Duration::from_millis(10)),
+            measurement_time: Some(Duration::from_millis(100)),
+        })
+        .quiet(true)
+        .record_memory(false)
+        .run()
+        .unwrap();
+    assert_eq!(record.cases.len(), 1);
+    assert!(
+        record.cases[0].error.is_none(),
+        "{:?}",
+        record.cases[0].error
+    );
+    assert_eq!(LIVE.load(Ordering::SeqCst), 0, "every input dropped");
+    MOST_LIVE.load(Ordering::SeqCst)
+}
+
+#[test]
+fn a_batch_holds_one_large_input_and_many_small_ones_within_its_bytes() {
+    assert_eq!(most_held(8 << 20), 1, "8 MiB inputs are made one at a time");
+    // 1 KiB inputs (a little more in the heap) are batched, up to 128 KiB.
+    let small = most_held(1 << 10);
+    assert!(
+        (2..=128).contains(&small),
+        "{small} 1 KiB inputs alive at once"
+    );
 }

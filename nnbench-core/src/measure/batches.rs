@@ -1,9 +1,10 @@
 //! Calls on inputs made off the clock: each batch of inputs is made first,
 //! then the calls on it are timed, then their outputs and what is left of
 //! the inputs are dropped, off the clock too. A batch grows while making
-//! it takes under [`MAKE_BUDGET`], so that a routine of nanoseconds is
-//! timed over many calls while the inputs held at once stay within what
-//! a few milliseconds can make: an 8 MiB input is made a few at a time.
+//! it takes under [`MAKE_BUDGET`] and its inputs hold under
+//! [`BATCH_BYTES`], so that a routine of nanoseconds is timed over many
+//! calls, while a routine that consumes a large input pays for dropping
+//! it what one such drop costs alone.
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,17 @@ const MAKE_BUDGET: Duration = Duration::from_millis(4);
 
 /// The most inputs of one batch.
 const MAX_BATCH: usize = 1 << 16;
+
+/// The most heap bytes the inputs of one batch hold, the first input
+/// allowed whatever its size: glibc's default trim threshold (128 KiB).
+/// The inputs a routine consumes are freed on the clock, one after
+/// another; where together they leave more free memory than that at the
+/// top of the heap, the allocator hands it back to the kernel there (and
+/// the next batch faults it in again), which costs a page at a time: two
+/// live 8 MiB inputs made each drop cost a hundred times what dropping one
+/// alone does. Under it, a drop costs what it costs in a program that
+/// makes and consumes its inputs one at a time.
+const BATCH_BYTES: u64 = 128 << 10;
 
 /// How long making the inputs of one timer's calls may take in all: past
 /// it, the calls made stand for those asked (their time is scaled up),
@@ -70,6 +82,10 @@ pub(crate) fn time<I, O>(
 ) -> Batched<O> {
     let mut left = usize::try_from(iters.max(1)).unwrap_or(usize::MAX);
     let mut batch = 1usize;
+    let mut largest = MAX_BATCH;
+    // The last batch weighed: its size and what it grew the heap by.
+    let mut weighed: Option<(usize, u32)> = None;
+    let mut weighing = heap_in_use().is_some();
     let mut calls = 0u64;
     let mut making_all = Duration::ZERO;
     let mut total: Option<Elapsed> = None;
@@ -79,7 +95,22 @@ pub(crate) fn time<I, O>(
         let size = batch.min(left);
         let made = Instant::now();
         inputs.reserve(size);
+        let before = if weighing { heap_in_use() } else { None };
         inputs.extend((0..size).map(|_| make()));
+        if let Some(before) = before {
+            // What the inputs hold bounds the batches after them.
+            if let Some(grew) = heap_in_use().map(|after| after.wrapping_sub(before))
+                && grew < 1 << 31
+            {
+                let each = match weighed {
+                    Some((n, g)) if size > n && grew >= g => (grew - g) / (size - n) as u32,
+                    _ => grew / size as u32,
+                };
+                largest = largest.min(batch_for(u64::from(each)));
+                weighed = Some((size, grew));
+            }
+            weighing = size < WEIGHED_AT && size < largest;
+        }
         let making = made.elapsed();
         making_all += making;
         outputs.reserve(size);
@@ -109,9 +140,57 @@ pub(crate) fn time<I, O>(
         outputs.clear();
         inputs.clear();
         if making < MAKE_BUDGET / 2 {
-            batch = (batch * 2).min(MAX_BATCH);
+            batch = (batch * 2).min(largest);
         }
     }
+}
+
+/// The size of batch up to which batches are weighed: glibc serves the
+/// first seven inputs of a small size from a cache of its thread, where
+/// the last batch's left them counted as in use, so one input is what two
+/// batches past that differ by, per input. Each reading walks glibc's
+/// free lists (microseconds), and is made for the first batches alone.
+const WEIGHED_AT: usize = 16;
+
+/// The most inputs of `bytes` each that a batch may hold: one at least.
+fn batch_for(bytes: u64) -> usize {
+    usize::try_from(BATCH_BYTES / bytes.max(1))
+        .unwrap_or(MAX_BATCH)
+        .clamp(1, MAX_BATCH)
+}
+
+/// The heap's bytes in use, modulo 2³² (the difference of two readings is
+/// right below 2 GiB; above, it is memory another thread freed
+/// meanwhile): the tracking allocator's count where it is the
+/// global allocator, else glibc's, else unknown (another allocator keeps
+/// its own, and its own ways of giving memory back).
+fn heap_in_use() -> Option<u32> {
+    if let Some(stats) = crate::alloc::stats() {
+        return Some(stats.current_bytes as u32);
+    }
+    glibc_in_use()
+}
+
+/// glibc's bytes in use, in its arenas and in chunks of their own
+/// (`mmap`): `mallinfo`, whose fields are C `int`s that wrap past 2 GiB.
+/// `mallinfo2`, which does not wrap, is missing from the glibc of systems
+/// still in use (before 2.33), where a bench binary that needed it would
+/// not start.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn glibc_in_use() -> Option<u32> {
+    #[allow(deprecated, reason = "mallinfo2 is missing before glibc 2.33")]
+    // SAFETY: mallinfo takes nothing and returns a plain struct by value.
+    let info = unsafe { libc::mallinfo() };
+    Some(
+        info.uordblks
+            .cast_unsigned()
+            .wrapping_add(info.hblkhd.cast_unsigned()),
+    )
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn glibc_in_use() -> Option<u32> {
+    None
 }
 
 /// What `around` says timing nothing takes: the least of a few tries,
@@ -233,18 +312,38 @@ mod tests {
             made.set(made.get() + 1);
             vec![made.get(); 4]
         };
+        let batches = Cell::new(0u64);
+        let counting = |calls: &mut dyn FnMut()| {
+            batches.set(batches.get() + 1);
+            stepping(calls)
+        };
         let batched = time(
             100,
             &mut make,
             &mut ByValue(|v: Vec<u64>| v[0]),
             &|_| false,
-            &stepping,
+            &counting,
         );
         assert_eq!(made.get(), 100);
         assert_eq!(batched.out, Some(100));
-        // Batches of 1, 2, 4, .., 64 less what was left: 7 timed batches.
-        assert_eq!(batched.elapsed.wall, Duration::from_nanos(70));
-        assert_eq!(batched.elapsed.thread_cpu, Some(Duration::from_nanos(49)));
+        // Batches of 1, 2, 4, .., 64 less what was left: 7 timed batches,
+        // or more where another test's allocations made the inputs look
+        // larger as they were weighed.
+        let n = batches.get();
+        assert!(n >= 7, "{n} batches");
+        assert_eq!(batched.elapsed.wall, Duration::from_nanos(10 * n));
+        assert_eq!(
+            batched.elapsed.thread_cpu,
+            Some(Duration::from_nanos(7 * n))
+        );
+    }
+
+    #[test]
+    fn a_batch_holds_its_bytes_and_one_input_at_least() {
+        assert_eq!(batch_for(8 << 20), 1);
+        assert_eq!(batch_for(BATCH_BYTES), 1);
+        assert_eq!(batch_for(1040), 126);
+        assert_eq!(batch_for(0), MAX_BATCH);
     }
 
     #[test]
