@@ -207,7 +207,7 @@ fn most_held(bytes: usize) -> usize {
     let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
     MOST_LIVE.store(0, Ordering::SeqCst);
     let record = Runner::new()
-        .filter(&format!("held_at_once/bytes={bytes}"))
+        .filter(format!("held_at_once/bytes={bytes}"))
         .timing(Timing::Sampled)
         .sampling(Sampling {
             sample_size: Some(10),
