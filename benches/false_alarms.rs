@@ -12,15 +12,14 @@
 //! A rate is judged by its 95% upper bound, which no alarm in 400 trials
 //! brings under the 1% target (0.75%; in 200 it would be 1.5% at best).
 //!
-//! `cargo bench --bench false_alarms` (about 20 minutes on 2 cores);
+//! `cargo bench --bench false_alarms`;
 //! `NNBENCH_FALSE_ALARM_TRIALS=N` for another number.
 
 #[path = "support/harness.rs"]
 mod harness;
 #[path = "support/paired_builds.rs"]
 mod paired_builds;
-#[path = "support/stats.rs"]
-mod stats;
+use harness::stats;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench_units::format_ns;
@@ -42,9 +41,9 @@ fn count(trials: usize, valgrind: bool) -> Result<(), String> {
     // falls on all of them alike.
     for _ in 0..trials {
         for (i, method) in methods.iter().enumerate() {
-            let (regressed, took) = trial(*method, dir.path(), 0)?;
-            alarms[i] += usize::from(regressed);
-            seconds[i].push(took);
+            let trial = trial(*method, dir.path(), 0)?;
+            alarms[i] += usize::from(trial.regressed);
+            seconds[i].push(trial.seconds);
         }
     }
     let mut table = Table::new();
@@ -72,7 +71,12 @@ fn count(trials: usize, valgrind: bool) -> Result<(), String> {
                 format!(
                     "95% upper bound <= {:.0}% {}",
                     100.0 * TARGET,
-                    harness::verdict(upper <= TARGET)
+                    harness::rate(
+                        method.name(),
+                        *alarms,
+                        trials,
+                        harness::Rate::AtMost(TARGET)
+                    )
                 )
             } else {
                 "for reference".to_owned()

@@ -15,8 +15,8 @@
 
 #[path = "support/harness.rs"]
 mod harness;
-#[path = "support/stats.rs"]
-mod stats;
+use harness::Goal;
+use harness::stats;
 
 use std::hint::black_box;
 use std::path::Path;
@@ -117,12 +117,23 @@ fn compare() -> Result<(), String> {
     }
     harness::note(format!("medians of {runs} whole runs each, alternating:"));
     harness::table(&table);
+    // Each run's own ratio: the contenders alternate.
+    let ratios: Vec<f64> = kernel[1]
+        .iter()
+        .zip(&kernel[0])
+        .map(|(i, p)| i / p)
+        .collect();
     harness::note(format!(
-        "starting a worker: {}; each case: {} more; kernel median isolated / in process: {:.3} {}",
+        "starting a worker: {}; each case: {} more; kernel median isolated / in process: {}",
         format_ns(start * 1e9),
         format_ns(per_case * 1e9),
-        kernels[1] / kernels[0],
-        harness::verdict((kernels[1] / kernels[0] - 1.0).abs() <= 0.03)
+        harness::judged(
+            "isolated / in process",
+            &ratios,
+            Goal::Within(0.97, 1.03),
+            1.5,
+            |v| format!("{v:.3}")
+        )
     ));
     Ok(())
 }

@@ -26,8 +26,7 @@ mod fashion;
 mod harness;
 #[path = "support/mnist_figures.rs"]
 mod mnist_figures;
-#[path = "support/stats.rs"]
-mod stats;
+use harness::stats;
 
 use fashion::{Eval, FashionMnist, Images};
 use nnbench::torch::Network;

@@ -5,17 +5,21 @@
 //!   did before: a freshly faulted 4 KiB-page buffer);
 //! - the physical reference: one `read` of the file into a buffer advised
 //!   for transparent huge pages;
-//! - numpy's `np.load`, where `python3 -c "import numpy"` works.
+//! - numpy's `np.load`, in the Python peer's environment
+//!   (`scripts/python-peer.sh`, from PyPI, cached).
 //!
-//! Medians of alternating rounds; the ratios are to the reference.
+//! Medians of alternating rounds; the ratios are to the reference, each
+//! round's own, judged on their medians' 95% bounds.
 //!
 //! `cargo bench --bench npy_load` (`NNBENCH_NPY_MIB` sets the array's size;
 //! default 512).
 
 #[path = "support/harness.rs"]
 mod harness;
-#[path = "support/stats.rs"]
-mod stats;
+#[path = "support/peer.rs"]
+mod peer;
+use harness::Goal;
+use harness::stats;
 
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -59,25 +63,35 @@ fn reference(path: &Path) -> usize {
     buffer.len()
 }
 
-/// `np.load` of the file, timed inside Python, over `rounds` loads.
-fn numpy(path: &Path, rounds: usize) -> Option<Vec<Duration>> {
+/// `np.load` of the file, timed inside the peer's Python, over `rounds`
+/// loads.
+fn numpy(path: &Path, rounds: usize) -> Result<Vec<Duration>, String> {
     let script = format!(
         "import time, numpy as np\nfor _ in range({rounds}):\n    t = time.perf_counter(); a = np.load({:?}); print(time.perf_counter() - t); del a",
         path.display().to_string()
     );
-    let out = Command::new("python3")
+    let python = peer::python()?;
+    let out = Command::new(&python)
         .args(["-c", &script])
         .output()
-        .ok()?;
+        .map_err(|e| format!("{}: {e}", python.display()))?;
     if !out.status.success() {
-        return None;
+        return Err(format!(
+            "{} failed: {}",
+            python.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
     let times: Vec<Duration> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.trim().parse::<f64>().ok())
         .map(Duration::from_secs_f64)
         .collect();
-    (!times.is_empty()).then_some(times)
+    if times.len() == rounds {
+        Ok(times)
+    } else {
+        Err(format!("{} times of {rounds} loads printed", times.len()))
+    }
 }
 
 fn main() {
@@ -89,7 +103,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("model.npy");
     nnbench::npy::write(&path, &Array2::<f64>::from_elem((side, side), 0.5)).expect("write");
-    let rounds = if harness::test_mode() { 1 } else { 7 };
+    let rounds = if harness::test_mode() { 1 } else { 9 };
     let (mut direct, mut buffered, mut physical) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         let start = Instant::now();
@@ -108,43 +122,61 @@ fn main() {
         std::hint::black_box(reference(&path));
         physical.push(start.elapsed());
     }
-    let reference = median(physical.iter().map(Duration::as_secs_f64));
+    let seconds =
+        |times: &[Duration]| -> Vec<f64> { times.iter().map(Duration::as_secs_f64).collect() };
+    let reference = median(seconds(&physical));
     let mut table = Table::new();
     table
         .load_style(UTF8_FULL_CONDENSED)
         .set_header(["loader", "time", "vs. the reference"]);
-    let mut row = |name: &str, times: Vec<Duration>| {
-        let m = median(times.iter().map(Duration::as_secs_f64));
+    let mut row = |name: &str, times: &[Duration]| {
+        let m = median(seconds(times));
         table.add_row([
             name.to_owned(),
             format!("{:.1} ms", m * 1e3),
             format!("{:.2}x", m / reference),
         ]);
-        m
     };
-    let ours = row("nnbench::npy::read", direct);
-    row("ndarray-npy read_npy (buffered)", buffered);
+    row("nnbench::npy::read", &direct);
+    row("ndarray-npy read_npy (buffered)", &buffered);
     row(
         "one read into a huge-page buffer (the reference)",
-        vec![Duration::from_secs_f64(reference)],
+        &physical,
     );
-    let numpy = numpy(&path, rounds).map(|times| row("numpy np.load", times));
+    let numpy = numpy(&path, rounds);
+    if let Ok(times) = &numpy {
+        row("numpy np.load", times);
+    }
     harness::note(format!(
         "loading a {side}x{side} f64 array ({mib} MiB), warm page cache, median of {rounds}:"
     ));
     harness::table(&table);
-    match numpy {
-        Some(np) => harness::note(format!(
-            "npy::read / np.load: {:.2} (target <= 1.25) {}",
-            ours / np,
-            harness::verdict(ours / np <= 1.25)
+    let ratios = |to: &[Duration]| -> Vec<f64> {
+        direct
+            .iter()
+            .zip(to)
+            .map(|(d, t)| d.as_secs_f64() / t.as_secs_f64())
+            .collect()
+    };
+    let ratio = |figure: &str, to: &[Duration]| {
+        harness::judged(
+            figure,
+            &ratios(to),
+            Goal::AtMost(1.25),
+            harness::DEBUG_SLACK,
+            |v| format!("{v:.2}"),
+        )
+    };
+    match &numpy {
+        Ok(times) => harness::note(format!(
+            "npy::read / np.load: {}",
+            ratio("npy::read / np.load", times)
         )),
-        None => harness::note("numpy np.load: not measured (python3 with numpy not found)"),
+        Err(why) => harness::note(harness::peer_missing("numpy np.load", why)),
     }
     harness::note(format!(
-        "npy::read / reference: {:.2} (target <= 1.25) {}",
-        ours / reference,
-        harness::verdict(ours / reference <= 1.25)
+        "npy::read / reference: {}",
+        ratio("npy::read / reference", &physical)
     ));
     harness::publish("npy_load");
 }

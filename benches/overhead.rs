@@ -23,10 +23,10 @@
 
 #[path = "support/harness.rs"]
 mod harness;
+use harness::Goal;
 #[path = "support/peer.rs"]
 mod peer;
-#[path = "support/stats.rs"]
-mod stats;
+use harness::stats;
 
 use std::hint::black_box;
 use std::path::Path;
@@ -177,7 +177,7 @@ fn python_per_case_cost(python: &Path, context: bool) -> Result<f64, String> {
 }
 
 /// ns per resolve of a memo that is in the cache.
-fn cache_hit() -> f64 {
+fn cache_hit() -> Vec<f64> {
     let memo = Tokenizer {
         vocabulary: "gpt2",
         size: 50_257,
@@ -193,7 +193,7 @@ fn cache_hit() -> f64 {
         })
         .collect();
     nnbench::memo::evict(&memo);
-    median(&times)
+    times
 }
 
 /// Set in the children that [`in_child`] starts: `RUNS MEMORY`, the runs
@@ -244,23 +244,18 @@ fn in_child(runs: usize, record_memory: bool) -> Result<Vec<(f64, f64)>, String>
     }
 }
 
-/// The median cost and faults per case of a bench binary's run: each of
-/// `runs` children makes one, started before this process has grown.
-fn first_runs(runs: usize, record_memory: bool) -> Result<(f64, f64), String> {
-    let mut costs = Vec::new();
-    let mut faults = Vec::new();
-    for _ in 0..runs {
-        let (cost, faulted) = in_child(1, record_memory)?[0];
-        costs.push(cost);
-        faults.push(faulted);
-    }
-    Ok((median(&costs), median(&faults)))
+/// The cost and faults per case of bench binaries' runs: each of `runs`
+/// children makes one, started before this process has grown.
+fn first_runs(runs: usize, record_memory: bool) -> Result<Vec<(f64, f64)>, String> {
+    (0..runs)
+        .map(|_| Ok(in_child(1, record_memory)?[0]))
+        .collect()
 }
 
-/// The median cost per case of a process's later runs: those of `runs`
-/// runs in a child, after its first, that faulted in next to no memory
-/// (a run's records can still take fresh pages in the second).
-fn later_runs(runs: usize, record_memory: bool) -> Result<f64, String> {
+/// The costs per case of a process's later runs: those of `runs` runs in
+/// a child, after its first, that faulted in next to no memory (a run's
+/// records can still take fresh pages in the second).
+fn later_runs(runs: usize, record_memory: bool) -> Result<Vec<f64>, String> {
     let costs: Vec<f64> = in_child(runs + 2, record_memory)?[1..]
         .iter()
         .filter(|&&(_, faults)| faults < 0.01)
@@ -268,21 +263,23 @@ fn later_runs(runs: usize, record_memory: bool) -> Result<f64, String> {
         .collect();
     match costs.is_empty() {
         true => Err("every run of the child faulted in memory".to_owned()),
-        false => Ok(median(&costs)),
+        false => Ok(costs),
     }
 }
 
-/// The row of a process's later runs, whose median cost is `later`,
-/// against a goal of `goal_ns`.
-fn later_row(what: &str, later: &Result<f64, String>, goal_ns: f64) -> [String; 3] {
+/// The row of a process's later runs, whose costs are `later`, against a
+/// goal of `goal_ns`.
+fn later_row(what: &str, later: &Result<Vec<f64>, String>, goal_ns: f64) -> [String; 3] {
     match later {
-        Ok(cost) => [
+        Ok(costs) => [
             what.to_owned(),
-            format_ns(*cost),
-            format!(
-                "<= {} {}",
-                format_ns(goal_ns),
-                harness::verdict(*cost <= goal_ns)
+            format_ns(median(costs)),
+            harness::judged(
+                what,
+                costs,
+                Goal::AtMost(goal_ns),
+                harness::DEBUG_SLACK,
+                format_ns,
             ),
         ],
         Err(e) => [what.to_owned(), "not measured".to_owned(), e.clone()],
@@ -291,14 +288,18 @@ fn later_row(what: &str, later: &Result<f64, String>, goal_ns: f64) -> [String; 
 
 /// The row of a bench binary's run, whose figures `first` holds: with
 /// memory figures (`memory`) or without.
-fn first_run_row(first: &Result<(f64, f64), String>, memory: &str) -> [String; 3] {
+fn first_run_row(first: &Result<Vec<(f64, f64)>, String>, memory: &str) -> [String; 3] {
     let what = format!(
         "  a bench binary's run, {memory}: its process's first, the kernel faulting its memory in page by page"
     );
     match first {
-        Ok((cost, faults)) => [
+        Ok(runs) => [
             what,
-            format!("{} ({faults:.2} page faults a case)", format_ns(*cost)),
+            format!(
+                "{} ({:.2} page faults a case)",
+                format_ns(median(runs.iter().map(|r| r.0))),
+                median(runs.iter().map(|r| r.1))
+            ),
             "no goal: the same work, and the machine's cost of fresh memory".to_owned(),
         ],
         Err(e) => [what, "not measured".to_owned(), e.clone()],
@@ -355,18 +356,26 @@ fn main() {
     if !test_mode {
         // Alternate the two sides so that both see the same machine.
         let (mut ours, mut plain) = (Vec::new(), Vec::new());
-        for _ in 0..5 {
+        for _ in 0..7 {
             ours.push(nnbench_median());
             plain.push(criterion_median());
         }
+        let ratios: Vec<f64> = ours.iter().zip(&plain).map(|(o, p)| o / p).collect();
         let (ours, plain) = (median(&ours), median(&plain));
-        let ratio = ours / plain;
         table.add_row([
             "trivial function, median per call: nnbench sampled / plain criterion".to_owned(),
-            format!("{ratio:.3} ({} / {})", format_ns(ours), format_ns(plain)),
             format!(
-                "in [0.97, 1.03] {}",
-                harness::verdict((0.97..=1.03).contains(&ratio))
+                "{:.3} ({} / {})",
+                median(&ratios),
+                format_ns(ours),
+                format_ns(plain)
+            ),
+            harness::judged(
+                "nnbench / criterion",
+                &ratios,
+                Goal::Within(0.97, 1.03),
+                1.0,
+                |v| format!("{v:.3}"),
             ),
         ]);
     }
@@ -394,8 +403,18 @@ fn main() {
     ));
     table.add_row(first_run_row(&first, "memory not recorded"));
     match (&python, &first, &first_with_memory, &later) {
-        (Ok(_), Ok((first, _)), Ok((first_with_memory, _)), Ok(later)) => {
+        (Ok(_), Ok(firsts), Ok(firsts_with_memory), Ok(laters)) => {
             let (plain, with_context) = (median(&pythons), median(&pythons_with_context));
+            let first = median(firsts.iter().map(|r| r.0));
+            let first_with_memory = median(firsts_with_memory.iter().map(|r| r.0));
+            let later = median(laters);
+            // The i-th child's run against the i-th interpreter's: both
+            // sides' runs are each a process's first.
+            let ratios: Vec<f64> = firsts
+                .iter()
+                .zip(&pythons_with_context)
+                .map(|(ours, theirs)| ours.0 / theirs)
+                .collect();
             table.add_row([
                 "  Python nnbench 0.4, the same grid, as it runs by default (no context, no memory), once in each interpreter"
                     .to_owned(),
@@ -406,19 +425,31 @@ fn main() {
                     first_with_memory / plain
                 ),
             ]);
-            let ratio = first / with_context;
             table.add_row([
                 "  and recording the interpreter and the git state, as nnbench does (like for like)"
                     .to_owned(),
                 format_ns(with_context),
                 format!(
-                    "nnbench's first run without memory / Python: {ratio:.2}, <= 0.3 {} (its later runs: {:.2})",
-                    harness::verdict(ratio <= 0.3),
+                    "nnbench's first run without memory / Python: {} (its later runs: {:.2})",
+                    harness::judged(
+                        "first run / Python",
+                        &ratios,
+                        Goal::AtMost(0.3),
+                        harness::DEBUG_SLACK,
+                        |v| format!("{v:.2}"),
+                    ),
                     later / with_context
                 ),
             ]);
         }
-        (Err(e), _, _, _) | (_, Err(e), _, _) | (_, _, Err(e), _) | (_, _, _, Err(e)) => {
+        (Err(e), _, _, _) => {
+            table.add_row([
+                "  Python nnbench 0.4, the same grid".to_owned(),
+                "not measured".to_owned(),
+                harness::peer_missing("Python nnbench", e),
+            ]);
+        }
+        (_, Err(e), _, _) | (_, _, Err(e), _) | (_, _, _, Err(e)) => {
             table.add_row([
                 "  Python nnbench 0.4, the same grid".to_owned(),
                 "not measured".to_owned(),
@@ -447,10 +478,21 @@ fn main() {
     ]);
     table.add_row([
         "resolve of a cached memo".to_owned(),
-        format_ns(hit),
-        format!("<= 100 ns {}", harness::verdict(hit <= 100.0)),
+        format_ns(median(&hit)),
+        harness::judged(
+            "resolve",
+            &hit,
+            Goal::AtMost(100.0),
+            harness::DEBUG_SLACK,
+            format_ns,
+        ),
     ]);
     harness::table(&table);
+    let record = std::mem::size_of::<nnbench::CaseRecord>();
+    harness::note(format!(
+        "a case's record takes {record} bytes in memory, {:.2} of a 4 KiB page, before its strings, maps and samples",
+        record as f64 / 4096.0
+    ));
     harness::note(format!(
         "each side's cost per case is its whole run (collecting the cases, the context, the record) less its calls, over its cases; nnbench's context is its git commit and branch (read from the git directory's files), its state (one `git status` process), the machine and the toolchain; a process's later runs: medians of a child's runs after its first that faulted in no memory; first runs: medians of runs each in a process of its own, as Python's are; the other rows: medians of repeated runs, alternating{}",
         if test_mode {

@@ -25,8 +25,8 @@
 //! the verdicts of a paired run beside the times each build built each
 //! model.
 //!
-//! `cargo bench --bench paired` (twenty trials of each; about 11 minutes
-//! on 2 cores); `NNBENCH_PAIRED_TRIALS=N` for another number.
+//! `cargo bench --bench paired` (twenty trials of each);
+//! `NNBENCH_PAIRED_TRIALS=N` for another number.
 
 #[path = "support/beside_build.rs"]
 mod beside_build;
@@ -34,10 +34,10 @@ mod beside_build;
 mod fixture_sweep;
 #[path = "support/harness.rs"]
 mod harness;
+use harness::{Goal, Rate};
 #[path = "support/paired_builds.rs"]
 mod paired_builds;
-#[path = "support/stats.rs"]
-mod stats;
+use harness::stats;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -84,9 +84,9 @@ fn judge(trials: usize, valgrind: bool) -> Result<(), String> {
     for _ in 0..trials {
         for (method, tally) in methods.iter().zip(&mut tallies) {
             for (change, caught) in &mut tally.caught {
-                let (regressed, seconds) = trial(*method, dir.path(), *change)?;
-                *caught += usize::from(regressed);
-                tally.seconds.push(seconds);
+                let trial = trial(*method, dir.path(), *change)?;
+                *caught += usize::from(trial.regressed);
+                tally.seconds.push(trial.seconds);
             }
         }
     }
@@ -139,19 +139,10 @@ fn judge(trials: usize, valgrind: bool) -> Result<(), String> {
     for (name, false_alarms, caught) in smallest {
         let alarms = false_alarms.unwrap_or(0);
         // Met only where the trials show it: the rate's 95% upper bound,
-        // not the rate counted, within 1 in 20. A rate counted within it
-        // whose bound is not is left to the false_alarms section, whose
-        // 400 trials can show it.
+        // not the rate counted, within 1 in 20; the false_alarms section's
+        // 400 trials can show what these cannot.
         let upper = rate_bounds(alarms, trials, 0.95).1;
-        let judged = if upper <= 0.05 {
-            harness::verdict(true).to_owned()
-        } else if alarms * 20 <= trials && !harness::test_mode() {
-            format!(
-                "(not shown by {trials} trials: see the false alarms of identical builds below)"
-            )
-        } else {
-            harness::verdict(false).to_owned()
-        };
+        let judged = harness::rate(&name, alarms, trials, Rate::AtMost(0.05));
         harness::note(format!(
             "{name}: {alarms} false alarms in {trials} identical pairs, 95% upper bound {:.1}% (target at most 1 in 20) {judged}; smallest change caught in 19 of 20 trials or more: {}",
             100.0 * upper,
@@ -181,13 +172,20 @@ fn beside_a_build(dir: &Path, trials: usize) -> Result<(), String> {
     let mut counts = [[0usize; 2]; 2];
     let mut seconds = [Vec::new(), Vec::new()];
     let mut loads = Vec::new();
+    // The rounds of identical builds: each round's ratio by the median
+    // wall-time samples and by the least CPU-time ones.
+    let (mut by_medians, mut by_least) = (Vec::new(), Vec::new());
     for _ in 0..trials {
         for (((method, change), count), seconds) in tried.iter().zip(&mut counts).zip(&mut seconds)
         {
             for (slot, tenths) in [0, *change].into_iter().enumerate() {
-                let (regressed, took) = trial(*method, dir, tenths)?;
-                count[slot] += usize::from(regressed);
-                seconds.push(took);
+                let trial = trial(*method, dir, tenths)?;
+                count[slot] += usize::from(trial.regressed);
+                seconds.push(trial.seconds);
+                if tenths == 0 {
+                    by_medians.extend(trial.rounds.0);
+                    by_least.extend(trial.rounds.1);
+                }
             }
             loads.push(beside_build::load());
         }
@@ -207,14 +205,18 @@ fn beside_a_build(dir: &Path, trials: usize) -> Result<(), String> {
         format!("{k} of {trials} ({:.0}-{:.0}%)", 100.0 * low, 100.0 * high)
     };
     for (((method, change), count), seconds) in tried.iter().zip(counts).zip(&seconds) {
-        let met = count[1] * 20 >= trials * 19 && count[0] * 20 <= trials;
+        let name = method.name();
         table.add_row([
-            format!("{} ({})", method.name(), method.limit()),
+            format!("{name} ({})", method.limit()),
             bounds(count[0]),
             format!("{}%", *change as f64 / 10.0),
             bounds(count[1]),
             format_ns(median(seconds) * 1e9),
-            harness::verdict(met).to_owned(),
+            format!(
+                "false alarms {}; caught {}",
+                harness::rate(name, count[0], trials, Rate::AtMost(0.05)),
+                harness::rate(name, count[1], trials, Rate::AtLeast(0.95))
+            ),
         ]);
     }
     let machine = if harness::test_mode() {
@@ -229,6 +231,19 @@ fn beside_a_build(dir: &Path, trials: usize) -> Result<(), String> {
         "{trials} trials of each at its limit, {machine}: identical builds, and a head that does the change more work:"
     ));
     harness::table(&table);
+    let spread = |ratios: &[f64]| {
+        let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+        let mean = logs.iter().sum::<f64>() / logs.len().max(1) as f64;
+        let variance =
+            logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (logs.len().max(2) - 1) as f64;
+        100.0 * variance.sqrt()
+    };
+    harness::note(format!(
+        "the same identical builds' {} rounds, {machine}: each round's ratio spread {:.1}% (standard deviation of its logarithm) by the builds' median wall-time samples, {:.1}% by their least CPU-time samples",
+        by_least.len(),
+        spread(&by_medians),
+        spread(&by_least)
+    ));
     Ok(())
 }
 
@@ -246,16 +261,21 @@ fn sweep(dir: &Path) -> Result<(), String> {
         "rounds, all cases",
         "the run",
     ]);
-    let mut right = true;
-    for (name, change) in [
-        ("identical", None),
-        ("10% slower in one case", Some(slower)),
+    let mut right = 0;
+    for (name, change, keep) in [
+        ("identical", None, true),
+        ("10% slower in one case", Some(slower), true),
+        (
+            "identical, new workers every round (no --paired-keep)",
+            None,
+            false,
+        ),
     ] {
-        let run = fixture_sweep::pair(dir, change)?;
-        right &= match change {
+        let run = fixture_sweep::pair(dir, change, keep)?;
+        right += usize::from(match change {
             None => run.regressed.is_empty(),
             Some(case) => run.regressed == [case],
-        };
+        });
         table.add_row([
             name.to_owned(),
             if run.regressed.is_empty() {
@@ -281,16 +301,15 @@ fn sweep(dir: &Path) -> Result<(), String> {
     ));
     harness::table(&table);
     harness::note(format!(
-        "the verdicts right {} (a plain run builds each model once; with new workers each round, two identical builds built them 52 times)",
-        harness::verdict(right)
+        "verdicts right in {right} of 3 runs (one run each: a check, not a rate); a plain run builds each model once"
     ));
     Ok(())
 }
 
 /// A paired run of the case against one plain run of it, whole processes
-/// alternating, medians of seven.
+/// alternating, each pair judged on its own ratio.
 fn cost(dir: &Path) -> Result<(), String> {
-    let runs = if harness::test_mode() { 1 } else { 7 };
+    let runs = if harness::test_mode() { 1 } else { 9 };
     let base = build(dir, 0)?;
     let base_path = base.to_string_lossy().into_owned();
     let time = |flags: &[&str]| -> Result<f64, String> {
@@ -315,12 +334,20 @@ fn cost(dir: &Path) -> Result<(), String> {
         plain.push(time(&[])?);
         paired.push(time(&["--paired", &base_path])?);
     }
-    let ratio = median(&paired) / median(&plain);
+    // Each alternated pair's own ratio; unoptimized, calibration and the
+    // workers' start weigh more.
+    let ratios: Vec<f64> = paired.iter().zip(&plain).map(|(p, q)| p / q).collect();
     harness::note(format!(
-        "a paired run of the case {} against a plain run {}: {ratio:.2}x (target at most 2.5x) {}",
+        "a paired run of the case {} against a plain run {}: {}",
         format_ns(median(&paired) * 1e9),
         format_ns(median(&plain) * 1e9),
-        harness::verdict(ratio <= 2.5)
+        harness::judged(
+            "paired / plain",
+            &ratios,
+            Goal::AtMost(2.5),
+            3.0,
+            |v| format!("{v:.2}x")
+        )
     ));
     Ok(())
 }

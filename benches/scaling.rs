@@ -8,7 +8,7 @@
 //! a run records), and from each size's own samples, taken one size after
 //! another (what the rounds replace), which a drifting machine bends.
 //!
-//! `cargo bench --bench scaling` (about 10 minutes on 2 cores);
+//! `cargo bench --bench scaling`;
 //! `NNBENCH_SCALING_PAIRS=N` for another number of comparisons beside the
 //! build (20 by default; a quarter as many on the quiet machine).
 
@@ -16,8 +16,7 @@
 mod beside_build;
 #[path = "support/harness.rs"]
 mod harness;
-#[path = "support/stats.rs"]
-mod stats;
+use harness::stats;
 #[path = "support/steps.rs"]
 mod steps;
 
@@ -221,7 +220,7 @@ fn measure(pairs: usize) -> Result<(), String> {
             let gated = how == "interleaved rounds";
             let worst = tally.worst();
             if gated {
-                met &= worst <= TARGET && tally.alarms == 0;
+                met &= worst <= TARGET;
             }
             let mut row = vec![machine.clone(), how.to_owned()];
             row.extend(tally.powers.iter().map(|p| {
@@ -233,7 +232,11 @@ fn measure(pairs: usize) -> Result<(), String> {
             row.push(format!(
                 "{worst:.3}{}",
                 if gated {
-                    format!(" (<= {TARGET} {})", harness::verdict(worst <= TARGET))
+                    // Every run's own power: what was measured, not a rate.
+                    format!(
+                        " (every run <= {TARGET} {})",
+                        harness::verdict("power", worst <= TARGET, worst <= 2.0 * TARGET)
+                    )
                 } else {
                     String::new()
                 }
@@ -245,7 +248,15 @@ fn measure(pairs: usize) -> Result<(), String> {
                 tally.alarms,
                 tally.pairs,
                 if gated {
-                    format!(" {}", harness::verdict(tally.alarms == 0))
+                    format!(
+                        " (at most 1 in 20 {})",
+                        harness::rate(
+                            "scaling alarms",
+                            tally.alarms,
+                            tally.pairs,
+                            harness::Rate::AtMost(0.05)
+                        )
+                    )
                 } else {
                     String::new()
                 }

@@ -3,10 +3,18 @@
 # its peers, and lets each write its section of the book's page of
 # measured figures (docs/src/figures.md):
 #
-#   scripts/figures.sh                  # every figure bench (under an hour on 2 cores)
+#   scripts/figures.sh                  # every figure bench
 #   scripts/figures.sh overhead memory  # these
 #   scripts/figures.sh --test           # each once, small, checking its section (CI)
 #   scripts/figures.sh --lint           # clippy on each, as CI runs it
+#   scripts/figures.sh --stale          # the sections measured before a change to what they measure
+#
+# Each section is stamped with the commit it measured (`-dirty` where
+# files outside the book differed from it). `--stale` names each section
+# whose commit is missing, dirty or unknown here, or since which the code
+# it measures changed (its bench, the benches' support, and the packages
+# it runs), and exits 1 when there is one; the GPU section, written from
+# `scripts/gpu-check.sh` on a CUDA machine, is judged the same way.
 #
 # They are `bench = false` in Cargo.toml, so that plain `cargo bench` runs
 # the main job only. seed_sweep makes 1.5 GB of matrices and its Python
@@ -17,12 +25,59 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(build_cost overhead sampling memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation compare history sharding paired false_alarms scaling async_cases mnist)
+all=(build_cost overhead sampling inputs memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation compare history sharding paired false_alarms scaling async_cases mnist)
 
 test_mode=false
 if [[ "${1:-}" == "--test" ]]; then
     test_mode=true
     shift
+elif [[ "${1:-}" == "--stale" ]]; then
+    runtime="nnbench-core/src src nnbench-macros/src nnbench-units/src Cargo.lock"
+    measures() {
+        case $1 in
+            npy_load) echo "benches/npy_load.rs benches/support nnbench-core/src/npy Cargo.lock" ;;
+            compare) echo "benches/compare.rs benches/support nnbench-core/src/compare nnbench-core/src/record nnbench-units/src Cargo.lock" ;;
+            history) echo "nnbench-cli/benches benches/support nnbench-cli/src nnbench-core/src/compare nnbench-core/src/record nnbench-units/src Cargo.lock" ;;
+            build_cost) echo "benches/build_cost.rs benches/support $runtime Cargo.toml nnbench-core/Cargo.toml nnbench-macros/Cargo.toml nnbench-units/Cargo.toml" ;;
+            gpu) echo "benches/gpu.rs benches/mnist.rs benches/support scripts/gpu-check.sh scripts/gpu_check.py $runtime" ;;
+            *) echo "benches/$1.rs benches/support $runtime" ;;
+        esac
+    }
+    page=docs/src/figures.md
+    stale=0
+    for bench in "${all[@]}" gpu; do
+        stamp=$(grep -A1 -F "<!-- figures $bench:" "$page" | sed -n 2p || true)
+        if [[ -z "$stamp" ]]; then
+            echo "$bench: no section on $page"
+            stale=1
+            continue
+        elif [[ "$stamp" == "<!-- end figures"* ]]; then
+            echo "$bench: never measured"
+            stale=1
+            continue
+        fi
+        commit=$(grep -oE '(at |, )[0-9a-f]{7,40}(-dirty)?[,;]' <<<"$stamp" | head -1 | sed -E 's/^(at |, )//; s/[,;]$//' || true)
+        day=$(grep -oE '[0-9]{4}-[0-9]{2}-[0-9]{2}' <<<"$stamp" | head -1 || true)
+        if [[ -z "$commit" ]]; then
+            echo "$bench: measured on $day, before sections carried their commit"
+            stale=1
+        elif [[ "$commit" == *-dirty ]]; then
+            echo "$bench: measured on $day at $commit, on uncommitted changes"
+            stale=1
+        elif ! git cat-file -e "$commit^{commit}" 2>/dev/null; then
+            echo "$bench: measured on $day at $commit, a commit this repository does not have"
+            stale=1
+        else
+            # shellcheck disable=SC2046 # the paths are words
+            changed=$(git diff --name-only "$commit" -- $(measures "$bench"))
+            if [[ -n "$changed" ]]; then
+                count=$(wc -l <<<"$changed")
+                echo "$bench: measured on $day at $commit; since, $count changed file(s) it measures: $(head -3 <<<"$changed" | paste -sd, -)$( ((count > 3)) && echo ", ...")"
+                stale=1
+            fi
+        fi
+    done
+    exit $stale
 elif [[ "${1:-}" == "--lint" ]]; then
     # `bench = false` leaves them out of clippy's --all-targets. mnist
     # takes the tch feature, linted with it where libtorch is.

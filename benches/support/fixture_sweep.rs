@@ -88,7 +88,7 @@ fn build(dir: &Path, side: &str, slower: Option<&str>) -> Result<PathBuf, String
     Ok(path)
 }
 
-/// One paired run of the sweep, the head making `slower` slower.
+/// What one paired run of the sweep did.
 pub struct Sweep {
     pub regressed: Vec<String>,
     pub unchanged: usize,
@@ -100,7 +100,10 @@ pub struct Sweep {
     pub seconds: f64,
 }
 
-pub fn pair(dir: &Path, slower: Option<&str>) -> Result<Sweep, String> {
+/// One paired run of the sweep, the head making `slower` slower, its
+/// workers kept for their fixtures where `keep` (`--paired-keep`), else
+/// new ones every round.
+pub fn pair(dir: &Path, slower: Option<&str>, keep: bool) -> Result<Sweep, String> {
     let base = build(dir, "base", None)?;
     let head = build(dir, "head", slower)?;
     let out = dir.join("sweep.json");
@@ -111,7 +114,12 @@ pub fn pair(dir: &Path, slower: Option<&str>) -> Result<Sweep, String> {
         .arg(&out)
         .arg("--paired")
         .arg(&base)
-        .args(["--paired-keep", build_and_keep().1, "infer/"])
+        .args(
+            keep.then_some(["--paired-keep", build_and_keep().1])
+                .into_iter()
+                .flatten(),
+        )
+        .arg("infer/")
         // Each judged again on new workers builds its model in each round.
         .args(
             crate::harness::test_mode()

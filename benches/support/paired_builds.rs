@@ -47,9 +47,7 @@ fn kernel() -> u64 {
 ///
 /// The accumulator stays in a register. Passed through `black_box` at
 /// every step, it is stored and loaded back, and on some CPUs how fast
-/// that load is served flips between one and four times for milliseconds
-/// at a time: measured on a 2-core Xeon VM, three samples in four of such
-/// a kernel ran 2 to 4 times slower than its fastest, which made the
+/// that load is served flips for milliseconds at a time, which made the
 /// kernel's own speed the noise the figures measured.
 pub fn mix(steps: u64, table: &[u64]) -> u64 {
     (0..steps).fold(0u64, |acc, i| {
@@ -116,9 +114,21 @@ pub fn build(dir: &Path, tenths: u64) -> Result<PathBuf, String> {
     Ok(path)
 }
 
+/// What one trial of a method on a pair of builds gave.
+pub struct Trial {
+    /// Whether the method called the head slower than the base.
+    pub regressed: bool,
+    /// How long the trial took, in seconds.
+    pub seconds: f64,
+    /// A paired run's rounds: each round's ratio of the builds' median
+    /// wall-time samples, and of their least CPU-time samples.
+    #[allow(dead_code, reason = "not every bench of builds reads the rounds")]
+    pub rounds: (Vec<f64>, Vec<f64>),
+}
+
 /// One trial: whether `method` called the head (`tenths` more work) slower
-/// than the base, and how long it took.
-pub fn trial(method: Method, dir: &Path, tenths: u64) -> Result<(bool, f64), String> {
+/// than the base, how long it took, and its rounds.
+pub fn trial(method: Method, dir: &Path, tenths: u64) -> Result<Trial, String> {
     let base = build(dir, 0)?;
     let head = build(dir, tenths)?;
     let out = dir.join("run.json");
@@ -140,6 +150,7 @@ pub fn trial(method: Method, dir: &Path, tenths: u64) -> Result<(bool, f64), Str
     };
     let base_path = base.to_string_lossy().into_owned();
     let started = Instant::now();
+    let mut rounds = (Vec::new(), Vec::new());
     let regressed = match method {
         Method::Stored => {
             bench(&base, &["--save-baseline", "base"])?;
@@ -161,12 +172,16 @@ pub fn trial(method: Method, dir: &Path, tenths: u64) -> Result<(bool, f64), Str
             if let Some(error) = &case.error {
                 return Err(format!("{}: {}", method.name(), error.summary()));
             }
-            case.paired
-                .as_ref()
-                .is_some_and(|p| p.verdict == Verdict::Regressed)
+            let paired = case.paired.as_ref().ok_or("the case was not paired")?;
+            rounds = (paired.wall_ratios.clone(), paired.cpu_ratios.clone());
+            paired.verdict == Verdict::Regressed
         }
     };
-    Ok((regressed, started.elapsed().as_secs_f64()))
+    Ok(Trial {
+        regressed,
+        seconds: started.elapsed().as_secs_f64(),
+        rounds,
+    })
 }
 
 /// In a process this bench started as one of its builds, runs the bench
@@ -197,9 +212,10 @@ pub fn trials_and_valgrind(var: &str, default: usize) -> (usize, bool) {
         .output()
         .is_ok_and(|o| o.status.success());
     if !valgrind {
-        crate::harness::note(
-            "no valgrind here (scripts/valgrind.sh installs it): instruction counts are left out",
-        );
+        crate::harness::note(crate::harness::peer_missing(
+            "instruction counts",
+            "no valgrind here; scripts/valgrind.sh installs it",
+        ));
     }
     (trials, valgrind)
 }

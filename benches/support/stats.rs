@@ -29,3 +29,25 @@ pub fn rate_bounds(k: usize, n: usize, confidence: f64) -> (f64, f64) {
     let upper = Beta::new(k + 1.0, n - k).map_or(1.0, |b| b.inverse_cdf(confidence));
     (lower, upper)
 }
+
+/// The distribution-free bounds, at `confidence` (two-sided), of the
+/// median of what `values` were drawn from: the order statistics that
+/// enclose it at least that often (binomial, half a chance each side).
+/// `None` where there are too few values for that confidence: five or
+/// fewer at 95%, whose smallest and largest enclose the median 94% of the
+/// time at most.
+#[allow(dead_code, reason = "not every figure bench bounds a median")]
+pub fn median_bounds(values: &[f64], confidence: f64) -> Option<(f64, f64)> {
+    use statrs::distribution::{Binomial, DiscreteCDF};
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let binomial = Binomial::new(0.5, n as u64).ok()?;
+    // The largest k with P(X < k) <= (1 - confidence) / 2: the k-th
+    // smallest value (1-based) lies above the median that rarely.
+    let tail = (1.0 - confidence) / 2.0;
+    let k = (1..=n / 2)
+        .take_while(|&k| binomial.cdf(k as u64 - 1) <= tail)
+        .last()?;
+    Some((sorted[k - 1], sorted[n - k]))
+}

@@ -15,8 +15,8 @@
 
 #[path = "../../benches/support/harness.rs"]
 mod harness;
-#[path = "../../benches/support/stats.rs"]
-mod stats;
+use harness::stats;
+use harness::{Goal, Rate};
 #[path = "support/step_trials.rs"]
 mod step_trials;
 #[path = "../../benches/support/synthetic.rs"]
@@ -84,10 +84,14 @@ fn main() {
     let start = Instant::now();
     let steps = history.steps(&StepSearch::default()).expect("steps").len();
     let search = start.elapsed().as_secs_f64();
-    let start = Instant::now();
-    let page = nnbench_cli::report::page(&history, &StepSearch::default(), "history bench", None)
-        .expect("the page");
-    let report = start.elapsed().as_secs_f64();
+    let mut reports = Vec::new();
+    let mut page = String::new();
+    for _ in 0..if harness::test_mode() { 1 } else { 7 } {
+        let start = Instant::now();
+        page = nnbench_cli::report::page(&history, &StepSearch::default(), "history bench", None)
+            .expect("the page");
+        reports.push(start.elapsed().as_secs_f64());
+    }
 
     let median_add = median(&adds);
     let last_add = adds[runs.saturating_sub(10)..]
@@ -114,7 +118,12 @@ fn main() {
             format_ns(median_add * 1e9),
             format_ns(last_add * 1e9)
         ),
-        format!("< 1 s {}", harness::verdict(last_add < 1.0)),
+        // The slowest of ten lies above the median's 95% bound: a
+        // stronger claim, which test mode's smaller history meets too.
+        format!(
+            "< 1 s {}",
+            harness::verdict("add", last_add < 1.0, last_add < 1.0)
+        ),
     ]);
     table.add_row([
         format!("list {listed} runs"),
@@ -135,8 +144,10 @@ fn main() {
     ]);
     table.add_row([
         format!("the HTML report ({})", format_bytes(page.len() as u64)),
-        format_ns(report * 1e9),
-        format!("< 5 s {}", harness::verdict(report < 5.0)),
+        format_ns(median(&reports) * 1e9),
+        harness::judged("report", &reports, Goal::AtMost(5.0), 1.0, |v| {
+            format_ns(v * 1e9)
+        }),
     ]);
     harness::table(&table);
     step_search(harness::test_mode());
@@ -164,18 +175,27 @@ fn step_search(test_mode: bool) {
     let share = |n: usize| format!("{n} of {trials}");
     for (runs, exact_at_least, near_at_least) in [(1, 0.80, 0.95), (3, 0.95, 0.99)] {
         let found = step_trials::locate(trials, runs, significance);
-        let met = found.exact as f64 >= exact_at_least * trials as f64
-            && (found.exact + found.one_off) as f64 >= near_at_least * trials as f64;
+        let exact = harness::rate(
+            "at its commit",
+            found.exact,
+            trials,
+            Rate::AtLeast(exact_at_least),
+        );
+        let near = harness::rate(
+            "within one",
+            found.exact + found.one_off,
+            trials,
+            Rate::AtLeast(near_at_least),
+        );
         table.add_row([
             format!("{runs} run{} a commit", if runs == 1 { "" } else { "s" }),
             share(found.exact),
             share(found.one_off),
             share(found.wrong),
             format!(
-                "at its commit >= {:.0}%, within one >= {:.0}% {}",
+                "at its commit >= {:.0}% {exact}, within one >= {:.0}% {near}",
                 100.0 * exact_at_least,
                 100.0 * near_at_least,
-                harness::verdict(met)
             ),
         ]);
     }
@@ -189,9 +209,7 @@ fn step_search(test_mode: bool) {
     let trials = 5 * trials;
     for level in [significance, 10.0 * significance] {
         let alarms = step_trials::false_alarms(trials, level);
-        // A rate above the significance shows as a lower bound above it,
-        // where chance alone leaves a small count over it.
-        let (lowest, _) = rate_bounds(alarms, trials, 0.99);
+        let (_, highest) = rate_bounds(alarms, trials, 0.95);
         table.add_row([
             format!("significance {level}"),
             format!(
@@ -199,10 +217,10 @@ fn step_search(test_mode: bool) {
                 100.0 * alarms as f64 / trials as f64
             ),
             format!(
-                "at most the significance: the rate's 99% lower bound {:.3}% <= {}% {}",
-                100.0 * lowest,
+                "at most the significance: the rate's 95% upper bound {:.3}% <= {}% {}",
+                100.0 * highest,
                 100.0 * level,
-                harness::verdict(lowest <= level)
+                harness::rate("false alarms", alarms, trials, Rate::AtMost(level))
             ),
         ]);
     }

@@ -9,11 +9,10 @@
 //! ```
 //!
 //! The counters are process-wide atomics updated without locks (four atomic
-//! additions per allocation and its deallocation). Measured side by side by
-//! `cargo bench --bench memory` on a 2-core x86-64 VM: an allocation and
-//! deallocation of 64 bytes took 25 ns through the tracker against 7.7 ns
-//! through the system allocator alone, +17 ns per pair. Use one tracker, as
-//! the global allocator: every instance counts into the same counters.
+//! additions per allocation and its deallocation); what they add to an
+//! allocation is on the book's page of measured figures (its Memory
+//! section, `scripts/figures.sh memory`). Use one tracker, as the global
+//! allocator: every instance counts into the same counters.
 //! Without it, the `heap_*` fields of records are `null`.
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -21,10 +21,9 @@ const MAX_BATCH: usize = 1 << 16;
 /// The inputs a routine consumes are freed on the clock, one after
 /// another; where together they leave more free memory than that at the
 /// top of the heap, the allocator hands it back to the kernel there (and
-/// the next batch faults it in again), which costs a page at a time: two
-/// live 8 MiB inputs made each drop cost a hundred times what dropping one
-/// alone does. Under it, a drop costs what it costs in a program that
-/// makes and consumes its inputs one at a time.
+/// the next batch faults it in again), which costs a page at a time.
+/// Under it, a drop costs what it costs in a program that makes and
+/// consumes its inputs one at a time (`scripts/figures.sh inputs`).
 const BATCH_BYTES: u64 = 128 << 10;
 
 /// How long making the inputs of one timer's calls may take in all: past

@@ -1,8 +1,8 @@
 //! The fast path of `.npy` loading: the data of an array whose elements are
 //! stored as this machine holds them is read from the file straight into
-//! the array's allocation, advised for transparent huge pages, so that a
-//! 512 MiB array costs one copy from the page cache and a few hundred page
-//! faults instead of 131,072.
+//! the array's allocation, advised for transparent huge pages, so that an
+//! array costs one copy from the page cache and a page fault per huge page
+//! instead of one per 4 KiB page.
 
 use std::any::TypeId;
 use std::fs::File;

@@ -224,9 +224,10 @@ pub fn read_header(path: impl AsRef<Path>) -> Result<Header, NpyError> {
 /// as this machine holds them (little-endian floats and integers, C order:
 /// what numpy writes by default) are read from the file straight into the
 /// array's allocation, which is advised for transparent huge pages on
-/// Linux: one copy from the page cache, a few hundred page faults for
-/// 512 MiB, as fast as `np.load` (`cargo bench --bench npy_load`). Other
-/// layouts (Fortran order, big-endian) go through ndarray-npy, converted.
+/// Linux: one copy from the page cache, and a page fault per huge page
+/// (the book's page of measured figures sets it beside `np.load`,
+/// `scripts/figures.sh npy_load`). Other layouts (Fortran order,
+/// big-endian) go through ndarray-npy, converted.
 ///
 /// # Errors
 ///

@@ -535,7 +535,8 @@ impl Runner {
         self
     }
 
-    /// Records no memory figures (they cost 2 to 6 µs a case):
+    /// Records no memory figures (what they cost a case is on the book's
+    /// page of measured figures, `scripts/figures.sh overhead`):
     /// `--no-memory` when `record` is false.
     ///
     /// # Example

@@ -12,7 +12,8 @@ use crate::memo::DiskTier;
 #[derive(Clone, Debug, Default, clap::Args)]
 #[command(next_help_heading = "Memory and memos")]
 pub(crate) struct MemorySettings {
-    /// Record no memory figures (they cost 2 to 6 µs a case).
+    /// Record no memory figures (what they cost a case is on the book's page
+    /// of measured figures).
     #[arg(long)]
     pub no_memory: bool,
     /// Keep memos in the cache after their last use.

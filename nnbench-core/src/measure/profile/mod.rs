@@ -50,8 +50,8 @@ pub(crate) fn within(call: &mut dyn FnMut()) {
 
 /// Makes the profiler's tables before the first case is measured. They
 /// are made as it first starts and again as each profile stops, and kept
-/// (some 160 MiB, resident): made first inside a case, they would count
-/// in that case's memory.
+/// resident: made first inside a case, they would count in that case's
+/// memory.
 pub(crate) fn prepare() {
     // One that cannot start now says why when a case starts it.
     #[cfg(all(unix, feature = "profile"))]

@@ -6,12 +6,10 @@
 //! undecided on a worker of each build (the `--isolate` workers), in
 //! random order, with the same calls per sample on both sides. Each round
 //! starts new workers: what a process draws once and keeps spreads over
-//! both builds that way. On a shared machine a process can run one case
-//! nearly twice as fast as the next process does, and two workers kept for
-//! the run differ by a few percent that no round redraws: measured here,
-//! 3 to 5% either way on a 0.2 ms loop, changing from run to run (4 false
-//! alarms in 24 verdicts of identical builds at the 3% limit, where new
-//! workers each round gave none in 36).
+//! both builds that way. On a shared machine one process can run a case
+//! faster than the next process does, and two workers kept for the run
+//! differ by what no round redraws, either way and from run to run (the
+//! book's "How paired runs measure" says why each step is as it is).
 //!
 //! With `--paired-keep DURATION`, a group whose memos took that long to
 //! resolve on a side in its first round keeps that round's workers, one a
