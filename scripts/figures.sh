@@ -21,11 +21,13 @@
 # peer (scripts/python-peer.sh, from PyPI, cached). mnist is the real
 # sweep (the tch feature, libtorch and the data fetched by their
 # scripts), run whole four times; CI runs it on its own, so --test leaves
-# it out.
+# it out. fuzz fuzzes the readers of users' files with cargo fuzz on the
+# nightly toolchain (scripts/fuzz.sh); CI runs that script on its own, so
+# --test leaves it out too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(build_cost overhead sampling inputs memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation compare history sharding paired false_alarms scaling async_cases mnist)
+all=(build_cost overhead sampling inputs memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation compare history sharding paired false_alarms scaling async_cases fuzz mnist)
 
 test_mode=false
 if [[ "${1:-}" == "--test" ]]; then
@@ -39,6 +41,7 @@ elif [[ "${1:-}" == "--stale" ]]; then
             compare) echo "benches/compare.rs benches/support nnbench-core/src/compare nnbench-core/src/record nnbench-units/src Cargo.lock" ;;
             history) echo "nnbench-cli/benches benches/support nnbench-cli/src nnbench-core/src/compare nnbench-core/src/record nnbench-units/src Cargo.lock" ;;
             build_cost) echo "benches/build_cost.rs benches/support $runtime Cargo.toml nnbench-core/Cargo.toml nnbench-macros/Cargo.toml nnbench-units/Cargo.toml" ;;
+            fuzz) echo "benches/fuzz.rs benches/support fuzz scripts/fuzz.sh $runtime nnbench-cli/src" ;;
             gpu) echo "benches/gpu.rs benches/mnist.rs benches/support scripts/gpu-check.sh scripts/gpu_check.py $runtime" ;;
             *) echo "benches/$1.rs benches/support $runtime" ;;
         esac
@@ -108,7 +111,7 @@ if $test_mode; then
     args=()
     for bench in "${benches[@]}"; do
         case $bench in
-            mnist) ;;
+            mnist | fuzz) ;;
             # With the workspace's features, as `cargo test --workspace`
             # built the libraries it links.
             history) cargo test --workspace --bench history ;;

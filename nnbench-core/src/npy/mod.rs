@@ -438,6 +438,38 @@ fn file_len(path: &Path, file: &File) -> Result<u64, NpyError> {
         .len())
 }
 
+/// How deep a header may nest brackets: a dict holding a shape's tuple is
+/// 2, a structured dtype's list of fields with their shapes 4. The Python
+/// literal parser backtracks on unclosed brackets at a cost that grows
+/// exponentially with their depth (the fuzzer found a header of 18 that
+/// took seconds), so a deeper header is refused before it is parsed.
+const MAX_NESTING: usize = 6;
+
+/// The deepest nesting of `(`, `[` and `{` in `text`, outside its quoted
+/// strings, whether or not they are closed.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
+            (None, _) => {}
+        }
+    }
+    deepest
+}
+
 /// Parses and checks the header of `.npy` bytes of length `file_len`.
 pub(crate) fn header_of(
     path: &Path,
@@ -487,6 +519,12 @@ pub(crate) fn header_of(
         return Err(corrupt("header is not ASCII".into()));
     }
     let text = String::from_utf8(text).map_err(|_| corrupt("header is not UTF-8".into()))?;
+    let depth = nesting(&text);
+    if depth > MAX_NESTING {
+        return Err(corrupt(format!(
+            "header nests brackets {depth} deep, where a .npy header nests {MAX_NESTING} at most"
+        )));
+    }
     let dict: PyValue = text
         .trim_end()
         .parse()
