@@ -22,7 +22,7 @@ static SCORINGS: AtomicUsize = AtomicUsize::new(0);
 /// Makes `Split::fingerprint` fail, as one that asks a server would.
 static UNREACHABLE: AtomicBool = AtomicBool::new(false);
 
-/// The rows of a text file of numbers.
+/// The rows of a text file of numbers, or of the files of a folder.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 struct Split(PathBuf);
 
@@ -30,7 +30,19 @@ impl Memo for Split {
     type Value = Vec<u32>;
     fn compute(&self) -> nnbench::Result<Vec<u32>> {
         SPLITS.fetch_add(1, Ordering::SeqCst);
-        let text = std::fs::read_to_string(&self.0)?;
+        let text = if self.0.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&self.0)?
+                .map(|entry| entry.map(|e| e.path()))
+                .collect::<Result<_, _>>()?;
+            files.sort();
+            let parts: Vec<String> = files
+                .iter()
+                .map(std::fs::read_to_string)
+                .collect::<Result<_, _>>()?;
+            parts.join(",")
+        } else {
+            std::fs::read_to_string(&self.0)?
+        };
         Ok(text
             .split(',')
             .map(|n| n.trim().parse())
@@ -370,6 +382,28 @@ fn two_checkouts_sharing_a_tier_each_score_the_split_they_name() {
         ([1, 1, 1], 12)
     );
     assert_eq!(in_a_checkout(tier.path(), one.path(), split).1, 6);
+}
+
+#[test]
+fn two_checkouts_sharing_a_tier_each_score_the_folder_they_name() {
+    let tier = tempfile::tempdir().unwrap();
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for (checkout, rows) in [(&one, "1,2"), (&two, "3,4")] {
+        std::fs::create_dir(checkout.path().join("data")).unwrap();
+        std::fs::write(checkout.path().join("data/part-0.txt"), rows).unwrap();
+    }
+    let data = Path::new("data");
+    assert_eq!(in_a_checkout(tier.path(), one.path(), data), ([1, 1, 1], 6));
+    assert_eq!(
+        in_a_checkout(tier.path(), two.path(), data),
+        ([1, 1, 1], 14)
+    );
+    // A file added to the second checkout's folder is a change there.
+    std::fs::write(two.path().join("data/part-1.txt"), "5").unwrap();
+    assert_eq!(
+        in_a_checkout(tier.path(), two.path(), data),
+        ([1, 1, 1], 24)
+    );
 }
 
 #[test]
