@@ -8,7 +8,7 @@
 //! `tests/fuzz_found.rs`.
 //!
 //! `cargo bench --bench fuzz` (`NNBENCH_FUZZ_SECONDS` a target, default
-//! 600, an optimized build); test mode fuzzes each target a few seconds,
+//! 300, an optimized build); test mode fuzzes each target a few seconds,
 //! unoptimized.
 
 #[path = "support/harness.rs"]
@@ -59,7 +59,7 @@ fn main() {
     let seconds = if test_mode {
         "3".to_owned()
     } else {
-        std::env::var("NNBENCH_FUZZ_SECONDS").unwrap_or_else(|_| "600".into())
+        std::env::var("NNBENCH_FUZZ_SECONDS").unwrap_or_else(|_| "300".into())
     };
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fuzz.sh");
     let mut command = Command::new(script);

@@ -5,7 +5,7 @@
 # nightly toolchain, from the seed corpus in fuzz/corpus, and fails on any
 # crash, hang or input that takes memory beyond libFuzzer's limit:
 #
-#   scripts/fuzz.sh              # each target 20 s, an unoptimized build (CI)
+#   scripts/fuzz.sh              # each target 10 s, an unoptimized build (CI)
 #   scripts/fuzz.sh 60           # each target 60 s
 #   scripts/fuzz.sh --release 600
 #
@@ -25,7 +25,7 @@ if [[ "${1:-}" == "--release" ]]; then
     profile=--release
     shift
 fi
-seconds="${1:-20}"
+seconds="${1:-10}"
 targets=(npy record disk_entry history)
 
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
