@@ -46,6 +46,8 @@ elif [[ "${1:-}" == "--stale" ]]; then
             *) echo "benches/$1.rs benches/support $runtime" ;;
         esac
     }
+    # The GPU section is measured where a CUDA machine is, not here.
+    gpu_hint() { [[ "$1" == gpu ]] && echo " (scripts/gpu-check.sh measures it again on a CUDA machine)"; true; }
     page=docs/src/figures.md
     stale=0
     for bench in "${all[@]}" gpu; do
@@ -65,7 +67,7 @@ elif [[ "${1:-}" == "--stale" ]]; then
             echo "$bench: measured on $day, before sections carried their commit"
             stale=1
         elif [[ "$commit" == *-dirty ]]; then
-            echo "$bench: measured on $day at $commit, on uncommitted changes"
+            echo "$bench: measured on $day at $commit, on uncommitted changes$(gpu_hint "$bench")"
             stale=1
         elif ! git cat-file -e "$commit^{commit}" 2>/dev/null; then
             echo "$bench: measured on $day at $commit, a commit this repository does not have"
@@ -75,7 +77,7 @@ elif [[ "${1:-}" == "--stale" ]]; then
             changed=$(git diff --name-only "$commit" -- $(measures "$bench"))
             if [[ -n "$changed" ]]; then
                 count=$(wc -l <<<"$changed")
-                echo "$bench: measured on $day at $commit; since, $count changed file(s) it measures: $(head -3 <<<"$changed" | paste -sd, -)$( ((count > 3)) && echo ", ...")"
+                echo "$bench: measured on $day at $commit; since, $count changed file(s) it measures: $(head -3 <<<"$changed" | paste -sd, -)$( ((count > 3)) && echo ", ...")$(gpu_hint "$bench")"
                 stale=1
             fi
         fi
