@@ -149,10 +149,59 @@ fn without_a_budget_the_declared_order_loads_each_fixture_once() {
     assert_eq!(ids[5], "evaluate/model=Model(1),data=Data(6)");
 }
 
+/// A budget below what every case needs: each loads anyway, and the run
+/// says so once, with the number of cases, where a user reads it.
+fn a_budget_below_every_case_is_said_once_a_run() {
+    memo::clear();
+    let record = Runner::new()
+        .filter("evaluate/")
+        .quiet(true)
+        .test_mode(true)
+        .disk_tier(DiskTier::Off)
+        .memo_budget(100 * MIB)
+        .run()
+        .unwrap();
+    assert_eq!(record.failed(), 0, "{:#?}", record.cases);
+    let said = "a case's memos need more than the memo budget of 100 MiB; they load anyway";
+    let cases: Vec<&str> = record
+        .cases
+        .iter()
+        .filter(|c| c.warnings.iter().any(|w| w == said))
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(cases.len(), 1, "said with the first case only: {cases:?}");
+    assert_eq!(
+        record.warnings,
+        [format!("{said} (48 cases)")],
+        "the run's record says it once, with its cases"
+    );
+    let target = tempfile::tempdir().unwrap();
+    let run = bench_under(target.path(), "100MiB", &["evaluate/"]);
+    assert!(run.status.success(), "{}", support::said(&run));
+    assert_eq!(
+        support::said(&run).matches("they load anyway").count(),
+        2,
+        "the first case's warning and the run's: {}",
+        support::said(&run)
+    );
+    let isolated = bench_under(target.path(), "100MiB", &["evaluate/", "--isolate"]);
+    assert!(isolated.status.success(), "{}", support::said(&isolated));
+    let record = RunRecord::read(target.path().join("nnbench/memo_budget/latest.json")).unwrap();
+    assert_eq!(
+        record.warnings,
+        [format!("{said} (48 cases)")],
+        "workers' cases are counted as one run's"
+    );
+}
+
 fn bench(target: &Path, args: &[&str]) -> Output {
+    bench_under(target, "200MiB", args)
+}
+
+fn bench_under(target: &Path, budget: &str, args: &[&str]) -> Output {
     support::bench_binary()
         .env("CARGO_TARGET_DIR", target)
-        .args(["--bench", "--memo-budget", "200MiB"])
+        .args(["--bench", "--memo-budget", budget])
         .args(args)
         .output()
         .expect("the child runs")
@@ -211,6 +260,7 @@ fn main() {
             six_fixtures_of_room_take_at_most_twenty_loads,
             unplanned_the_declared_order_under_the_same_budget_loads_far_more,
             without_a_budget_the_declared_order_loads_each_fixture_once,
+            a_budget_below_every_case_is_said_once_a_run,
             list_shows_the_plan_by_the_sizes_the_last_run_recorded,
         ],
     );

@@ -31,11 +31,15 @@ pub(crate) fn write<T, E>(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(WriteError::Io)?;
+    let mut builder = tempfile::Builder::new();
+    let prefix = format!(".{name}.");
+    builder.prefix(&prefix).suffix(".tmp");
+    // A temporary file is private by default; what it becomes is created
+    // as any file of the user's (the umask decides), so a record or a tier
+    // shared through a group folder can be read by the group.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut temp = builder.tempfile_in(dir).map_err(WriteError::Io)?;
     let out = fill(temp.as_file_mut()).map_err(WriteError::Fill)?;
     temp.as_file().sync_all().map_err(WriteError::Io)?;
     temp.persist(path).map_err(|e| WriteError::Io(e.error))?;
@@ -111,6 +115,26 @@ mod tests {
         assert_eq!(seen.into_inner(), Some(path.clone()));
         assert_eq!(target_of_temporary(&path), None);
         assert_eq!(target_of_temporary(&dir.path().join(".x.tmp")), None);
+    }
+
+    /// The process's umask as Linux reports it, without changing it (the
+    /// tests of this process run side by side).
+    #[cfg(target_os = "linux")]
+    fn umask() -> u32 {
+        let status = fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+        u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_written_file_has_the_mode_the_umask_gives() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        write(&path, |f| f.write_all(b"{}")).unwrap();
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask(), "{mode:o}");
     }
 
     #[test]

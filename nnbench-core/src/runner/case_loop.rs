@@ -14,7 +14,8 @@ use super::prefetch::Prefetcher;
 use super::scaling_rounds::{CaseRounds, Groups};
 use super::tier_limit::TierLimit;
 use crate::measure::rss;
-use crate::memo::{self, ErasedMemo, journal};
+use crate::memo::journal::{self, Said};
+use crate::memo::{self, ErasedMemo};
 use crate::record::{CaseRecord, Stage};
 use crate::registry::Case;
 use crate::settings::Settings;
@@ -38,6 +39,8 @@ pub(crate) struct End {
     pub interrupted: Option<Signal>,
     /// What was said between cases: the run's warnings.
     pub warnings: Vec<String>,
+    /// The warnings its cases said once a run.
+    pub said: Vec<Said>,
     /// What it planned, and its memos' sizes.
     pub loading: Loading,
     /// The interleaved rounds of its scaling families, for the records
@@ -84,6 +87,7 @@ pub(crate) fn run(
     let mut end = End {
         interrupted: None,
         warnings: Vec::new(),
+        said: Vec::new(),
         loading: Loading::default(),
         rounds: Vec::new(),
     };
@@ -103,6 +107,7 @@ pub(crate) fn run(
         *index += 1;
         // What was said between cases belongs to the run.
         end.warnings.extend(journal::take().warnings);
+        journal::next_case();
         sink.starting(case);
         // The load started beside the last case belongs to this one; what
         // it made resident, this case reads as it starts.
@@ -164,6 +169,7 @@ pub(crate) fn run(
     prefetcher.wait();
     engine.finish(console);
     end.warnings.extend(journal::take().warnings);
+    end.said = journal::take_said();
     end.loading = Loading {
         plan: planning.and_then(Planning::into_record),
         sizes: sizebook.into_sizes(),

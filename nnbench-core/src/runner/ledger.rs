@@ -7,6 +7,7 @@ use super::console::Console;
 use super::interrupt::Signal;
 use super::progress::Progress;
 use crate::Result;
+use crate::memo::journal::Said;
 use crate::memo::{self, MemoStats};
 use crate::record::{
     CaseRecord, MemoSize, MemosRecord, PlanRecord, RunContext, RunMemoRecord, RunRecord, SCHEMA,
@@ -18,6 +19,8 @@ use crate::settings::Settings;
 pub(crate) struct Ledger {
     pub records: Vec<CaseRecord>,
     pub warnings: Vec<String>,
+    /// The warnings its cases said once a run.
+    pub said: Vec<Said>,
     /// The progress file, written as cases finish.
     pub progress: Option<Progress>,
     /// The plan of the cases run in this process, and their memos' sizes.
@@ -110,6 +113,7 @@ impl Closing {
         workers_memo: Option<RunMemoRecord>,
     ) -> RunRecord {
         let mut warnings = std::mem::take(&mut ledger.warnings);
+        warnings.extend(ledger.said.drain(..).map(|said| said.say()));
         match (stop, ledger.progress.take()) {
             (Some(stop), progress) => {
                 // The file stays for `--resume`.

@@ -257,7 +257,7 @@ fn throughput_of(case: &Case, args: &Args, timed: &Timed) -> Result<Option<Throu
 /// in the host and GPU budgets: under a plan, those used furthest ahead
 /// first (memos that are no case's parameter before any that is), else the
 /// least recently used. When the case's own memos exceed a budget, they
-/// load anyway, with a warning.
+/// load anyway, with a warning said once a run.
 fn make_room(settings: &Settings, need: Sizes, case: &Case, around: &dyn Around) {
     let ahead = |memo: &dyn ErasedMemo| match around.ahead(memo) {
         Ahead::Unplanned => 0,
@@ -289,9 +289,9 @@ fn make_room_in(
     let keep = |m: &dyn ErasedMemo| case.params.memos().any(|(_, own)| own.same_as(m));
     while held().saturating_add(need) > budget {
         if !cache.evict_one(&keep, on_device, ahead) {
-            journal::warn(format!(
-                "its memos need {} with a memo {}budget of {}; they load anyway",
-                format_bytes(held().saturating_add(need)),
+            // Said once a run: each case over the budget says the same.
+            journal::warn_once(format!(
+                "a case's memos need more than the memo {}budget of {}; they load anyway",
                 if on_device { "GPU " } else { "" },
                 format_bytes(budget)
             ));

@@ -18,7 +18,7 @@ pub(crate) struct Prefetcher {
     host_budget: Option<u64>,
     device_budget: Option<u64>,
     disk_tier: DiskTier,
-    pending: Option<JoinHandle<Vec<String>>>,
+    pending: Option<JoinHandle<Loaded>>,
 }
 
 impl Prefetcher {
@@ -66,7 +66,13 @@ impl Prefetcher {
                         // uses the memo to record.
                         let _ = memo::resolve_erased(&**memo);
                     }
-                    journal::take().warnings
+                    let warnings = journal::take().warnings;
+                    let once: Vec<String> =
+                        journal::take_said().into_iter().map(|s| s.text).collect();
+                    Loaded {
+                        warnings: warnings.into_iter().filter(|w| !once.contains(w)).collect(),
+                        once,
+                    }
                 })
             });
         match spawned {
@@ -105,17 +111,31 @@ impl Prefetcher {
     }
 
     /// Waits for the load in flight; returns the warnings it gave and how
-    /// long the wait took.
+    /// long the wait took. What it says once a run is said on this thread,
+    /// for the case that waits.
     pub(crate) fn wait(&mut self) -> (Vec<String>, Duration) {
         let Some(handle) = self.pending.take() else {
             return (Vec::new(), Duration::ZERO);
         };
         let started = Instant::now();
-        let warnings = handle.join().unwrap_or_else(|_| {
-            vec!["the background load of the next case's memos stopped unexpectedly".into()]
+        let loaded = handle.join().unwrap_or_else(|_| Loaded {
+            warnings: vec![
+                "the background load of the next case's memos stopped unexpectedly".into(),
+            ],
+            once: Vec::new(),
         });
-        (warnings, started.elapsed())
+        for message in loaded.once {
+            journal::warn_once(message);
+        }
+        (loaded.warnings, started.elapsed())
     }
+}
+
+/// What a background load said.
+struct Loaded {
+    warnings: Vec<String>,
+    /// Warnings said once a run.
+    once: Vec<String>,
 }
 
 /// Memory the system can give without swapping (`MemAvailable`), less a

@@ -12,7 +12,8 @@ use super::order::{self, Planning};
 use super::progress::{self, Progress};
 use super::watchdog::{self, Watchdog};
 use super::{Runner, interrupt, provenance, select};
-use crate::memo::{self, journal};
+use crate::memo;
+use crate::memo::journal::{self, Said};
 use crate::record::{OutputFormat, RecordError, RunMemoRecord, RunRecord};
 use crate::registry::{self, Case};
 use crate::settings::Settings;
@@ -222,6 +223,7 @@ impl Runner {
         let ledger = Arc::new(Mutex::new(Ledger {
             records: resumed,
             warnings,
+            said: Vec::new(),
             progress,
             loading: super::ledger::Loading::default(),
         }));
@@ -326,6 +328,7 @@ fn run_in_process(
     drop(watchdog);
     let mut ledger = lock(ledger);
     ledger.warnings.extend(end.warnings);
+    Said::merge(&mut ledger.said, end.said);
     ledger.loading = end.loading;
     for rounds in end.rounds {
         rounds.apply(&mut ledger.records);
@@ -383,7 +386,9 @@ fn run_in_workers(
         super::isolate::supervise(selected, settings, &start, flag, stop, &mut |record| {
             lock(ledger).add(record, console)
         })?;
-    lock(ledger).warnings.extend(outcome.warnings);
+    let mut ledger = lock(ledger);
+    ledger.warnings.extend(outcome.warnings);
+    Said::merge(&mut ledger.said, outcome.said);
     Ok((outcome.interrupted.map(Stop::Signal), outcome.memo))
 }
 

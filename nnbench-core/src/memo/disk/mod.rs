@@ -551,11 +551,11 @@ pub(crate) fn hold_within(
             }
             if !said && waited >= SAY_AFTER {
                 said = true;
-                eprintln!(
-                    "memo tier: waiting for {} to finish {}",
+                super::journal::warn(format!(
+                    "memo tier: waited for {} to finish {}",
                     holder(&path),
                     entry.display()
-                );
+                ));
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -617,18 +617,15 @@ fn unsupported(error: &io::Error) -> bool {
     error.kind() == io::ErrorKind::Unsupported
 }
 
-/// Says once per process that the tier goes on without locks, and what
-/// that costs.
+/// Says once a run that the tier goes on without locks, and what that
+/// costs.
 fn without_locks(lock: &Path, error: &io::Error) {
-    static SAID: std::sync::Once = std::sync::Once::new();
-    SAID.call_once(|| {
-        eprintln!(
-            "warning: memo tier: {} takes no file locks ({error}): it is used without them, so \
-             processes sharing it may compute an entry twice, and a prune may remove an entry \
-             another process is reading",
-            lock.parent().unwrap_or(lock).display()
-        );
-    });
+    super::journal::warn_once(format!(
+        "memo tier: {} takes no file locks ({error}): it is used without them, so \
+         processes sharing it may compute an entry twice, and a prune may remove an entry \
+         another process is reading",
+        lock.parent().unwrap_or(lock).display()
+    ));
 }
 
 fn open_lock(entry: &Path) -> io::Result<(File, PathBuf)> {

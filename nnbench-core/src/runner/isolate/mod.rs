@@ -23,6 +23,7 @@ pub(crate) use protocol::WORKER_ENV;
 use super::interrupt::Signal;
 use super::lifecycle;
 use super::order::Schedule;
+use crate::memo::journal::Said;
 use crate::record::{CaseRecord, MemoryRecord, RunMemoRecord, Stage};
 use crate::registry::Case;
 use crate::settings::Settings;
@@ -62,6 +63,8 @@ pub(crate) struct Outcome {
     pub interrupted: Option<Signal>,
     /// What was said outside any case, in the workers and here.
     pub warnings: Vec<String>,
+    /// What the workers' cases said once a run.
+    pub said: Vec<Said>,
     /// What the workers' memo caches did, summed; what the last one held.
     pub memo: RunMemoRecord,
 }
@@ -100,6 +103,7 @@ pub(crate) fn supervise(
             outcome.memo.resident_bytes_at_end = ended.memo.resident_bytes_at_end;
             outcome.memo.disk_bytes_at_end = ended.memo.disk_bytes_at_end;
             outcome.warnings.extend(ended.warnings);
+            Said::merge(&mut outcome.said, ended.said);
             if ended.interrupted.is_some() {
                 outcome.interrupted = ended.interrupted;
                 break;

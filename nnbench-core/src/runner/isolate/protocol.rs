@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use crate::measure::round::Round;
 
+use crate::memo::journal::Said;
 use crate::record::{CaseRecord, RunMemoRecord, Stage};
 
 /// The environment variable that makes a bench binary a worker: the path
@@ -88,6 +89,9 @@ pub(crate) enum FromWorker {
     Ended {
         memo: RunMemoRecord,
         warnings: Vec<String>,
+        /// What its cases said once a run (none from an older worker).
+        #[serde(default)]
+        said: Vec<Said>,
         interrupted: Option<i32>,
     },
 }

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use super::death::{self, Evidence};
 use super::protocol::{FromWorker, Lines, Order, Read, ToWorker, WORKER_ENV, send};
 use super::tail::Tail;
+use crate::memo::journal::Said;
 use crate::record::{CaseRecord, MemoCounters, MemoryRecord, RssMethod, RunMemoRecord, Stage};
 use crate::registry::Case;
 use crate::runner::interrupt::Signal;
@@ -81,6 +82,7 @@ pub(crate) struct Report {
 pub(crate) struct Ended {
     pub memo: RunMemoRecord,
     pub warnings: Vec<String>,
+    pub said: Vec<Said>,
     pub interrupted: Option<Signal>,
 }
 
@@ -461,11 +463,13 @@ impl Worker {
                 Ok(Read::Message(FromWorker::Ended {
                     memo,
                     warnings,
+                    said,
                     interrupted,
                 })) => {
                     report.ended = Some(Ended {
                         memo,
                         warnings,
+                        said,
                         interrupted: interrupted.map(Signal::from_number),
                     });
                     if more {

@@ -69,6 +69,7 @@ pub(crate) fn main(settings: Settings, socket: &Path) -> ! {
         sink.send(&FromWorker::Ended {
             memo,
             warnings: end.warnings,
+            said: end.said,
             interrupted: end.interrupted.map(Signal::number),
         });
         if !more {
