@@ -14,7 +14,11 @@ use nvml_wrapper_sys::bindings::{
 
 /// Driver installs ship `libnvidia-ml.so.1`; the unversioned name exists
 /// only where the development package is installed.
-const LIBRARIES: [&str; 2] = ["libnvidia-ml.so.1", "libnvidia-ml.so"];
+#[cfg(not(windows))]
+const LIBRARIES: &[&str] = &["libnvidia-ml.so.1", "libnvidia-ml.so"];
+/// The Windows driver puts NVML in the system folder.
+#[cfg(windows)]
+const LIBRARIES: &[&str] = &["nvml.dll"];
 
 /// Room for a name or version string: NVML's largest buffer sizes.
 const TEXT: usize = 96;
@@ -35,7 +39,7 @@ impl Nvml {
     /// Loads the driver's library and initializes NVML; says why not.
     pub(crate) fn load() -> Result<Self, String> {
         let mut failures = Vec::new();
-        for name in LIBRARIES {
+        for &name in LIBRARIES {
             // SAFETY: loading NVML runs only its library constructors, which
             // have no preconditions.
             match unsafe { NvmlLib::new(name) } {

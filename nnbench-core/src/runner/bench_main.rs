@@ -86,12 +86,12 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     if baseline.is_some() {
         crate::memo::keep_per_build(true);
     }
+    let checked = history_moved(&settings, bench).and_then(|()| built_in(&settings));
     #[cfg(unix)]
-    if let Err(message) = history_moved(&settings, bench)
-        .and_then(|()| built_in(&settings))
+    let checked = checked
         .and_then(|()| super::paired::check_base(&settings, bench))
-        .and_then(|()| super::isolate::valgrind::check(&settings))
-    {
+        .and_then(|()| super::isolate::valgrind::check(&settings));
+    if let Err(message) = checked {
         eprintln!("error: {message}");
         std::process::exit(2);
     }
