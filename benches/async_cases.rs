@@ -40,11 +40,10 @@ async fn async_work(n: u64) -> u64 {
 }
 
 fn sampling(test_mode: bool) -> Sampling {
-    Sampling {
-        sample_size: Some(if test_mode { 10 } else { 50 }),
-        warm_up: Some(Duration::from_millis(if test_mode { 10 } else { 300 })),
-        measurement_time: Some(Duration::from_millis(if test_mode { 50 } else { 1500 })),
-    }
+    Sampling::new()
+        .sample_size(if test_mode { 10 } else { 50 })
+        .warm_up(Duration::from_millis(if test_mode { 10 } else { 300 }))
+        .measurement_time(Duration::from_millis(if test_mode { 50 } else { 1500 }))
 }
 
 /// The median per call of each case of the family `family`, by `n`:

@@ -71,11 +71,12 @@ fn nnbench_round(test_mode: bool) -> Vec<[f64; 3]> {
     }
     let record: RunRecord = runner
         .timing(Timing::Sampled)
-        .sampling(Sampling {
-            sample_size: Some(sample_size),
-            warm_up: Some(Duration::from_millis(time / 5)),
-            measurement_time: Some(Duration::from_millis(time)),
-        })
+        .sampling(
+            Sampling::new()
+                .sample_size(sample_size)
+                .warm_up(Duration::from_millis(time / 5))
+                .measurement_time(Duration::from_millis(time)),
+        )
         .quiet(true)
         .record_memory(false)
         .run()

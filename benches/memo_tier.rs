@@ -84,7 +84,7 @@ fn main() {
     }
     let side = side();
     let bytes = (side * side * 8) as u64;
-    let dir = nnbench::target_dir()
+    let dir = nnbench::record::target_dir()
         .join("nnbench")
         .join("memo-tier-bench");
     let _ = std::fs::remove_dir_all(&dir);

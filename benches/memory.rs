@@ -82,7 +82,7 @@ fn sweep_peak(keep_memos: bool) -> u64 {
 /// The peak resident memory of Python nnbench's run of the same sweep on
 /// the same files, evicting each model in its teardown or keeping all.
 fn python_sweep_peak(python: &std::path::Path, keep: bool) -> Result<u64, String> {
-    let data = nnbench::target_dir().join("nnbench/sweep-data");
+    let data = nnbench::record::target_dir().join("nnbench/sweep-data");
     Ok(peer::sweep(python, &data, side(), matrices::BATCH, keep)?.1)
 }
 

@@ -69,11 +69,10 @@ impl Memo for Tokenizer {
 
 /// Settings of both sides of the comparison.
 fn sampling() -> Sampling {
-    Sampling {
-        sample_size: Some(50),
-        warm_up: Some(Duration::from_millis(500)),
-        measurement_time: Some(Duration::from_secs(2)),
-    }
+    Sampling::new()
+        .sample_size(50)
+        .warm_up(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
 }
 
 /// Median time per call that nnbench's sampling records.
@@ -98,7 +97,8 @@ fn criterion_median() -> f64 {
         .warm_up_time(s.warm_up.unwrap_or_default())
         .measurement_time(s.measurement_time.unwrap_or_default());
     criterion.bench_function("overhead_plain_criterion", |b| b.iter(overhead_trivial));
-    let path = nnbench::target_dir().join("criterion/overhead_plain_criterion/new/sample.json");
+    let path =
+        nnbench::record::target_dir().join("criterion/overhead_plain_criterion/new/sample.json");
     median_of_sample_file(&path)
 }
 
@@ -488,7 +488,7 @@ fn main() {
         ),
     ]);
     harness::table(&table);
-    let record = std::mem::size_of::<nnbench::CaseRecord>();
+    let record = std::mem::size_of::<nnbench::record::CaseRecord>();
     harness::note(format!(
         "a case's record takes {record} bytes in memory, {:.2} of a 4 KiB page, before its strings, maps and samples",
         record as f64 / 4096.0

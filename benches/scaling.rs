@@ -73,17 +73,15 @@ fn line(sizes: &[f64], cost: impl Fn(f64) -> f64) -> f64 {
 /// One run of the three families.
 fn run() -> Result<RunRecord, String> {
     let sampling = if harness::test_mode() {
-        Sampling {
-            sample_size: Some(3),
-            warm_up: Some(Duration::from_millis(1)),
-            measurement_time: Some(Duration::from_millis(20)),
-        }
+        Sampling::new()
+            .sample_size(3)
+            .warm_up(Duration::from_millis(1))
+            .measurement_time(Duration::from_millis(20))
     } else {
-        Sampling {
-            sample_size: Some(10),
-            warm_up: Some(Duration::from_millis(20)),
-            measurement_time: Some(Duration::from_millis(500)),
-        }
+        Sampling::new()
+            .sample_size(10)
+            .warm_up(Duration::from_millis(20))
+            .measurement_time(Duration::from_millis(500))
     };
     Runner::new()
         .quiet(true)

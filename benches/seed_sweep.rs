@@ -191,13 +191,13 @@ fn drop_from_page_cache(data: &Path, side: usize) -> Result<(), String> {
 fn compare() -> Result<(), String> {
     let test_mode = harness::test_mode();
     let side = if test_mode { 64 } else { SIDE };
-    let work = nnbench::target_dir().join("nnbench/seed_sweep");
+    let work = nnbench::record::target_dir().join("nnbench/seed_sweep");
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let out = work.join("run.json");
 
     // Generates the matrices: not measured.
     nnbench_run(side, &["--once"], &out)?;
-    let data = nnbench::target_dir().join("nnbench/sweep-data");
+    let data = nnbench::record::target_dir().join("nnbench/sweep-data");
     let python = peer::python();
     let runs = if test_mode { 1 } else { RUNS };
     let contenders = contenders();

@@ -41,7 +41,7 @@
 //!   tier; [`npy`], validated `.npy` files; `torch` with the `tch` feature;
 //! - [`Params`] and [`State`], what setup and teardown hooks receive;
 //! - [`Runner`], to run the registered cases from code, and the
-//!   [`record`] it returns; [`alloc`], the heap figures' allocator;
+//!   [`RunRecord`] it returns, whose parts are in [`record`]; [`alloc`], the heap figures' allocator;
 //!   [`shard`], which part of a sweep a run takes.
 //!
 //! The guide is the book under `docs/` (`mdbook serve docs`).
@@ -51,8 +51,7 @@
 
 pub use nnbench_core::{Bencher, BencherInputs};
 pub use nnbench_core::{
-    CaseRecord, Context, Error, Memo, Param, Params, RecordError, Result, RunRecord, Runner,
-    Sampling, State, Timing, target_dir,
+    Context, Error, Memo, Param, Params, Result, RunRecord, Runner, Sampling, State, Timing,
 };
 pub use nnbench_core::{alloc, memo, npy, record, store};
 

@@ -6,8 +6,9 @@
 use std::hint::black_box;
 
 use nnbench::alloc::TrackingAllocator;
+use nnbench::record::CaseRecord;
 use nnbench::record::RssMethod;
-use nnbench::{CaseRecord, Memo, Runner};
+use nnbench::{Memo, Runner};
 
 #[global_allocator]
 static ALLOC: TrackingAllocator = TrackingAllocator::system();

@@ -5,8 +5,10 @@ mod support;
 
 use std::path::Path;
 
-use nnbench::record::Git;
 use support::git;
+
+/// A recorded git state: commit, branch, dirty.
+type Git = (String, Option<String>, bool);
 
 /// The git state a run from `dir` records.
 fn recorded(dir: &Path) -> Option<Git> {
@@ -18,6 +20,7 @@ fn recorded(dir: &Path) -> Option<Git> {
         .expect("runs")
         .context
         .git
+        .map(|g| (g.commit, g.branch, g.dirty))
 }
 
 /// A repository of two commits on `main`.
@@ -42,11 +45,7 @@ fn said_by_git(dir: &Path) -> (String, String) {
 
 fn on_branch(dir: &Path) -> Git {
     let (commit, branch) = said_by_git(dir);
-    Git {
-        commit,
-        branch: Some(branch),
-        dirty: false,
-    }
+    (commit, Some(branch), false)
 }
 
 #[test]
@@ -68,11 +67,7 @@ fn a_detached_head_has_a_commit_and_no_branch() {
     git(repo.path(), &["checkout", "--quiet", "--detach", "HEAD~1"]);
     let (commit, branch) = said_by_git(repo.path());
     assert_eq!(branch, "HEAD");
-    let expected = Git {
-        commit,
-        branch: None,
-        dirty: false,
-    };
+    let expected = (commit, None, false);
     assert_eq!(recorded(repo.path()), Some(expected));
 }
 
@@ -90,17 +85,17 @@ fn a_linked_worktree_records_its_own_branch_and_commit() {
     );
     let recorded = recorded(&path).expect("a git state");
     assert_eq!(recorded, on_branch(&path));
-    assert_eq!(recorded.branch.as_deref(), Some("side"));
-    assert_ne!(recorded.commit, on_branch(repo.path()).commit);
+    assert_eq!(recorded.1.as_deref(), Some("side"));
+    assert_ne!(recorded.0, on_branch(repo.path()).0);
 }
 
 #[test]
 fn a_change_to_a_tracked_file_is_dirty_and_an_untracked_one_is_not() {
     let repo = repository();
     std::fs::write(repo.path().join("new.txt"), "untracked").expect("writes");
-    assert_eq!(recorded(repo.path()).map(|g| g.dirty), Some(false));
+    assert_eq!(recorded(repo.path()).map(|g| g.2), Some(false));
     std::fs::write(repo.path().join("file.txt"), "changed").expect("writes");
-    assert_eq!(recorded(repo.path()).map(|g| g.dirty), Some(true));
+    assert_eq!(recorded(repo.path()).map(|g| g.2), Some(true));
 }
 
 #[test]

@@ -11,9 +11,10 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use nnbench::record::CaseRecord;
 use nnbench::record::TimingMode;
 use nnbench::store::{Format, Json};
-use nnbench::{CaseRecord, Memo, Params, RunRecord, State};
+use nnbench::{Memo, Params, RunRecord, State};
 
 /// How much more work this build does in the case it names, in tenths of
 /// a percent: `kernel/n=2:10` is 1% more.

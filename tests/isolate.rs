@@ -10,8 +10,9 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use nnbench::record::CaseRecord;
 use nnbench::store::{Format, Json};
-use nnbench::{CaseRecord, Memo, RunRecord};
+use nnbench::{Memo, RunRecord};
 
 /// Weights that are costly to make, kept in the disk tier: a worker that
 /// replaces a dead one loads them from there.

@@ -4,8 +4,9 @@
 
 use std::hint::black_box;
 
+use nnbench::Runner;
+use nnbench::record::CaseRecord;
 use nnbench::record::RssMethod;
-use nnbench::{CaseRecord, Runner};
 
 const MIB: u64 = 1 << 20;
 

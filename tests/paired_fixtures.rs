@@ -13,8 +13,9 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use nnbench::record::CaseRecord;
 use nnbench::record::Verdict;
-use nnbench::{CaseRecord, Memo, RunRecord};
+use nnbench::{Memo, RunRecord};
 
 /// Which build this is, as its fixtures say when they are built.
 const SIDE: &str = "FIXTURES_TEST_SIDE";

@@ -99,11 +99,12 @@ fn run(timing: Timing) -> RunRecord {
     Runner::new()
         .filter("inputs_")
         .timing(timing)
-        .sampling(Sampling {
-            sample_size: Some(10),
-            warm_up: Some(Duration::from_millis(10)),
-            measurement_time: Some(Duration::from_millis(200)),
-        })
+        .sampling(
+            Sampling::new()
+                .sample_size(10)
+                .warm_up(Duration::from_millis(10))
+                .measurement_time(Duration::from_millis(200)),
+        )
         .quiet(true)
         .latest_dir(dir.path())
         .run()
@@ -209,11 +210,12 @@ fn most_held(bytes: usize) -> usize {
     let record = Runner::new()
         .filter(format!("held_at_once/bytes={bytes}"))
         .timing(Timing::Sampled)
-        .sampling(Sampling {
-            sample_size: Some(10),
-            warm_up: Some(Duration::from_millis(10)),
-            measurement_time: Some(Duration::from_millis(100)),
-        })
+        .sampling(
+            Sampling::new()
+                .sample_size(10)
+                .warm_up(Duration::from_millis(10))
+                .measurement_time(Duration::from_millis(100)),
+        )
         .quiet(true)
         .record_memory(false)
         .run()

@@ -9,11 +9,10 @@ use nnbench::{Memo, Runner, Sampling, Timing};
 
 /// Quick sampling, so the tests stay short: criterion's minimum sample size.
 fn quick() -> Sampling {
-    Sampling {
-        sample_size: Some(10),
-        warm_up: Some(Duration::from_millis(10)),
-        measurement_time: Some(Duration::from_millis(60)),
-    }
+    Sampling::new()
+        .sample_size(10)
+        .warm_up(Duration::from_millis(10))
+        .measurement_time(Duration::from_millis(60))
 }
 
 /// Runs side by side with the other tests. Resident-memory peaks are the
@@ -106,7 +105,7 @@ fn the_runs_sampled_timing_hands_sampling_to_criterion_with_its_settings() {
     assert_eq!(t.sampler, Some(Sampler::Criterion));
     assert_eq!(t.samples, 10, "criterion's samples after warm-up");
     assert!(
-        nnbench::target_dir()
+        nnbench::record::target_dir()
             .join("criterion/sampled_kernel/new/estimates.json")
             .is_file(),
         "criterion's own analysis is written"

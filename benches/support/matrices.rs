@@ -36,7 +36,7 @@ impl MatrixFile {
     }
 
     fn path(&self) -> PathBuf {
-        nnbench::target_dir()
+        nnbench::record::target_dir()
             .join("nnbench/sweep-data")
             .join(format!("{}-{}x{}.npy", self.name, self.rows, self.cols))
     }

@@ -50,7 +50,7 @@ fn value(record: &RunRecord, id: &str, key: &str) -> Option<f64> {
 }
 
 fn figures() -> Result<(), String> {
-    let work = nnbench::target_dir().join("nnbench/mnist-figures");
+    let work = nnbench::record::target_dir().join("nnbench/mnist-figures");
     let tier = work.join("tier");
     // An empty tier: the first run trains the models, as on a new machine.
     match std::fs::remove_dir_all(&tier) {

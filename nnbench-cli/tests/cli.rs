@@ -84,12 +84,10 @@ fn compared(
 
 /// A case's error: its call failed with `message`.
 fn failure(message: &str) -> Option<nnbench::record::CaseError> {
-    Some(nnbench::record::CaseError {
-        stage: nnbench::record::Stage::Call,
-        message: message.into(),
-        causes: vec![],
-        also: vec![],
-    })
+    Some(nnbench::record::CaseError::new(
+        nnbench::record::Stage::Call,
+        message,
+    ))
 }
 
 fn s(path: &Path) -> &str {
@@ -189,15 +187,8 @@ fn the_same_run_passes_and_a_fatter_or_less_accurate_case_fails_named() {
 #[test]
 fn a_family_fail_on_loosens_its_own_cases_only() {
     let dir = tempfile::tempdir().unwrap();
-    let base = run("cli_case/n=1");
-    let base = RunRecord {
-        cases: base
-            .cases
-            .into_iter()
-            .chain(run("lenient_case").cases)
-            .collect(),
-        ..base
-    };
+    let mut base = run("cli_case/n=1");
+    base.cases.extend(run("lenient_case").cases);
     assert_eq!(base.cases.len(), 2);
     assert_eq!(
         base.cases[1].fail_on.as_deref(),
@@ -376,11 +367,7 @@ fn bad_input_exits_2_naming_the_file() {
 fn any_commit_text_in_a_record_is_shown_without_panicking() {
     let dir = tempfile::tempdir().unwrap();
     let mut odd = record();
-    odd.context.git = Some(nnbench::record::Git {
-        commit: "é".repeat(20),
-        branch: None,
-        dirty: false,
-    });
+    odd.context.git = Some(nnbench::record::Git::new("é".repeat(20), None, false));
     let path = write(dir.path(), "odd.json", &odd);
     let out = nnbench(&["compare", s(&path), s(&path)]);
     assert_eq!(out.status.code(), Some(0), "{}", support::said(&out));

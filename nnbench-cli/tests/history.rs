@@ -66,11 +66,11 @@ fn commit_runs(
                 1 + commit / 24,
                 commit % 24
             );
-            record.context.git = Some(nnbench::record::Git {
-                commit: format!("{commit:040x}"),
-                branch: Some("main".into()),
-                dirty: false,
-            });
+            record.context.git = Some(nnbench::record::Git::new(
+                format!("{commit:040x}"),
+                Some("main".into()),
+                false,
+            ));
             for case in &mut record.cases {
                 // The template's own figures are this machine's: steady
                 // made-up ones replace them.
@@ -476,19 +476,16 @@ fn a_step_in_a_scaling_exponent_is_found_like_any_other() {
         let exponent = if commit < 20 { 1.0 } else { 2.0 };
         for mut record in commit_runs(commit, 2, 1000.0, 0.9, &mut noise) {
             let e = exponent + 0.01 * noise.normal();
-            record.scaling = vec![nnbench::record::ScalingRecord {
-                family: "square".into(),
-                parameter: "n".into(),
-                figure: "time".into(),
-                clock: None,
-                params: Default::default(),
-                exponent: e,
-                interval: [e - 0.03, e + 0.03],
-                constant: 10.0,
-                fit: "power".into(),
-                points: 5,
-                rounds: 0,
-            }];
+            let mut fit = nnbench::record::ScalingRecord::default();
+            fit.family = "square".into();
+            fit.parameter = "n".into();
+            fit.figure = "time".into();
+            fit.exponent = e;
+            fit.interval = [e - 0.03, e + 0.03];
+            fit.constant = 10.0;
+            fit.fit = "power".into();
+            fit.points = 5;
+            record.scaling = vec![fit];
             history.add(&record, None).unwrap();
         }
     }

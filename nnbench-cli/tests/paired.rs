@@ -9,9 +9,10 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use nnbench::record::CaseRecord;
 use nnbench::record::{PairedClock, Verdict};
 use nnbench::store::{Format, Json};
-use nnbench::{CaseRecord, Memo, RunRecord};
+use nnbench::{Memo, RunRecord};
 
 /// How much more work this build does in the case it names, in percent:
 /// `kernel/n=2:10`. A "build" is this binary with these variables.

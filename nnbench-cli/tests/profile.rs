@@ -9,7 +9,8 @@ use std::process::Output;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use nnbench::{CaseRecord, Memo, RunRecord, Runner, Sampling};
+use nnbench::record::CaseRecord;
+use nnbench::{Memo, RunRecord, Runner, Sampling};
 
 /// A table made by work of its own, which no flamegraph may show.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
@@ -247,10 +248,7 @@ fn run_profiled(dir: &Path) -> CaseRecord {
         .test_mode(true)
         .quiet(true)
         .latest_dir(dir)
-        .sampling(Sampling {
-            measurement_time: Some(Duration::from_millis(200)),
-            ..Sampling::default()
-        })
+        .sampling(Sampling::new().measurement_time(Duration::from_millis(200)))
         .profile(true)
         .run()
         .expect("the run is recorded");

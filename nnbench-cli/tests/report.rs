@@ -56,11 +56,11 @@ fn history(path: &Path) {
         for run in 0..2 {
             let mut record: RunRecord = template.clone();
             record.started_at = format!("2026-05-{:02}T10:{run:02}:00Z", commit + 1);
-            record.context.git = Some(nnbench::record::Git {
-                commit: format!("{:040x}", 0xC0FFEE + commit * 7919),
-                branch: Some("main".into()),
-                dirty: false,
-            });
+            record.context.git = Some(nnbench::record::Git::new(
+                format!("{:040x}", 0xC0FFEE + commit * 7919),
+                Some("main".into()),
+                false,
+            ));
             for case in &mut record.cases {
                 wobble = wobble
                     .wrapping_mul(6364136223846793005)

@@ -81,11 +81,12 @@ fn run(filter: &str) -> RunRecord {
     Runner::new()
         .filter(filter)
         .quiet(true)
-        .sampling(Sampling {
-            sample_size: Some(10),
-            warm_up: Some(Duration::from_millis(20)),
-            measurement_time: Some(Duration::from_millis(150)),
-        })
+        .sampling(
+            Sampling::new()
+                .sample_size(10)
+                .warm_up(Duration::from_millis(20))
+                .measurement_time(Duration::from_millis(150)),
+        )
         .run()
         .unwrap()
 }

@@ -118,7 +118,7 @@ fn values(record: &RunRecord) -> BTreeMap<String, Json> {
 }
 
 /// The memo parameter `name` of a case, as its record describes it.
-fn param(case: &nnbench::CaseRecord, name: &str) -> String {
+fn param(case: &nnbench::record::CaseRecord, name: &str) -> String {
     case.params[name].as_str().unwrap_or_default().to_owned()
 }
 
@@ -364,11 +364,7 @@ fn merge_refuses_what_is_not_one_sweep_naming_the_files() {
     refused(&[&one, &two, &two, &three], &["shard 2/3 is in both", &two]);
     // Another commit.
     let mut other: RunRecord = RunRecord::read(&files[1]).unwrap();
-    other.context.git = Some(nnbench::record::Git {
-        commit: "0123456789abcdef".into(),
-        branch: None,
-        dirty: false,
-    });
+    other.context.git = Some(nnbench::record::Git::new("0123456789abcdef", None, false));
     let other_commit = dir.path().join("other-commit.json");
     other.write(&other_commit).unwrap();
     refused(

@@ -213,11 +213,11 @@ fn history_regressions_follow_each_directed_field() {
         for run in 0..3u32 {
             let mut record = template.clone();
             record.started_at = format!("2026-03-01T{commit:02}:{run:02}:00Z");
-            record.context.git = Some(nnbench::record::Git {
-                commit: format!("{commit:040x}"),
-                branch: Some("main".into()),
-                dirty: false,
-            });
+            record.context.git = Some(nnbench::record::Git::new(
+                format!("{commit:040x}"),
+                Some("main".into()),
+                false,
+            ));
             let case = &mut record.cases[0];
             let wobble = f64::from(run) * 1e-4;
             let accuracy = if commit >= 7 { 0.87 } else { 0.90 } + wobble;

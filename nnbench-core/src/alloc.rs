@@ -143,6 +143,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for TrackingAllocator<A> {
 /// }
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HeapStats {
     /// Bytes allocated and not yet freed.
     pub current_bytes: u64,

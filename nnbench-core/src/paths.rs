@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// # Example
 ///
 /// ```
-/// let data = nnbench::target_dir().join("nnbench").join("data");
+/// let data = nnbench::record::target_dir().join("nnbench").join("data");
 /// assert!(data.ends_with("nnbench/data"));
 /// ```
 pub fn target_dir() -> PathBuf {

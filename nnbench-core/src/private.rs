@@ -18,6 +18,19 @@ pub use inventory;
 
 pub use crate::measure::{Bencher, Timer};
 
+/// A family's sampling settings, as its attribute gave them.
+pub const fn sampling(
+    sample_size: Option<usize>,
+    warm_up: Option<std::time::Duration>,
+    measurement_time: Option<std::time::Duration>,
+) -> Sampling {
+    let mut sampling = Sampling::new();
+    sampling.sample_size = sample_size;
+    sampling.warm_up = warm_up;
+    sampling.measurement_time = measurement_time;
+    sampling
+}
+
 /// After a case's function that takes a `Bencher` returned `returned`: an
 /// error when it never benched, unless it returned a failure of its own.
 pub fn benched<R>(timer: &Timer, returned: &R, failed: impl Fn(&R) -> bool) -> crate::Result<()> {

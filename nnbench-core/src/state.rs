@@ -14,6 +14,7 @@
 /// }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct State {
     /// The case's id, `family/name=value,...`.
     pub name: String,

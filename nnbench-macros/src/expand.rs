@@ -103,11 +103,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
                     setup: #setup,
                     teardown: #teardown,
                     timing: #timing,
-                    sampling: #krate::Sampling {
-                        sample_size: #sample_size,
-                        warm_up: #warm_up,
-                        measurement_time: #measurement_time,
-                    },
+                    sampling: #krate::sampling(#sample_size, #warm_up, #measurement_time),
                     direction: #direction,
                     directions: &[#(#directions),*],
                     fail_on: #fail_on,

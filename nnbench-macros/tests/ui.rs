@@ -13,3 +13,11 @@ fn ui() {
     // An async function needs the `tokio` feature, and says so without it.
     cases.compile_fail("tests/ui-no-tokio/*.rs");
 }
+
+/// The public types that may grow are `#[non_exhaustive]`: a user's struct
+/// literal or exhaustive match does not compile, so adding a field or a
+/// variant breaks nobody.
+#[test]
+fn api() {
+    trybuild::TestCases::new().compile_fail("tests/api/*.rs");
+}

@@ -11,6 +11,7 @@ use std::fmt;
 /// assert_eq!(Figure::Rss.unit(), Unit::Bytes);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Unit {
     /// Nanoseconds: `2ms`, `150us`, or a number of nanoseconds.
     Time,

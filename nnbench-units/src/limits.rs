@@ -58,6 +58,7 @@ pub struct FigureLimit {
 /// assert!(err.to_string().contains("time=fast"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LimitError {
     /// A figure that does not exist.
     UnknownFigure(String),

@@ -95,6 +95,7 @@ pub struct MetricField {
 /// assert!(err.to_string().contains("`up`"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MetricError {
     /// A part that is not `field:direction`.
     Malformed(String),

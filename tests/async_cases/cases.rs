@@ -261,10 +261,7 @@ fn a_profile_holds_the_polled_work_and_the_runtimes() {
         .filter("profiled_server")
         .quiet(true)
         .latest_dir(dir.path())
-        .sampling(nnbench::Sampling {
-            measurement_time: Some(Duration::from_millis(400)),
-            ..nnbench::Sampling::default()
-        })
+        .sampling(nnbench::Sampling::new().measurement_time(Duration::from_millis(400)))
         .profile(true)
         .run()
         .expect("the run");

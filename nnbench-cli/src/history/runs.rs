@@ -561,19 +561,16 @@ impl History {
             )?;
             let rows = statement.query_map([run], |r| {
                 let params: String = r.get(3)?;
-                Ok(crate::record::ScalingRecord {
-                    family: r.get(0)?,
-                    parameter: r.get(1)?,
-                    figure: r.get(2)?,
-                    clock: None,
-                    params: serde_json::from_str(&params).unwrap_or_default(),
-                    exponent: r.get(4)?,
-                    interval: [r.get(5)?, r.get(6)?],
-                    constant: r.get(7)?,
-                    fit: "power".into(),
-                    points: 0,
-                    rounds: 0,
-                })
+                let mut fit = crate::record::ScalingRecord::default();
+                fit.family = r.get(0)?;
+                fit.parameter = r.get(1)?;
+                fit.figure = r.get(2)?;
+                fit.params = serde_json::from_str(&params).unwrap_or_default();
+                fit.exponent = r.get(4)?;
+                fit.interval = [r.get(5)?, r.get(6)?];
+                fit.constant = r.get(7)?;
+                fit.fit = "power".into();
+                Ok(fit)
             })?;
             rows.collect()
         };
@@ -632,26 +629,17 @@ fn by_machine(record: &RunRecord) -> Vec<(Machine, RunRecord)> {
                 let shard = case
                     .shard
                     .and_then(|k| record.shards.iter().find(|s| s.index == k));
-                parts.push((
-                    machine,
-                    RunRecord {
-                        schema: record.schema,
-                        run: record.run.clone(),
-                        started_at: shard.map_or(&record.started_at, |s| &s.started_at).clone(),
-                        context: context.clone(),
-                        cases: Vec::new(),
-                        memo: shard.map_or_else(|| record.memo.clone(), |s| s.memo.clone()),
-                        memos: crate::record::MemosRecord::default(),
-                        scaling: Vec::new(),
-                        warnings: Vec::new(),
-                        paired: None,
-                        prefetch: record.prefetch,
-                        isolate: record.isolate,
-                        interrupted: record.interrupted.clone(),
-                        shard: None,
-                        shards: Vec::new(),
-                    },
-                ));
+                let mut part = RunRecord::new(
+                    record.run.clone(),
+                    shard.map_or(&record.started_at, |s| &s.started_at).clone(),
+                    context.clone(),
+                );
+                part.schema = record.schema;
+                part.memo = shard.map_or_else(|| record.memo.clone(), |s| s.memo.clone());
+                part.prefetch = record.prefetch;
+                part.isolate = record.isolate;
+                part.interrupted = record.interrupted.clone();
+                parts.push((machine, part));
                 parts.len() - 1
             }
         };

@@ -38,6 +38,7 @@ pub use thresholds::{Threshold, ThresholdError, Thresholds, measured_field};
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FigureComparison {
     /// Which figure.
     pub figure: Figure,
@@ -71,6 +72,7 @@ pub struct FigureComparison {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Presence {
     /// On both sides: compared.
     Both,
@@ -92,6 +94,7 @@ pub enum Presence {
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CaseComparison {
     /// The case's id.
     pub id: String,
@@ -162,6 +165,7 @@ impl CaseComparison {
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Side {
     /// Where it was read from (a file, a baseline, a folder).
     pub source: String,
@@ -190,6 +194,7 @@ pub struct Side {
 /// assert!(!comparison.regressed());
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Comparison {
     /// The run compared against.
     pub base: Side,

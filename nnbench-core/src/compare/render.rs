@@ -18,6 +18,7 @@ use super::{CaseComparison, Comparison, FigureComparison, Presence, Verdict};
 /// assert_eq!("markdown".parse::<Format>().unwrap(), Format::Markdown);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Format {
     /// A table of the cases that changed, and a summary line.
     Table,

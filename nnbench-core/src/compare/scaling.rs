@@ -23,6 +23,7 @@ use crate::record::{CaseRecord, Figure, RunRecord, ScalingRecord};
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ScalingComparison {
     /// The family.
     pub family: String,
@@ -53,6 +54,7 @@ pub struct ScalingComparison {
 /// # }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Exponent {
     /// The power: `figure ∝ n^exponent`.
     pub exponent: f64,

@@ -14,11 +14,12 @@ use std::collections::BTreeMap;
 ///
 /// ```
 /// use nnbench_core::compare::Threshold;
-/// let rss = Threshold { relative: 0.02, absolute: 4.0 * 1048576.0, gated: true };
+/// let rss = Threshold::new(0.02, 4.0 * 1048576.0);
 /// assert!(!rss.exceeded(100e6, 103e6), "3% but under 4 MiB");
 /// assert!(rss.exceeded(100e6, 110e6));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Threshold {
     /// The change allowed, as a fraction of the base figure.
     pub relative: f64,
@@ -29,12 +30,29 @@ pub struct Threshold {
 }
 
 impl Threshold {
+    /// A gated threshold: a change must exceed `relative` (a fraction of
+    /// the base figure) and `absolute` (in the figure's unit).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let time = nnbench_core::compare::Threshold::new(0.1, 0.0);
+    /// assert!(time.gated);
+    /// ```
+    pub fn new(relative: f64, absolute: f64) -> Self {
+        Threshold {
+            relative,
+            absolute,
+            gated: true,
+        }
+    }
+
     /// Whether going from `base` to `head` moves more than allowed, either way.
     ///
     /// # Example
     ///
     /// ```
-    /// let t = nnbench_core::compare::Threshold { relative: 0.1, absolute: 0.0, gated: true };
+    /// let t = nnbench_core::compare::Threshold::new(0.1, 0.0);
     /// assert!(t.exceeded(100.0, 89.0) && !t.exceeded(100.0, 109.0));
     /// ```
     pub fn exceeded(&self, base: f64, head: f64) -> bool {
@@ -83,6 +101,7 @@ impl Threshold {
 /// assert_eq!(t.get(Figure::Value).absolute, 0.01);
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Thresholds {
     /// Per figure.
     pub figures: BTreeMap<Figure, Threshold>,

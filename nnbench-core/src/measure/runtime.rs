@@ -20,6 +20,7 @@ use tokio::runtime::{Builder, Runtime};
 /// # }
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Flavor {
     /// The calls run on the harness's thread, as a sync case's do: its CPU
     /// time is the case's.
@@ -51,6 +52,7 @@ impl std::fmt::Display for Flavor {
 /// # }
 /// ```
 #[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RuntimeError {
     /// The operating system refused what the runtime needs (threads, an
     /// event queue).

@@ -118,6 +118,7 @@ pub(crate) enum Resolution {
 /// println!("{} entries, {} bytes, {} hits, {} misses", s.entries, s.resident_bytes, s.hits, s.misses);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MemoStats {
     /// Entries held now (computed, computing or failed).
     pub entries: usize,
@@ -152,6 +153,7 @@ impl std::ops::Deref for MemoStats {
 /// }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TypeStats {
     /// The memo type's name, as `std::any::type_name` gives it.
     pub type_name: &'static str,

@@ -26,6 +26,7 @@ use std::error::Error as StdError;
 /// # nnbench::memo::evict(&Missing);
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MemoError {
     /// `compute` returned an error.
     #[error("memo {memo} failed")]

@@ -40,6 +40,7 @@ const MAX_HEADER_BYTES: usize = 1 << 20;
 /// assert_eq!(header.data_bytes(), 48);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Header {
     /// The numpy type descriptor, such as `<f8`.
     pub descr: String,
@@ -59,8 +60,10 @@ impl Header {
     /// # Example
     ///
     /// ```
-    /// let h = nnbench::npy::Header { descr: "<f4".into(), fortran_order: false, shape: vec![4, 4], item_size: 4, data_offset: 128 };
-    /// assert_eq!(h.data_bytes(), 64);
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("w.npy");
+    /// nnbench::npy::write(&path, &ndarray::Array2::<f32>::zeros((4, 4))).unwrap();
+    /// assert_eq!(nnbench::npy::read_header(&path).unwrap().data_bytes(), 64);
     /// ```
     pub fn data_bytes(&self) -> u64 {
         // read_header has checked that this product fits.
@@ -77,6 +80,7 @@ impl Header {
 /// assert!(err.to_string().starts_with("/no/such/model.npy: "));
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NpyError {
     /// The file could not be opened or read.
     #[error("{}: {source}", path.display())]

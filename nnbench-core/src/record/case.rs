@@ -12,7 +12,7 @@ use super::{GpuMethod, RssMethod};
 /// # Example
 ///
 /// ```
-/// # fn f(case: &nnbench::CaseRecord) {
+/// # fn f(case: &nnbench::record::CaseRecord) {
 /// match &case.error {
 ///     None => println!("{} = {} in {} ns", case.id, case.value, case.time.median_ns),
 ///     Some(e) => println!("{} failed at {:?}: {}", case.id, e.stage, e.message),
@@ -20,6 +20,7 @@ use super::{GpuMethod, RssMethod};
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CaseRecord {
     /// `family/name=value,...`, unique in the run and stable across runs.
     pub id: String,
@@ -100,7 +101,7 @@ impl CaseRecord {
     /// # Example
     ///
     /// ```
-    /// # fn f(case: &nnbench::CaseRecord) {
+    /// # fn f(case: &nnbench::record::CaseRecord) {
     /// if case.uses_memos() {
     ///     println!("loading took {} ns", case.load_ns);
     /// }
@@ -116,7 +117,7 @@ impl CaseRecord {
     /// # Example
     ///
     /// ```
-    /// # fn f(case: &nnbench::CaseRecord) {
+    /// # fn f(case: &nnbench::record::CaseRecord) {
     /// if let Some(bytes) = case.rss_growth_bytes() {
     ///     println!("{} needed {bytes} more bytes", case.id);
     /// }
@@ -133,7 +134,7 @@ impl CaseRecord {
     /// # Example
     ///
     /// ```
-    /// # fn f(case: &nnbench::CaseRecord) {
+    /// # fn f(case: &nnbench::record::CaseRecord) {
     /// let heap = case.heap_growth_bytes().unwrap_or(0);
     /// # }
     /// ```
@@ -152,7 +153,7 @@ impl CaseRecord {
     /// # Example
     ///
     /// ```
-    /// # fn f(case: &nnbench::CaseRecord) {
+    /// # fn f(case: &nnbench::record::CaseRecord) {
     /// if let Some(bytes) = case.call_rss_growth_bytes() {
     ///     println!("{} needed {bytes} bytes of working memory beside its model", case.id);
     /// }
@@ -172,7 +173,7 @@ impl CaseRecord {
     /// # Example
     ///
     /// ```
-    /// # fn f(case: &nnbench::CaseRecord) {
+    /// # fn f(case: &nnbench::record::CaseRecord) {
     /// let working = case.call_heap_growth_bytes().unwrap_or(0);
     /// # }
     /// ```
@@ -194,7 +195,7 @@ impl CaseRecord {
     /// # Example
     ///
     /// ```
-    /// # fn f(case: &nnbench::CaseRecord) {
+    /// # fn f(case: &nnbench::record::CaseRecord) {
     /// use nnbench::record::Figure;
     /// if let Some(bytes) = case.figure(Figure::Rss) {
     ///     println!("{} grew resident memory by {bytes} bytes", case.id);
@@ -260,6 +261,7 @@ impl CaseRecord {
 /// # }
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TimeRecord {
     /// How the case was timed.
     pub mode: TimingMode,
@@ -369,6 +371,7 @@ pub struct TimeRecord {
 /// # }
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CallgrindRecord {
     /// Instruction fetches and data accesses the first-level caches served.
     pub l1_hits: u64,
@@ -449,6 +452,7 @@ impl TimeRecord {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TimingMode {
     /// One call, its duration.
     #[default]
@@ -471,6 +475,7 @@ pub enum TimingMode {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Sampler {
     /// nnbench's sampler: samples until the median's 95% interval is within
     /// 1% of it, or the case's time is spent (the default).
@@ -500,6 +505,7 @@ pub enum Sampler {
 /// # }
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct MemoryRecord {
     /// Resident memory when the case started, before its memos were resolved.
     pub rss_before_bytes: Option<u64>,
@@ -571,6 +577,7 @@ pub struct MemoryRecord {
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CaseError {
     /// The step that failed.
     pub stage: Stage,
@@ -585,7 +592,26 @@ pub struct CaseError {
 }
 
 impl CaseError {
-    pub(crate) fn new(stage: Stage, error: &crate::Error) -> Self {
+    /// A failure at `stage` with `message` and no causes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nnbench::record::{CaseError, Stage};
+    /// let mut e = CaseError::new(Stage::Call, "outer");
+    /// e.causes.push("inner".into());
+    /// assert_eq!(e.summary(), "outer: inner");
+    /// ```
+    pub fn new(stage: Stage, message: impl Into<String>) -> Self {
+        Self {
+            stage,
+            message: message.into(),
+            causes: Vec::new(),
+            also: Vec::new(),
+        }
+    }
+
+    pub(crate) fn of(stage: Stage, error: &crate::Error) -> Self {
         let mut messages = error.messages().into_iter();
         Self {
             stage,
@@ -601,7 +627,8 @@ impl CaseError {
     ///
     /// ```
     /// use nnbench::record::{CaseError, Stage};
-    /// let e = CaseError { stage: Stage::Call, message: "outer".into(), causes: vec!["inner".into()], also: vec![] };
+    /// let mut e = CaseError::new(Stage::Call, "outer");
+    /// e.causes.push("inner".into());
     /// assert_eq!(e.summary(), "outer: inner");
     /// ```
     pub fn summary(&self) -> String {
@@ -621,6 +648,7 @@ impl CaseError {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Stage {
     /// Building the family's parameter grid.
     Grid,

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 /// assert_eq!(c.requests_per_second, 2_000.0);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ConcurrencyRecord {
     /// Requests in flight at once.
     pub level: u64,

@@ -16,6 +16,7 @@ use super::GpuMethod;
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunContext {
     /// The machine.
     pub host: Host,
@@ -48,6 +49,7 @@ pub struct RunContext {
 /// # }
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct GpuContext {
     /// Whether GPU memory was measured.
     pub available: bool,
@@ -75,6 +77,7 @@ pub struct GpuContext {
 /// # }
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct GpuDevice {
     /// NVML's index of the device.
     pub index: u32,
@@ -94,6 +97,7 @@ pub struct GpuDevice {
 /// # }
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Host {
     /// The host's name.
     #[serde(default)]
@@ -129,6 +133,7 @@ pub struct Host {
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Git {
     /// The commit checked out.
     pub commit: String,
@@ -136,4 +141,23 @@ pub struct Git {
     pub branch: Option<String>,
     /// Whether tracked files had changes not committed.
     pub dirty: bool,
+}
+
+impl Git {
+    /// The state of a checkout at `commit`, on `branch` (`None` when the
+    /// head is detached), `dirty` where tracked files had changes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let git = nnbench::record::Git::new("4b825dc6", Some("main".into()), false);
+    /// assert_eq!(git.branch.as_deref(), Some("main"));
+    /// ```
+    pub fn new(commit: impl Into<String>, branch: Option<String>, dirty: bool) -> Self {
+        Git {
+            commit: commit.into(),
+            branch,
+            dirty,
+        }
+    }
 }

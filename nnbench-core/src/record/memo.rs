@@ -18,11 +18,14 @@ macro_rules! memo_counters {
         ///
         /// ```
         /// use nnbench::record::MemoCounters;
-        /// let before = MemoCounters { hits: 2, misses: 1, ..Default::default() };
-        /// let after = before + MemoCounters { hits: 3, ..Default::default() };
-        /// assert_eq!((after - before).hits, 3);
+        /// let mut before = MemoCounters::default();
+        /// before.hits = 2;
+        /// let mut more = MemoCounters::default();
+        /// more.hits = 3;
+        /// assert_eq!((before + more - before).hits, 3);
         /// ```
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        #[non_exhaustive]
         pub struct MemoCounters {
             $($(#[doc = $doc])* #[serde(default)] pub $field: u64,)*
         }
@@ -97,6 +100,7 @@ impl AddAssign for MemoCounters {
 /// # }
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunMemoRecord {
     /// What the cache did during the run.
     #[serde(flatten)]
@@ -124,6 +128,7 @@ pub struct RunMemoRecord {
 /// # }
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct MemoRecord {
     /// The case's resolves.
     #[serde(flatten, with = "resolves")]
@@ -204,6 +209,7 @@ impl MemosRecord {
 /// # }
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct MemosRecord {
     /// Loads of the cases' memos (from disk or computed): the sum of the
     /// cases' `memo.loads`.
@@ -231,6 +237,7 @@ pub struct MemosRecord {
 /// # }
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PlanRecord {
     /// How the order goes: `` `data` in blocks of 2, `model` streamed ``,
     /// or `the declared order` where no budget binds.
@@ -269,6 +276,7 @@ pub struct PlanRecord {
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct MemoSize {
     /// The memo's description.
     pub memo: String,
@@ -287,13 +295,14 @@ pub struct MemoSize {
 /// # Example
 ///
 /// ```
-/// # fn f(case: &nnbench::CaseRecord) {
+/// # fn f(case: &nnbench::record::CaseRecord) {
 /// for input in &case.memo.inputs {
 ///     println!("{} v{}: {:?}", input.memo, input.version, input.fingerprint);
 /// }
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct MemoInput {
     /// The memo's description.
     pub memo: String,
@@ -311,13 +320,14 @@ pub struct MemoInput {
 /// # Example
 ///
 /// ```
-/// # fn f(case: &nnbench::CaseRecord) {
+/// # fn f(case: &nnbench::record::CaseRecord) {
 /// for leak in &case.memo.leaked {
 ///     eprintln!("{} is still held {} times", leak.memo, leak.references);
 /// }
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LeakRecord {
     /// The memo's description.
     pub memo: String,

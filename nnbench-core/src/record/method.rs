@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RssMethod {
     /// The kernel's high-water mark (`VmHWM`), reset before the case: exact.
     Hwm,
@@ -31,6 +32,7 @@ pub enum RssMethod {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum GpuMethod {
     /// This process's own used memory, summed over the devices.
     Process,

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::atomic_file;
 
+pub use crate::paths::target_dir;
 pub use case::{
     CallgrindRecord, CaseError, CaseRecord, MemoryRecord, Sampler, Stage, TimeRecord, TimingMode,
 };
@@ -78,6 +79,7 @@ pub fn now_rfc3339() -> String {
 /// assert_eq!(record.failed(), 0);
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunRecord {
     /// Layout version, [`SCHEMA`].
     pub schema: u32,
@@ -132,6 +134,41 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// A record of run `run`, started at `started_at` (RFC 3339) on
+    /// `context`, with no cases yet: the record a tool assembles from
+    /// other records' parts.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # let json = r#"{"schema":1,"run":"x","started_at":"t",
+    /// #   "context":{"host":{"arch":"x86_64","cores":2},"git":null,"nnbench":"0.1.0","command":[]},
+    /// #   "cases":[]}"#;
+    /// # let context = serde_json::from_str::<nnbench::RunRecord>(json).unwrap().context;
+    /// let mut record = nnbench::RunRecord::new("sweep", nnbench::record::now_rfc3339(), context);
+    /// record.warnings.push("assembled by hand".into());
+    /// assert_eq!((record.cases.len(), record.schema), (0, nnbench::record::SCHEMA));
+    /// ```
+    pub fn new(run: impl Into<String>, started_at: impl Into<String>, context: RunContext) -> Self {
+        Self {
+            schema: SCHEMA,
+            run: run.into(),
+            started_at: started_at.into(),
+            context,
+            cases: Vec::new(),
+            memo: RunMemoRecord::default(),
+            memos: MemosRecord::default(),
+            scaling: Vec::new(),
+            warnings: Vec::new(),
+            prefetch: false,
+            isolate: false,
+            interrupted: None,
+            shard: None,
+            shards: Vec::new(),
+            paired: None,
+        }
+    }
+
     /// How many cases failed.
     ///
     /// # Example
@@ -191,7 +228,7 @@ impl RunRecord {
     /// ```no_run
     /// let record = nnbench::RunRecord::read("target/nnbench/sweep/latest.json")?;
     /// println!("{} cases", record.cases.len());
-    /// # Ok::<(), nnbench::RecordError>(())
+    /// # Ok::<(), nnbench::record::RecordError>(())
     /// ```
     pub fn read(path: impl AsRef<Path>) -> Result<Self, RecordError> {
         let path = path.as_ref();
@@ -217,7 +254,7 @@ impl RunRecord {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(record: &nnbench::RunRecord) -> Result<(), nnbench::RecordError> {
+    /// # fn f(record: &nnbench::RunRecord) -> Result<(), nnbench::record::RecordError> {
     /// record.write("results/run.ndjson")?;
     /// # Ok(()) }
     /// ```
@@ -282,6 +319,7 @@ impl OutputFormat {
 /// assert!(err.to_string().contains("/no/such/run.json"));
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RecordError {
     /// The file could not be read or written.
     #[error("{}: {source}", path.display())]

@@ -17,6 +17,7 @@ use super::verdict::Verdict;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum PairedClock {
     /// Wall time: for calls that use other threads, wait for a device or
     /// for files.
@@ -43,7 +44,7 @@ pub enum PairedClock {
 /// # Example
 ///
 /// ```
-/// # fn f(case: &nnbench::CaseRecord) {
+/// # fn f(case: &nnbench::record::CaseRecord) {
 /// if let Some(p) = &case.paired {
 ///     println!("{}: {:.3}x [{:.3}, {:.3}] by {:?} time over {} rounds: {:?}",
 ///         case.id, p.estimate, p.interval[0], p.interval[1], p.clock, p.rounds, p.verdict);
@@ -51,6 +52,7 @@ pub enum PairedClock {
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PairedRecord {
     /// The case on the base build: its last round's record, with the time
     /// of all its rounds.
@@ -93,6 +95,7 @@ pub struct PairedRecord {
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PairedRun {
     /// The base build's executable.
     pub base: String,

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 /// assert!(Percentiles::of(&[]).is_none());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Percentiles {
     /// Half the calls took at most this long.
     pub p50_ns: f64,

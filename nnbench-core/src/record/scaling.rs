@@ -36,7 +36,8 @@ pub(crate) fn label(family: &str, params: &Map<String, Json>) -> String {
 /// }
 /// # }
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ScalingRecord {
     /// The family.
     pub family: String,

@@ -20,6 +20,7 @@ use super::{RunContext, RunMemoRecord};
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ShardRecord {
     /// Which shard, counted from 1 as `--shard K/N` counts.
     pub index: usize,
@@ -53,6 +54,7 @@ pub struct ShardRecord {
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ShardRun {
     /// Which shard, counted from 1.
     pub index: usize,

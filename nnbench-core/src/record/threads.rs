@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 /// assert!((t.spread - 20.0 / 110.0).abs() < 1e-12);
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ThreadsRecord {
     /// Threads that made the calls together.
     pub count: u64,

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ThroughputUnit {
     /// Items: images, tokens, rows.
     Elements,
@@ -47,6 +48,7 @@ impl ThroughputUnit {
 /// assert_eq!(t.to_string(), "5.00M elem/s");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ThroughputRecord {
     /// Elements or bytes.
     pub unit: ThroughputUnit,

@@ -396,11 +396,7 @@ impl Runner {
     /// #[nnbench::benchmark(timing = sampled)]
     /// fn quick() -> u64 { (0..100u64).sum() }
     ///
-    /// let quick_sampling = nnbench::Sampling {
-    ///     sample_size: Some(10),
-    ///     warm_up: Some(Duration::from_millis(10)),
-    ///     measurement_time: Some(Duration::from_millis(50)),
-    /// };
+    /// let quick_sampling = nnbench::Sampling::new().sample_size(10).warm_up(Duration::from_millis(10)).measurement_time(Duration::from_millis(50));
     /// let record = nnbench::Runner::new().filter("quick").sampling(quick_sampling).quiet(true).run().unwrap();
     /// assert!(record.cases[0].time.samples >= 10);
     /// ```
@@ -477,10 +473,7 @@ impl Runner {
     ///     .test_mode(true)
     ///     .quiet(true)
     ///     .latest_dir(dir.path())
-    ///     .sampling(nnbench::Sampling {
-    ///         measurement_time: Some(Duration::from_millis(300)),
-    ///         ..Default::default()
-    ///     })
+    ///     .sampling(nnbench::Sampling::new().measurement_time(Duration::from_millis(300)))
     ///     .profile(true)
     ///     .run()
     ///     .unwrap();

@@ -354,7 +354,7 @@ impl Failure {
     }
 
     fn add(&mut self, stage: Stage, error: &Error) {
-        let error = CaseError::new(stage, error);
+        let error = CaseError::of(stage, error);
         match &mut self.0 {
             None => self.0 = Some(error),
             Some(first) => first.also.push(error),

@@ -19,6 +19,7 @@ use crate::measure::round::Round;
 /// # let _ = runner;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Timing {
     /// One call, its duration: for heavy cases (a model's evaluation).
     Once,
@@ -49,16 +50,16 @@ pub enum Timing {
 ///
 /// ```
 /// use std::time::Duration;
-/// let sampling = nnbench::Sampling {
-///     sample_size: Some(20),
-///     warm_up: Some(Duration::from_millis(500)),
-///     measurement_time: None,
-/// };
+/// let sampling = nnbench::Sampling::new()
+///     .sample_size(20)
+///     .warm_up(Duration::from_millis(500));
+/// assert_eq!(sampling.measurement_time, None);
 /// let runner = nnbench::Runner::new().sampling(sampling);
 /// # let _ = runner;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::Args)]
 #[command(next_help_heading = "Timing")]
+#[non_exhaustive]
 pub struct Sampling {
     /// The least number of samples (default 10), or under criterion
     /// (`--sampled`) exactly this many (its default 100; 10 or more, as it
@@ -76,6 +77,38 @@ pub struct Sampling {
 }
 
 impl Sampling {
+    /// No setting of its own: each falls back to the family's, then to the
+    /// default.
+    pub const fn new() -> Self {
+        Sampling {
+            sample_size: None,
+            warm_up: None,
+            measurement_time: None,
+        }
+    }
+
+    /// The least number of samples; under criterion, exactly this many.
+    #[must_use]
+    pub const fn sample_size(mut self, samples: usize) -> Self {
+        self.sample_size = Some(samples);
+        self
+    }
+
+    /// Time to run the function before sampling.
+    #[must_use]
+    pub const fn warm_up(mut self, time: Duration) -> Self {
+        self.warm_up = Some(time);
+        self
+    }
+
+    /// The most time spent sampling a case; under criterion, the time it
+    /// spends.
+    #[must_use]
+    pub const fn measurement_time(mut self, time: Duration) -> Self {
+        self.measurement_time = Some(time);
+        self
+    }
+
     /// These settings, with `over`'s where it has them.
     pub(crate) fn overridden_by(self, over: Sampling) -> Sampling {
         Sampling {

@@ -51,7 +51,7 @@ impl ShardCosts {
     /// ```no_run
     /// let record = nnbench::RunRecord::read("target/nnbench/sweep/baselines/main.json")?;
     /// let costs = nnbench::shard::ShardCosts::from_record(&record);
-    /// # Ok::<(), nnbench::RecordError>(())
+    /// # Ok::<(), nnbench::record::RecordError>(())
     /// ```
     pub fn from_record(record: &RunRecord) -> Self {
         let cases = record

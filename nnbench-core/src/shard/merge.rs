@@ -15,6 +15,7 @@ use crate::record::{MemosRecord, RunMemoRecord, SCHEMA, ShardRecord, ShardRun};
 /// assert!(matches!(err, nnbench_core::shard::MergeError::Empty));
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MergeError {
     /// Nothing to merge.
     #[error("no records to merge")]
@@ -120,7 +121,7 @@ fn list(indices: &[usize]) -> String {
 /// let records = files
 ///     .iter()
 ///     .map(|f| Ok((f.into(), RunRecord::read(f)?)))
-///     .collect::<Result<Vec<_>, nnbench::RecordError>>()?;
+///     .collect::<Result<Vec<_>, nnbench::record::RecordError>>()?;
 /// let run = nnbench_core::shard::merge(records)?;
 /// run.write("run.json")?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -43,6 +43,7 @@ pub use spec::Shard;
 /// assert!(matches!(err, nnbench::shard::ShardError::OutOfRange { index: 3, count: 2 }));
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ShardError {
     /// Not `K/N`, `auto` or `auto/N`.
     #[error("--shard `{spec}`: write K/N with 1 <= K <= N (such as 2/3), auto, or auto/N")]

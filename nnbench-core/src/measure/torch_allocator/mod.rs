@@ -28,6 +28,7 @@ pub struct Unavailable(String);
 /// }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Accelerator {
     /// Its kind, as libtorch names it (`cuda`).
     pub name: String,
@@ -65,6 +66,7 @@ pub fn accelerator() -> Result<Accelerator, Unavailable> {
 /// }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DeviceMemory {
     /// Bytes of live tensors.
     pub allocated_bytes: u64,

@@ -55,6 +55,7 @@ const PAGE: u64 = 4096;
 /// assert!(DiskTier::Default.dir().unwrap().ends_with("nnbench/memo-cache"));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DiskTier {
     /// `target/nnbench/memo-cache` under cargo's target folder.
     #[default]

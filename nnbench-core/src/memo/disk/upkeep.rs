@@ -21,6 +21,7 @@ use super::{self as disk, DiskTier};
 /// }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct DiskEntry {
     /// The entry's file.
     pub path: PathBuf,
@@ -56,6 +57,7 @@ pub struct DiskEntry {
 /// assert!(pruned.removed.is_empty() && pruned.kept_bytes == 0);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Pruned {
     /// The entries removed, least recently used first.
     pub removed: Vec<DiskEntry>,

@@ -370,11 +370,7 @@ mod tests {
         setup: None,
         teardown: None,
         timing: None,
-        sampling: crate::Sampling {
-            sample_size: None,
-            warm_up: None,
-            measurement_time: None,
-        },
+        sampling: crate::Sampling::new(),
         direction: None,
         directions: &[],
         fail_on: None,
