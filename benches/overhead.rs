@@ -3,7 +3,8 @@
 //! 1. the same trivial function sampled by nnbench and by plain criterion
 //!    (`Bencher::iter`): ratio of the medians per call;
 //! 2. the harness's cost per case, `once` mode, over a 10,000-case grid of a
-//!    trivial function, with memory recording on and off;
+//!    trivial function, with memory recording on and off, and the bytes a
+//!    case takes in the record file;
 //! 3. what reading and resetting the peaks around the call (the call's
 //!    own memory, apart from its memos) adds to each case;
 //! 4. a resolve of a memo already in the cache;
@@ -134,6 +135,22 @@ fn per_case_cost(record_memory: bool) -> (f64, f64) {
     let calls: f64 = record.cases.iter().map(|c| c.time.median_ns).sum();
     let cases = record.cases.len() as f64;
     ((total - calls) / cases, faulted as f64 / cases)
+}
+
+/// The bytes each case of the 10,000-case grid takes in the record file,
+/// timed once with memory recorded, written as a bench binary writes it.
+fn record_bytes_per_case() -> f64 {
+    let record = Runner::new()
+        .filter("overhead_grid/")
+        .timing(Timing::Once)
+        .quiet(true)
+        .run()
+        .unwrap_or_else(|e| panic!("grid run: {e:#}"));
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("grid.json");
+    record.write(&path).expect("the record is written");
+    let bytes = std::fs::metadata(&path).expect("the record").len();
+    bytes as f64 / record.cases.len() as f64
 }
 
 /// Pages this process has faulted in without reading a file.
@@ -402,6 +419,15 @@ fn main() {
         1_000.0,
     ));
     table.add_row(first_run_row(&first, "memory not recorded"));
+    let bytes = record_bytes_per_case();
+    table.add_row([
+        "the record of the 10,000 cases, once, memory recorded: bytes a case".to_owned(),
+        format!("{bytes:.0} bytes"),
+        format!(
+            "at most 400 bytes {}",
+            harness::verdict("record bytes a case", bytes <= 400.0, bytes <= 400.0)
+        ),
+    ]);
     match (&python, &first, &first_with_memory, &later) {
         (Ok(_), Ok(firsts), Ok(firsts_with_memory), Ok(laters)) => {
             let (plain, with_context) = (median(&pythons), median(&pythons_with_context));

@@ -100,7 +100,7 @@ def within(measured, expected, rel=0.01, slack=2 * MIB):
 def judge_alloc(c, out):
     record = load(out, "alloc")
     rows = cases(record, "alloc")
-    c.check("alloc ran", len(rows) == 2 and all(r["error"] is None for r in rows),
+    c.check("alloc ran", len(rows) == 2 and all(r.get("error") is None for r in rows),
             f"{len(rows)} cases, errors: {[r['error'] for r in rows if r['error']]}")
     fixture = 256 * MIB
     for r in rows:
@@ -110,17 +110,17 @@ def judge_alloc(c, out):
             "gpu_method", "gpu_peak_bytes", "call_gpu_peak_bytes", "gpu_reserved_peak_bytes",
             "memo_gpu_resident_bytes")})
         c.check(f"alloc {param(r, 'mib')} MiB: method is the allocator",
-                m["gpu_method"] == "torch-allocator", m["gpu_method"])
+                m.get("gpu_method") == "torch-allocator", m.get("gpu_method"))
         c.check(f"alloc {param(r, 'mib')} MiB: gpu_peak_bytes = fixture + call within 1% + 2 MiB",
-                within(m["gpu_peak_bytes"], fixture + size),
+                within(m.get("gpu_peak_bytes"), fixture + size),
                 f"{mib(m['gpu_peak_bytes'])} for {mib(fixture + size)}")
         c.check(f"alloc {param(r, 'mib')} MiB: call_gpu_peak_bytes leaves the fixture out",
-                within(m["call_gpu_peak_bytes"], size),
+                within(m.get("call_gpu_peak_bytes"), size),
                 f"{mib(m['call_gpu_peak_bytes'])} for {mib(size)}")
         reserved = m.get("gpu_reserved_peak_bytes")
         c.check(f"alloc {param(r, 'mib')} MiB: reserved peak >= allocated peak",
-                reserved is not None and m["gpu_peak_bytes"] is not None
-                and reserved >= m["gpu_peak_bytes"],
+                reserved is not None and m.get("gpu_peak_bytes") is not None
+                and reserved >= m.get("gpu_peak_bytes"),
                 f"{mib(reserved)} >= {mib(m['gpu_peak_bytes'])}")
     nvml = cases(load(out, "alloc-nvml"), "alloc")
     for r in nvml:
@@ -130,18 +130,18 @@ def judge_alloc(c, out):
     allocator = {param(r, "mib"): r["memory"] for r in rows}
     c.check("NVML beside the allocator: process method, at least the allocator's reserved peak",
             len(nvml) == 2 and all(
-                r["memory"]["gpu_method"] in ("process", "device-delta")
-                and r["memory"]["gpu_peak_bytes"] is not None
+                r["memory"].get("gpu_method") in ("process", "device_delta")
+                and r["memory"].get("gpu_peak_bytes") is not None
                 and param(r, "mib") in allocator
-                and r["memory"]["gpu_peak_bytes"] >= (allocator[param(r, "mib")].get("gpu_reserved_peak_bytes") or 0)
+                and r["memory"].get("gpu_peak_bytes") >= (allocator[param(r, "mib")].get("gpu_reserved_peak_bytes") or 0)
                 for r in nvml),
             "; ".join(f"{param(r, 'mib')} MiB: NVML {mib(r['memory']['gpu_peak_bytes'])} "
                       f"({r['memory']['gpu_method']}), call {mib(r['memory']['call_gpu_peak_bytes'])}"
                       for r in nvml))
     iso = cases(load(out, "alloc-isolate"), "alloc")
     c.check("--isolate with CUDA cases: same figures from workers",
-            len(iso) == 2 and all(r["error"] is None and within(
-                r["memory"]["call_gpu_peak_bytes"], param(r, "mib") * MIB) for r in iso),
+            len(iso) == 2 and all(r.get("error") is None and within(
+                r["memory"].get("call_gpu_peak_bytes"), param(r, "mib") * MIB) for r in iso),
             "; ".join(f"{param(r, 'mib')} MiB: peak {mib(r['memory']['gpu_peak_bytes'])}, "
                       f"call {mib(r['memory']['call_gpu_peak_bytes'])}, error {r['error']}" for r in iso))
 
@@ -150,22 +150,22 @@ def judge_matmul(c, out):
     ref = load(out, "reference") or {}
     c.figure("reference (PyTorch, CUDA events)", ref)
     rows = cases(load(out, "matmul"), "matmul")
-    c.check("matmul ran", len(rows) == 1 and rows[0]["error"] is None,
-            str([r["error"] for r in rows]))
+    c.check("matmul ran", len(rows) == 1 and rows[0].get("error") is None,
+            str([r.get("error") for r in rows]))
     if not rows or not ref:
         return
     t = rows[0]["time"]
     c.figure("matmul (nnbench)", {k: t.get(k) for k in (
         "mode", "samples", "iters", "median_ns", "min_ns", "cpu_median_ns",
         "process_cpu_median_ns", "percentiles", "used_device")})
-    c.figure("matmul queued (host clock, no wait), s", rows[0]["value"])
+    c.figure("matmul queued (host clock, no wait), s", rows[0].get("value"))
     event = ref["event_median_ns"]
     c.check("matmul: nnbench's median within 5% of CUDA events",
-            abs(t["median_ns"] - event) <= 0.05 * event,
+            abs(t.get("median_ns") - event) <= 0.05 * event,
             f"{ms(t['median_ns'])} against {ms(event)}")
-    queued_ns = (rows[0]["value"] or 0) * 1e9
+    queued_ns = (rows[0].get("value") or 0) * 1e9
     c.check("matmul: without waiting it would be far shorter",
-            queued_ns < 0.2 * t["median_ns"],
+            queued_ns < 0.2 * t.get("median_ns"),
             f"queued in {ms(queued_ns)} (PyTorch {ms(ref.get('queued_median_ns'))}), "
             f"waited {ms(t['median_ns'])}")
     p = t.get("percentiles") or {}
@@ -177,19 +177,19 @@ def judge_matmul(c, out):
     paired = load(out, "matmul-paired")
     prow = cases(paired, "matmul")
     if prow and prow[0].get("paired"):
-        pr = prow[0]["paired"]
+        pr = prow[0].get("paired")
         c.figure("matmul paired", {k: pr.get(k) for k in (
             "clock", "rounds", "estimate", "interval", "verdict", "wall_ratios", "cpu_ratios")})
         c.figure("matmul paired time", {k: prow[0]["time"].get(k) for k in (
             "median_ns", "cpu_median_ns", "process_cpu_median_ns")})
         c.check("matmul paired against the same build passes",
-                pr.get("verdict") != "regressed" and prow[0]["error"] is None,
+                pr.get("verdict") != "regressed" and prow[0].get("error") is None,
                 f"verdict {pr.get('verdict')}, clock {pr.get('clock')}, estimate {pr.get('estimate')}")
         c.check("matmul paired rounds wait for the device",
-                abs(prow[0]["time"]["median_ns"] - event) <= 0.10 * event,
+                abs(prow[0]["time"].get("median_ns") - event) <= 0.10 * event,
                 f"{ms(prow[0]['time']['median_ns'])} against {ms(event)}")
     else:
-        c.check("matmul paired ran", False, str(prow[0]["error"] if prow else "no record"))
+        c.check("matmul paired ran", False, str(prow[0].get("error") if prow else "no record"))
 
 
 def device_peak(out, step):
@@ -214,7 +214,7 @@ def judge_budget(c, out):
     for name, rows in (("no budget", free), ("--memo-gpu-budget 2.5GiB", budget)):
         c.figure(f"pair, {name}", {
             "cases": len(rows),
-            "max live bytes in a call": max((r["value"] or 0 for r in rows), default=None),
+            "max live bytes in a call": max((r.get("value") or 0 for r in rows), default=None),
             "max reserved peak": max((r["memory"].get("gpu_reserved_peak_bytes") or 0 for r in rows), default=None),
             "evictions": sum(len(r["memo"]["evicted"]) for r in rows),
         })
@@ -223,10 +223,10 @@ def judge_budget(c, out):
     c.figure("pair: device used peak (nvidia-smi), no budget / budget",
              [mib(free_device), mib(budget_device)])
     c.check("pair ran with and without a budget",
-            len(free) == 9 and len(budget) == 9 and all(r["error"] is None for r in free + budget),
+            len(free) == 9 and len(budget) == 9 and all(r.get("error") is None for r in free + budget),
             f"{len(free)} and {len(budget)} cases")
     limit = 2.5 * 1024 * MIB
-    worst = max((r["value"] or 0 for r in budget), default=0)
+    worst = max((r.get("value") or 0 for r in budget), default=0)
     c.check("--memo-gpu-budget holds: live tensors in each call within 2.5 GiB",
             budget and worst <= limit, f"at most {mib(worst)}")
     c.check("--memo-gpu-budget shows in the device's used memory (nvidia-smi)",
@@ -241,13 +241,13 @@ def judge_oom(c, out):
     record = load(out, "oom")
     rows = cases(record, "oom")
     others = cases(record, "alloc")
-    message = (rows[0]["error"] or {}).get("message", "") if rows else ""
+    message = (rows[0].get("error") or {}).get("message", "") if rows else ""
     c.check("an out-of-memory on the GPU fails that case, clearly",
-            len(rows) == 1 and rows[0]["error"] is not None and "out of memory" in message.lower(),
+            len(rows) == 1 and rows[0].get("error") is not None and "out of memory" in message.lower(),
             message[:300])
     c.check("the other cases of that run pass",
-            len(others) == 2 and all(r["error"] is None for r in others),
-            str([r["error"] for r in others]))
+            len(others) == 2 and all(r.get("error") is None for r in others),
+            str([r.get("error") for r in others]))
 
 
 def judge_child(c, out):
@@ -259,8 +259,8 @@ def judge_child(c, out):
     c.figure("child (no tch, NVML)", {k: m.get(k) for k in (
         "gpu_method", "gpu_peak_bytes", "call_gpu_peak_bytes")})
     c.check("NVML alone (no tch) reads a Python torch process's 1 GiB",
-            rows[0]["error"] is None and m["gpu_peak_bytes"] is not None
-            and m["gpu_peak_bytes"] >= 1024 * MIB,
+            rows[0].get("error") is None and m.get("gpu_peak_bytes") is not None
+            and m.get("gpu_peak_bytes") >= 1024 * MIB,
             f"{mib(m['gpu_peak_bytes'])} by {m['gpu_method']}, error {rows[0]['error']}")
 
 
@@ -268,25 +268,25 @@ def judge_mnist(c, out):
     rows = cases(load(out, "mnist"), "classify")
     cuda = [r for r in rows if "cuda" in json.dumps(r["params"])]
     for r in rows:
-        value = r["value"] or {}
+        value = r.get("value") or {}
         c.figure(f"mnist {r['id']}", {
             "accuracy": value.get("accuracy"),
             "images_per_second": value.get("images_per_second"),
-            "median_ns": r["time"]["median_ns"],
-            "gpu_peak_bytes": r["memory"]["gpu_peak_bytes"],
-            "call_gpu_peak_bytes": r["memory"]["call_gpu_peak_bytes"],
-            "error": r["error"],
+            "median_ns": r["time"].get("median_ns"),
+            "gpu_peak_bytes": r["memory"].get("gpu_peak_bytes"),
+            "call_gpu_peak_bytes": r["memory"].get("call_gpu_peak_bytes"),
+            "error": r.get("error"),
         })
     c.check("mnist: CUDA cases beside the CPU cases",
-            len(cuda) == 4 and len(rows) == 8 and all(r["error"] is None for r in rows),
+            len(cuda) == 4 and len(rows) == 8 and all(r.get("error") is None for r in rows),
             f"{len(cuda)} CUDA of {len(rows)}")
     c.check("mnist: CUDA accuracy as on the CPU (above 80%), GPU peak recorded",
-            cuda and all((r["value"] or {}).get("accuracy", 0) > 0.8
-                         and (r["memory"]["gpu_peak_bytes"] or 0) > 0 for r in cuda),
+            cuda and all((r.get("value") or {}).get("accuracy", 0) > 0.8
+                         and (r["memory"].get("gpu_peak_bytes") or 0) > 0 for r in cuda),
             "; ".join(f"{(r['value'] or {}).get('accuracy')}, {mib(r['memory']['gpu_peak_bytes'])}" for r in cuda))
     def rates(r):
-        recorded = (r["value"] or {}).get("images_per_second") or 0
-        return recorded, 10000 / (r["time"]["median_ns"] / 1e9)
+        recorded = (r.get("value") or {}).get("images_per_second") or 0
+        return recorded, 10000 / (r["time"].get("median_ns") / 1e9)
     c.check("mnist: the recorded images/s is the warm passes' (within 25% of the median pass's)",
             rows and all(abs(a / b - 1) <= 0.25 for a, b in map(rates, rows)),
             "; ".join(f"{a:.0f} for {b:.0f}" for a, b in map(rates, rows)))
@@ -298,12 +298,12 @@ def judge_mnist(c, out):
             paired and all(clock == "wall" for _, _, clock in verdicts), str(verdicts))
     cpu = [r for r in rows if r not in cuda]
     c.check("mnist: the CPU cases have no GPU memory of their own",
-            cpu and all(r["memory"]["gpu_method"] == "torch-allocator"
-                        and r["memory"]["call_gpu_peak_bytes"] == 0 for r in cpu),
+            cpu and all(r["memory"].get("gpu_method") == "torch-allocator"
+                        and r["memory"].get("call_gpu_peak_bytes") == 0 for r in cpu),
             "; ".join(f"{r['memory']['gpu_method']} {mib(r['memory']['call_gpu_peak_bytes'])}" for r in cpu))
     c.check("mnist: paired run of the CUDA cases against a copy passes",
             len(paired) == 4 and all(v in ("unchanged", "improved") for _, v, _ in verdicts)
-            and all(r["error"] is None for r in paired),
+            and all(r.get("error") is None for r in paired),
             str(verdicts))
 
 
@@ -360,7 +360,7 @@ def figures_section(c, out):
               "|---|---|---|---|---|---|---|"]
     for key, v in f.items():
         if key.startswith("mnist classify/"):
-            rate = 10000 / (v["median_ns"] / 1e9) if v.get("median_ns") else None
+            rate = 10000 / (v.get("median_ns") / 1e9) if v.get("median_ns") else None
             lines.append(
                 f"| `{key[len('mnist '):]}` | {v.get('accuracy')} | {v.get('images_per_second') or 0:.0f} "
                 f"| {rate:.0f} | {ms(v.get('median_ns'))} "

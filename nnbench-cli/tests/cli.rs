@@ -474,3 +474,21 @@ fn exports_have_the_published_shapes() {
     check_github(&bigger);
     assert_eq!(bigger[1]["value"], 0.5, "the metric, higher is better");
 }
+
+#[test]
+fn show_prints_a_compact_record_indented_for_people() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "run.json", &record());
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(written.lines().count(), 1, "a record is written compact");
+    let shown = nnbench(&["show", s(&path)]);
+    assert!(shown.status.success(), "{shown:?}");
+    let text = String::from_utf8(shown.stdout).unwrap();
+    assert!(text.lines().count() > 20, "{text}");
+    assert!(text.contains("\n  \"cases\": ["), "{text}");
+    let again: RunRecord = serde_json::from_str(&text).unwrap();
+    assert_eq!(again, RunRecord::read(&path).unwrap());
+    let missing = nnbench(&["show", s(&dir.path().join("none.json"))]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("none.json"));
+}

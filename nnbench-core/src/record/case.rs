@@ -27,8 +27,10 @@ pub struct CaseRecord {
     /// The family the case belongs to.
     pub family: String,
     /// Each parameter's description: a memo by its `Debug` form.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub params: Map<String, Json>,
     /// The family's tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
     /// What the function returned; `null` for `()` or a failed case. In a
     /// sampled case, a struct's fields that are a time or a rate by their
@@ -37,7 +39,7 @@ pub struct CaseRecord {
     pub value: Json,
     /// Which way the value is better, as the family's `metric` option says;
     /// `null` when it does not say (the value is then not judged).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
     /// Which way each field of a struct value is better, as the family's
     /// `metric = "accuracy:higher, latency_ms:lower"` says (nested fields
@@ -50,10 +52,12 @@ pub struct CaseRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail_on: Option<String>,
     /// Why the case failed, or `null`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<CaseError>,
     /// How long the function took.
     pub time: TimeRecord,
     /// Time spent resolving the case's memos, apart from `time`.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub load_ns: u64,
     /// Resident memory around the case.
     pub memory: MemoryRecord,
@@ -61,7 +65,7 @@ pub struct CaseRecord {
     pub memo: MemoRecord,
     /// What went wrong without failing the case (a damaged disk entry
     /// recomputed, a memo budget exceeded, a memo evicted while held).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// The shard that ran the case (`--shard K/N`, K), in a shard's record
     /// and in one merged from shards; `None` in a whole sweep.
@@ -267,7 +271,7 @@ pub struct TimeRecord {
     pub mode: TimingMode,
     /// What sampled it: nnbench's own sampler, which stops once the median
     /// is precise, or criterion (`--sampled`). `None` for a case timed once.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampler: Option<Sampler>,
     /// How many samples were taken (0 when the function never ran).
     pub samples: u64,
@@ -278,6 +282,7 @@ pub struct TimeRecord {
     /// Median time of one call.
     pub median_ns: f64,
     /// Standard deviation of the time of one call.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub std_ns: f64,
     /// Fastest call.
     pub min_ns: f64,
@@ -286,12 +291,12 @@ pub struct TimeRecord {
     /// The time of one call in each sample, in the order they were taken
     /// (after warm-up): what comparisons test for significance. A case
     /// timed once has its one call here.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples_ns: Vec<f64>,
     /// The 95% interval of the median per call, `[low, high]`,
     /// distribution-free (from the samples' order statistics); `None` under
     /// six samples.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median_ci_ns: Option<[f64; 2]>,
     /// The CPU time of one call of the thread that made it, in each sample,
     /// in the order of `samples_ns`: unlike wall time, it leaves out the
@@ -301,27 +306,27 @@ pub struct TimeRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_samples_ns: Vec<f64>,
     /// The median of `cpu_samples_ns`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_median_ns: Option<f64>,
     /// The CPU time of one call of the whole process, every thread's, in
     /// each sample: above `cpu_samples_ns` when the call used other threads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub process_cpu_samples_ns: Vec<f64>,
     /// The median of `process_cpu_samples_ns`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_cpu_median_ns: Option<f64>,
     /// The instructions one call retired in user space on the calling
     /// thread, counted by the processor (`instructions:u`), the median
     /// over the samples: where the processor has a counter that Linux lets
     /// the process use, `None` elsewhere (most virtual machines) and for a
     /// call counted under Callgrind.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hw_instructions: Option<f64>,
     /// The instructions one call executed, counted by Callgrind
     /// (`--instructions`, `timing = instructions`): the same in every run
     /// of one build, whatever else the machine does. `None` when the case
     /// was timed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<u64>,
     /// What Callgrind's simulated caches made of that call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -374,13 +379,17 @@ pub struct TimeRecord {
 #[non_exhaustive]
 pub struct CallgrindRecord {
     /// Instruction fetches and data accesses the first-level caches served.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub l1_hits: u64,
     /// Those the last-level cache served.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub ll_hits: u64,
     /// Those that went to memory.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub ram_hits: u64,
     /// `l1_hits + 5 * ll_hits + 35 * ram_hits`: the estimate of cycles
     /// that iai-callgrind and CodSpeed report.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub estimated_cycles: u64,
 }
 
@@ -508,59 +517,64 @@ pub enum Sampler {
 #[non_exhaustive]
 pub struct MemoryRecord {
     /// Resident memory when the case started, before its memos were resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_before_bytes: Option<u64>,
     /// Peak resident memory during the case (memo loading, hooks and call
     /// included): memory that libtorch, BLAS or `mmap` allocate counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_peak_bytes: Option<u64>,
     /// Resident memory after teardown and eviction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_after_bytes: Option<u64>,
     /// How `rss_peak_bytes` was measured.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_method: Option<RssMethod>,
     /// Heap bytes live when the case started, when a
     /// [`TrackingAllocator`](crate::alloc::TrackingAllocator) is installed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heap_before_bytes: Option<u64>,
     /// Peak heap bytes during the case, when the tracker is installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heap_peak_bytes: Option<u64>,
     /// Allocations made during the case, when the tracker is installed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heap_allocations: Option<u64>,
     /// Peak GPU memory during the case, when a GPU is there to ask; see
     /// `gpu_method` for what it counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_peak_bytes: Option<u64>,
     /// How `gpu_peak_bytes` was measured.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_method: Option<GpuMethod>,
     /// Peak bytes the device allocator kept reserved during the case (live
     /// tensors and cached free blocks), with `gpu_method: "torch-allocator"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_reserved_peak_bytes: Option<u64>,
     /// Bytes the memo cache held when the case started.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub memo_resident_bytes: u64,
     /// Bytes of GPU memory the memo cache held when the case started (what
     /// its memos' [`Memo::device_bytes`](crate::Memo::device_bytes) report).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub memo_gpu_resident_bytes: u64,
     /// Resident memory when the function was first called: memos resolved
     /// and setup hooks run.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_rss_before_bytes: Option<u64>,
     /// Peak resident memory while the function ran, memo loading and hooks
     /// left out (every call of a sampled case).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_rss_peak_bytes: Option<u64>,
     /// Heap bytes live when the function was first called, with the tracker.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_heap_before_bytes: Option<u64>,
     /// Peak heap bytes while the function ran, with the tracker.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_heap_peak_bytes: Option<u64>,
     /// Peak GPU memory while the function ran, as `gpu_method` counts it,
     /// above what it counted when the call began: the memos already on the
     /// device are left out.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_gpu_peak_bytes: Option<u64>,
 }
 

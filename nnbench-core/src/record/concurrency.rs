@@ -18,8 +18,10 @@ use serde::{Deserialize, Serialize};
 #[non_exhaustive]
 pub struct ConcurrencyRecord {
     /// Requests in flight at once.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub level: u64,
     /// Requests that finished within the timed period.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub requests: u64,
     /// How long the timed period lasted, in nanoseconds.
     pub duration_ns: f64,

@@ -22,14 +22,15 @@ pub struct RunContext {
     pub host: Host,
     /// The repository the bench was run from, when it is one and git
     /// could say whether its tracked files were changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<Git>,
     /// nnbench's version.
     pub nnbench: String,
     /// `rustc --version` of the compiler that built the harness.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rustc: Option<String>,
     /// The command line of the run.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
     /// The GPUs figures were taken on, or why there were none.
     #[serde(default)]
@@ -52,18 +53,19 @@ pub struct RunContext {
 #[non_exhaustive]
 pub struct GpuContext {
     /// Whether GPU memory was measured.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub available: bool,
     /// Why it was not (no driver, no device, disabled).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The driver's version.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<String>,
     /// How per-case figures are taken.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<GpuMethod>,
     /// The devices.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<GpuDevice>,
 }
 
@@ -82,8 +84,10 @@ pub struct GpuDevice {
     /// NVML's index of the device.
     pub index: u32,
     /// Its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Its total memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_bytes: Option<u64>,
 }
 
@@ -100,26 +104,27 @@ pub struct GpuDevice {
 #[non_exhaustive]
 pub struct Host {
     /// The host's name.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// The operating system and its version.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os: Option<String>,
     /// The kernel's version.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
     /// The CPU architecture, as Rust names it (`x86_64`, `aarch64`).
     pub arch: String,
     /// The CPU's model name.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<String>,
     /// Logical cores available to the process.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub cores: usize,
     /// Physical cores of the machine.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub physical_cores: Option<usize>,
     /// Total memory of the machine.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_bytes: Option<u64>,
 }
 
@@ -138,8 +143,10 @@ pub struct Git {
     /// The commit checked out.
     pub commit: String,
     /// The branch checked out, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// Whether tracked files had changes not committed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dirty: bool,
 }
 

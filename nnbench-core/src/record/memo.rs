@@ -27,7 +27,7 @@ macro_rules! memo_counters {
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
         #[non_exhaustive]
         pub struct MemoCounters {
-            $($(#[doc = $doc])* #[serde(default)] pub $field: u64,)*
+            $($(#[doc = $doc])* #[serde(default, skip_serializing_if = "crate::record::is_zero")] pub $field: u64,)*
         }
 
         impl Add for MemoCounters {
@@ -106,11 +106,13 @@ pub struct RunMemoRecord {
     #[serde(flatten)]
     pub counters: MemoCounters,
     /// Entries in the cache when the run ended.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub entries_at_end: usize,
     /// Bytes those entries hold.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub resident_bytes_at_end: u64,
     /// Bytes of the disk tier's entries when the run ended.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub disk_bytes_at_end: u64,
 }
 
@@ -135,6 +137,7 @@ pub struct MemoRecord {
     pub counters: MemoCounters,
     /// Memos evicted during the case: by its hooks, or by the runner
     /// after their last use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evicted: Vec<String>,
     /// Evicted memos whose value something else still held, so that its
     /// memory was not freed.
@@ -213,10 +216,10 @@ impl MemosRecord {
 pub struct MemosRecord {
     /// Loads of the cases' memos (from disk or computed): the sum of the
     /// cases' `memo.loads`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub loads: u64,
     /// The host and GPU bytes those loads brought in.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub bytes_loaded: u64,
     /// The order planned under `--memo-budget` or `--memo-gpu-budget`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -243,20 +246,28 @@ pub struct PlanRecord {
     /// or `the declared order` where no budget binds.
     pub order: String,
     /// `--memo-budget`, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_bytes: Option<u64>,
     /// `--memo-gpu-budget`, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_budget_bytes: Option<u64>,
     /// The loads of the cases' memos it expects.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub loads: u64,
     /// The host and GPU bytes they bring in.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub bytes: u64,
     /// The most host memory the cases' memos hold at once.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub peak_bytes: u64,
     /// The most GPU memory they hold at once.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub peak_gpu_bytes: u64,
     /// Each memo loaded once: the fewest loads any order makes.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub lower_bound_loads: u64,
     /// The bytes of each memo once.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub lower_bound_bytes: u64,
     /// Memo types whose size was not known when it planned (counted as
     /// empty).
@@ -284,9 +295,10 @@ pub struct MemoSize {
     #[serde(rename = "type")]
     pub type_name: String,
     /// Host bytes.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub bytes: u64,
     /// GPU bytes.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub device_bytes: u64,
 }
 
@@ -311,7 +323,7 @@ pub struct MemoInput {
     pub version: u32,
     /// Its [`Memo::fingerprint`](crate::Memo::fingerprint), or what kept it
     /// from being read.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
 }
 
@@ -332,6 +344,7 @@ pub struct LeakRecord {
     /// The memo's description.
     pub memo: String,
     /// References to its value held outside the cache when it was evicted.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub references: usize,
 }
 
@@ -363,11 +376,13 @@ mod resolves {
 
     #[derive(Serialize, Deserialize)]
     struct Resolves {
+        #[serde(default, skip_serializing_if = "crate::record::is_zero")]
         hits: u64,
+        #[serde(default, skip_serializing_if = "crate::record::is_zero")]
         misses: u64,
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "crate::record::is_zero")]
         disk_hits: u64,
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "crate::record::is_zero")]
         computes: u64,
     }
 

@@ -51,8 +51,16 @@ pub use threads::ThreadsRecord;
 pub use throughput::{ThroughputRecord, ThroughputUnit};
 pub use verdict::Verdict;
 
-/// The version of the record's layout; it changes when a field changes meaning.
-pub const SCHEMA: u32 = 1;
+/// The version of the record's layout; it changes when a field changes
+/// meaning. Schema 2 leaves out what schema 1 wrote as `null`, empty or
+/// zero; a reader takes either.
+pub const SCHEMA: u32 = 2;
+
+/// Whether a count or flag is its default (zero, false): the record leaves
+/// it out, and a reader takes its absence for the default.
+pub(crate) fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
 
 /// Now, as records write times: RFC 3339 in UTC, to the millisecond.
 ///
@@ -90,6 +98,7 @@ pub struct RunRecord {
     /// The machine, the source and the toolchain that produced the figures.
     pub context: RunContext,
     /// One record per case, in the order they ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cases: Vec<CaseRecord>,
     /// What the run did with the memo cache, and what it left in it.
     #[serde(default)]
@@ -103,16 +112,16 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scaling: Vec<ScalingRecord>,
     /// What went wrong outside any case (each case keeps its own).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Whether the memos of each next case loaded in the background while
     /// a case ran (`--prefetch`); the cases they loaded beside list them in
     /// `memo.prefetched`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prefetch: bool,
     /// Whether the cases ran in worker processes (`--isolate`): their
     /// memory figures are the worker's, whose memos a crash made reload.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub isolate: bool,
     /// What stopped the run before every case ran: the signal that arrived
     /// while a case ran (`"SIGINT"`, `"SIGTERM"`), or `"case-timeout"` when
@@ -236,10 +245,17 @@ impl RunRecord {
             path: path.to_owned(),
             source,
         })?;
-        serde_json::from_str(&text).map_err(|source| RecordError::Parse {
+        let record: Self = serde_json::from_str(&text).map_err(|source| RecordError::Parse {
             path: path.to_owned(),
             source,
-        })
+        })?;
+        if record.schema > SCHEMA {
+            return Err(RecordError::Newer {
+                path: path.to_owned(),
+                schema: record.schema,
+            });
+        }
+        Ok(record)
     }
 
     /// Writes the record to `path` atomically (a temporary file renamed into
@@ -262,8 +278,10 @@ impl RunRecord {
         let path = path.as_ref();
         let bytes = match OutputFormat::of(path)? {
             OutputFormat::Json => {
+                // Compact: a sweep of many cases writes megabytes pretty
+                // printed; `nnbench show` prints one for people.
                 let mut bytes =
-                    serde_json::to_vec_pretty(self).map_err(|source| RecordError::Serialize {
+                    serde_json::to_vec(self).map_err(|source| RecordError::Serialize {
                         path: path.to_owned(),
                         source,
                     })?;
@@ -328,6 +346,17 @@ pub enum RecordError {
         path: PathBuf,
         /// What the system said.
         source: std::io::Error,
+    },
+    /// The record's layout is newer than this nnbench reads.
+    #[error(
+        "{}: a record of schema {schema}, written by a newer nnbench; this one reads schemas 1 to {SCHEMA}",
+        path.display()
+    )]
+    Newer {
+        /// The file.
+        path: PathBuf,
+        /// The schema it says it has.
+        schema: u32,
     },
     /// The file is not a run record.
     #[error("{}: not a run record: {source}", path.display())]

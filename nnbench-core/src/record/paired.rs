@@ -62,10 +62,12 @@ pub struct PairedRecord {
     /// How many rounds measured both builds.
     pub rounds: u32,
     /// Head over base per round, by wall time: each build's median sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wall_ratios: Vec<f64>,
     /// Head over base per round, by the calling thread's CPU time: each
     /// build's least sample, since other processes only ever raise a
     /// thread's CPU time. Empty where the system does not tell it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_ratios: Vec<f64>,
     /// Head over base: the Hodges–Lehmann estimate from the ratios on
     /// `clock` (the median of the pairwise geometric means).

@@ -68,6 +68,7 @@ pub struct ScalingRecord {
     /// `bends at n=4096: n^1.02 below, n^2.01 above`.
     pub fit: String,
     /// How many values of the parameter it was fitted over.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub points: usize,
     /// For time, how many interleaved rounds it was fitted from (each
     /// round's sizes against each other, which a drifting machine does not

@@ -23,10 +23,13 @@ use super::{RunContext, RunMemoRecord};
 #[non_exhaustive]
 pub struct ShardRecord {
     /// Which shard, counted from 1 as `--shard K/N` counts.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub index: usize,
     /// How many shards the sweep was split into.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub count: usize,
     /// How many cases the whole sweep selected, across every shard.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub cases: usize,
     /// A digest of the sweep's case ids: equal on every shard of a sweep.
     pub case_set: String,
@@ -57,8 +60,10 @@ pub struct ShardRecord {
 #[non_exhaustive]
 pub struct ShardRun {
     /// Which shard, counted from 1.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub index: usize,
     /// How many shards the sweep was split into.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub count: usize,
     /// When the shard's run started.
     pub started_at: String,

@@ -21,8 +21,10 @@ use serde::{Deserialize, Serialize};
 #[non_exhaustive]
 pub struct ThreadsRecord {
     /// Threads that made the calls together.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub count: u64,
     /// Each thread's median time per call over the samples, in nanoseconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_thread_ns: Vec<f64>,
     /// How far apart the threads were: the slowest thread's time per call
     /// minus the fastest's, over the median thread's. Zero for one thread.

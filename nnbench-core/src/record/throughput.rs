@@ -53,6 +53,7 @@ pub struct ThroughputRecord {
     /// Elements or bytes.
     pub unit: ThroughputUnit,
     /// What one call handles, as the family's expression gave it.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub per_call: u64,
     /// `per_call` per second of the median call.
     pub per_second: f64,

@@ -161,6 +161,16 @@ enum Command {
         #[arg(short, long, value_name = "FILE")]
         out: PathBuf,
     },
+    /// Print a record as indented JSON, for people: a bench writes it
+    /// compact, leaving out what it did not measure.
+    #[command(after_help = "Examples:
+  nnbench show target/nnbench/sweep/latest.json
+  nnbench show main                                  # the baseline saved as `main`")]
+    Show {
+        /// A record file, or the name of a saved baseline.
+        #[arg(value_name = "RECORD")]
+        record: String,
+    },
     /// Write one self-contained HTML page of the history (or of records):
     /// per family, trend charts of time, RSS, GPU and the value across
     /// commits with their steps marked, the latest run's parameter grid as
@@ -392,6 +402,12 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
         Command::Bisect(bisect) => bisect::run(bisect),
         Command::Cache(cache) => cache_command::run(cache),
         Command::History { history, command } => history_command::run(history, command),
+        Command::Show { record } => {
+            let (record, _) = inputs::load(&record).map_err(|e| e.to_string())?;
+            let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
+            println!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Merge { records, out } => {
             merge::run(&records, &out)?;
             Ok(ExitCode::SUCCESS)
