@@ -3,7 +3,7 @@
 //!
 //! [`Runner`] is the builder ([`builder`]) and the run ([`run`]); a bench
 //! binary's `main` ([`bench_main`]) is a runner made from the command line.
-//! Below them: which cases ([`select`]), in what order ([`schedule`]), the
+//! Below them: which cases ([`select`]), in what order ([`order`]), the
 //! loop over them ([`case_loop`]), one case's steps ([`lifecycle`]) and
 //! timing ([`engine`]), and what the run keeps as it goes ([`ledger`],
 //! [`progress`]).

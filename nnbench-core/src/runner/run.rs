@@ -103,19 +103,7 @@ impl Runner {
 
     fn run_recorded(&self) -> Result<RunRecord> {
         let settings = &self.settings;
-        if (settings.isolation.isolate
-            || settings.isolation.case_timeout.is_some()
-            || settings.pairing.base.is_some())
-            && !settings.process.bench_binary
-        {
-            return Err(Error::msg(
-                "--isolate, --paired and --case-timeout work in a bench binary (`nnbench::main!()`), which starts itself again as a worker or ends on a timed-out case",
-            ));
-        }
-        #[cfg(not(feature = "criterion"))]
-        if settings.timing.forced.0 == Some(crate::settings::Timing::Sampled) {
-            return Err(Error::msg(super::criterion_sampler::UNAVAILABLE));
-        }
+        refuse_unrunnable(settings)?;
         if settings.memory.clears_disk_tier() {
             memo::clear_disk_tier()?;
         }
@@ -155,25 +143,8 @@ impl Runner {
             .latest_dir
             .as_ref()
             .map(|dir| dir.join("progress.ndjson"));
-        let previous = match (&progress_path, settings.selection.resume) {
-            (Some(path), true) => progress::read(path),
-            (None, true) => progress::Previous {
-                warnings: vec![
-                    "--resume: only a measuring bench binary (cargo bench) keeps the progress of its runs: every case runs".into(),
-                ],
-                ..progress::Previous::default()
-            },
-            _ => progress::Previous::default(),
-        };
-        let finished = previous.ids();
-        let mut resumed: Vec<crate::CaseRecord> = previous
-            .cases
-            .iter()
-            .filter(|c| selected.iter().any(|s| s.id == c.id))
-            .cloned()
-            .collect();
         let total = selected.len();
-        selected.retain(|c| !finished.contains(c.id.as_str()));
+        let (previous, mut resumed) = resume(settings, progress_path.as_deref(), &mut selected);
         // Room for every record at once: growing a vector of ten thousand
         // copies it, page by page, a dozen times.
         resumed.reserve_exact(selected.len());
@@ -247,41 +218,41 @@ impl Runner {
                 .then(interrupt::requested)
                 .flatten()
         };
-        let mut paired_run = None;
+        let mode = Mode::of(settings);
         // A bench binary counts instructions in workers under Callgrind;
         // elsewhere a counted case fails, saying so. A paired run pairs
         // them in such workers itself.
-        let paired = settings.pairing.base.is_some();
-        let counted: Vec<&Case> = if settings.process.bench_binary && !paired {
-            let (counted, timed) = selected
-                .into_iter()
-                .partition(|case| super::engine::counted(case, settings));
-            selected = timed;
-            counted
-        } else {
-            Vec::new()
+        let counted: Vec<&Case> =
+            if settings.process.bench_binary && !matches!(mode, Mode::Paired(_)) {
+                let (counted, timed) = selected
+                    .into_iter()
+                    .partition(|case| super::engine::counted(case, settings));
+                selected = timed;
+                counted
+            } else {
+                Vec::new()
+            };
+        let on = On {
+            settings,
+            stop: &stop,
+            ledger: &ledger,
+            console: &console,
         };
-        let (mut stopped, mut workers_memo) = if settings.isolation.isolate {
-            let (stopped, memo) =
-                run_in_workers(&selected, settings, false, &stop, &ledger, &console)?;
-            (stopped, Some(memo))
-        } else if let Some(base) = &settings.pairing.base {
-            let (stopped, memo, run) =
-                run_paired(&selected, settings, base, &stop, &ledger, &console)?;
-            paired_run = run;
-            (stopped, Some(memo))
-        } else {
-            let stopped = run_in_process(&selected, settings, &stop, &ledger, &closing, &console)?;
-            (stopped, None)
+        let mut ran = match mode {
+            Mode::InProcess => Ran {
+                stopped: run_in_process(&selected, &on, &closing)?,
+                ..Ran::default()
+            },
+            Mode::Isolated => run_in_workers(&selected, &on, false)?,
+            Mode::Paired(base) => run_paired(&selected, &on, base)?,
         };
-        if stopped.is_none() && !counted.is_empty() {
-            let before = workers_memo.unwrap_or_else(|| closing.local_memo());
-            let (stop_counted, memo) =
-                run_counted(&counted, settings, &stop, &ledger, &console, before)?;
-            (stopped, workers_memo) = (stop_counted, Some(memo));
+        if ran.stopped.is_none() && !counted.is_empty() {
+            let before = ran.memo.take().unwrap_or_else(|| closing.local_memo());
+            let counted = run_counted(&counted, &on, before)?;
+            (ran.stopped, ran.memo) = (counted.stopped, counted.memo);
         }
-        let mut record = closing.record(&mut lock(&ledger), stopped, workers_memo);
-        record.paired = paired_run;
+        let mut record = closing.record(&mut lock(&ledger), ran.stopped, ran.memo);
+        record.paired = ran.paired;
         closing.finish(&record, &console)?;
         Ok(record)
     }
@@ -301,16 +272,100 @@ fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
     ledger.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Refuses settings this process cannot run, before anything starts.
+fn refuse_unrunnable(settings: &Settings) -> Result<()> {
+    if (settings.isolation.isolate
+        || settings.isolation.case_timeout.is_some()
+        || settings.pairing.base.is_some())
+        && !settings.process.bench_binary
+    {
+        return Err(Error::msg(
+            "--isolate, --paired and --case-timeout work in a bench binary (`nnbench::main!()`), which starts itself again as a worker or ends on a timed-out case",
+        ));
+    }
+    #[cfg(not(feature = "criterion"))]
+    if settings.timing.forced.0 == Some(crate::settings::Timing::Sampled) {
+        return Err(Error::msg(super::criterion_sampler::UNAVAILABLE));
+    }
+    Ok(())
+}
+
+/// With `--resume`, what an interrupted run left in its progress file at
+/// `progress`: the records of the `selected` cases it finished, which
+/// leave `selected`.
+fn resume(
+    settings: &Settings,
+    progress: Option<&std::path::Path>,
+    selected: &mut Vec<&Case>,
+) -> (progress::Previous, Vec<crate::CaseRecord>) {
+    let previous = match (progress, settings.selection.resume) {
+        (Some(path), true) => progress::read(path),
+        (None, true) => progress::Previous {
+            warnings: vec![
+                "--resume: only a measuring bench binary (cargo bench) keeps the progress of its runs: every case runs".into(),
+            ],
+            ..progress::Previous::default()
+        },
+        _ => progress::Previous::default(),
+    };
+    let finished = previous.ids();
+    let resumed: Vec<crate::CaseRecord> = previous
+        .cases
+        .iter()
+        .filter(|c| selected.iter().any(|s| s.id == c.id))
+        .cloned()
+        .collect();
+    selected.retain(|c| !finished.contains(c.id.as_str()));
+    (previous, resumed)
+}
+
+/// How a run's cases run; each mode has a function of its own below.
+enum Mode<'a> {
+    /// One after another in this process.
+    InProcess,
+    /// In worker processes of this bench binary (`--isolate`).
+    Isolated,
+    /// In rounds beside the workers of the build at the path (`--paired`).
+    Paired(&'a std::path::Path),
+}
+
+impl<'a> Mode<'a> {
+    fn of(settings: &'a Settings) -> Self {
+        match (&settings.pairing.base, settings.isolation.isolate) {
+            (_, true) => Mode::Isolated,
+            (Some(base), false) => Mode::Paired(base),
+            (None, false) => Mode::InProcess,
+        }
+    }
+}
+
+/// What every mode runs its cases on.
+struct On<'a> {
+    settings: &'a Settings,
+    stop: &'a dyn Fn() -> Option<interrupt::Signal>,
+    ledger: &'a Arc<Mutex<Ledger>>,
+    console: &'a Console,
+}
+
+/// What a mode comes to besides its cases: what stopped it early, what
+/// its workers' memo caches did (in this process's cache otherwise), and
+/// a paired run's side of the pairing.
+#[derive(Default)]
+struct Ran {
+    stopped: Option<Stop>,
+    memo: Option<RunMemoRecord>,
+    paired: Option<crate::record::PairedRun>,
+}
+
 /// Runs `selected` in this process, under a watchdog with
 /// `--case-timeout`. Says what stopped the run early, if anything.
-fn run_in_process(
-    selected: &[&Case],
-    settings: &Settings,
-    stop: &dyn Fn() -> Option<interrupt::Signal>,
-    ledger: &Arc<Mutex<Ledger>>,
-    closing: &Arc<Closing>,
-    console: &Console,
-) -> Result<Option<Stop>> {
+fn run_in_process(selected: &[&Case], on: &On, closing: &Arc<Closing>) -> Result<Option<Stop>> {
+    let On {
+        settings,
+        stop,
+        ledger,
+        console,
+    } = *on;
     let watchdog = match settings.isolation.case_timeout {
         Some(limit) => Some(
             Watchdog::start(limit, close_on_timeout(limit, ledger, closing))
@@ -339,20 +394,15 @@ fn run_in_process(
 /// Runs the cases whose instructions are counted, in workers under
 /// Callgrind, after the others; their memo figures add to `before`, what
 /// the rest of the run did.
-fn run_counted(
-    counted: &[&Case],
-    settings: &Settings,
-    stop: &dyn Fn() -> Option<interrupt::Signal>,
-    ledger: &Mutex<Ledger>,
-    console: &Console,
-    before: RunMemoRecord,
-) -> Result<(Option<Stop>, RunMemoRecord)> {
-    let (stopped, mut memo) = run_in_workers(counted, settings, true, stop, ledger, console)?;
+fn run_counted(counted: &[&Case], on: &On, before: RunMemoRecord) -> Result<Ran> {
+    let mut ran = run_in_workers(counted, on, true)?;
+    let mut memo = ran.memo.take().unwrap_or_default();
     memo.counters += before.counters;
     memo.entries_at_end = before.entries_at_end;
     memo.resident_bytes_at_end = before.resident_bytes_at_end;
     memo.disk_bytes_at_end = before.disk_bytes_at_end;
-    Ok((stopped, memo))
+    ran.memo = Some(memo);
+    Ok(ran)
 }
 
 /// Runs `selected` in worker processes of this bench binary: plain ones
@@ -360,14 +410,13 @@ fn run_counted(
 /// their instructions. Says what stopped the run early, if anything, and
 /// what the workers' memo caches did.
 #[cfg(unix)]
-fn run_in_workers(
-    selected: &[&Case],
-    settings: &Settings,
-    counted: bool,
-    stop: &dyn Fn() -> Option<interrupt::Signal>,
-    ledger: &Mutex<Ledger>,
-    console: &Console,
-) -> Result<(Option<Stop>, RunMemoRecord)> {
+fn run_in_workers(selected: &[&Case], on: &On, counted: bool) -> Result<Ran> {
+    let On {
+        settings,
+        stop,
+        ledger,
+        console,
+    } = *on;
     let flag = if counted {
         "counting instructions"
     } else {
@@ -389,18 +438,15 @@ fn run_in_workers(
     let mut ledger = lock(ledger);
     ledger.warnings.extend(outcome.warnings);
     Said::merge(&mut ledger.said, outcome.said);
-    Ok((outcome.interrupted.map(Stop::Signal), outcome.memo))
+    Ok(Ran {
+        stopped: outcome.interrupted.map(Stop::Signal),
+        memo: Some(outcome.memo),
+        paired: None,
+    })
 }
 
 #[cfg(not(unix))]
-fn run_in_workers(
-    _: &[&Case],
-    _: &Settings,
-    counted: bool,
-    _: &dyn Fn() -> Option<interrupt::Signal>,
-    _: &Mutex<Ledger>,
-    _: &Console,
-) -> Result<(Option<Stop>, RunMemoRecord)> {
+fn run_in_workers(_: &[&Case], _: &On, counted: bool) -> Result<Ran> {
     Err(Error::msg(if counted {
         "counting instructions needs a Unix system"
     } else {
@@ -408,44 +454,28 @@ fn run_in_workers(
     }))
 }
 
-/// What a paired run comes to besides its cases: what stopped it early,
-/// what its workers' memo caches did, and its side of the pairing.
-type Paired = (
-    Option<Stop>,
-    RunMemoRecord,
-    Option<crate::record::PairedRun>,
-);
-
 /// Runs `selected` paired with the build at `base` (`--paired`).
 #[cfg(unix)]
-fn run_paired(
-    selected: &[&Case],
-    settings: &Settings,
-    base: &std::path::Path,
-    stop: &dyn Fn() -> Option<interrupt::Signal>,
-    ledger: &Mutex<Ledger>,
-    console: &Console,
-) -> Result<Paired> {
+fn run_paired(selected: &[&Case], on: &On, base: &std::path::Path) -> Result<Ran> {
+    let On {
+        settings,
+        stop,
+        ledger,
+        console,
+    } = *on;
     let outcome = super::paired::supervise(selected, settings, base, stop, &mut |record| {
         lock(ledger).add(record, console)
     })?;
     lock(ledger).warnings.extend(outcome.warnings);
-    Ok((
-        outcome.interrupted.map(Stop::Signal),
-        outcome.memo,
-        outcome.run,
-    ))
+    Ok(Ran {
+        stopped: outcome.interrupted.map(Stop::Signal),
+        memo: Some(outcome.memo),
+        paired: outcome.run,
+    })
 }
 
 #[cfg(not(unix))]
-fn run_paired(
-    _: &[&Case],
-    _: &Settings,
-    _: &std::path::Path,
-    _: &dyn Fn() -> Option<interrupt::Signal>,
-    _: &Mutex<Ledger>,
-    _: &Console,
-) -> Result<Paired> {
+fn run_paired(_: &[&Case], _: &On, _: &std::path::Path) -> Result<Ran> {
     Err(Error::msg("--paired needs a Unix system"))
 }
 
