@@ -51,7 +51,7 @@ pub(crate) struct End {
 /// Runs `selected` in the order their memos make cheapest; each record
 /// goes to `sink`. The memos of `later` (cases a later run of this
 /// process is given) stay resident.
-pub(crate) fn run(
+pub(crate) fn run_cases(
     selected: &[&Case],
     later: &[&Case],
     settings: &Settings,
@@ -121,7 +121,7 @@ pub(crate) fn run(
             prefetcher: &mut prefetcher,
             selected,
         };
-        let mut record = lifecycle::run(
+        let mut record = lifecycle::run_case(
             case,
             place,
             &unused,

@@ -30,7 +30,7 @@ const LOAD_DURATION: Duration = Duration::from_secs(1);
 
 /// How one case is timed, all settings resolved.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Plan {
+pub(crate) struct TimingPlan {
     pub timing: Timing,
     pub sampling: Sampling,
     pub auto_threshold: Duration,
@@ -80,7 +80,7 @@ impl Engine {
         id: &str,
         call: &Call,
         args: &Args,
-        plan: &Plan,
+        plan: &TimingPlan,
         console: &Console,
         mut meter: Option<&mut CaseMeter>,
     ) -> Result<Timed> {
@@ -213,7 +213,7 @@ impl Engine {
 
 /// Keeps `level` requests of `call` in flight for the timed period (one
 /// each, when the case is timed once).
-fn load(call: &Call, args: &Args, plan: &Plan, level: usize, metric: Json) -> Result<Timed> {
+fn load(call: &Call, args: &Args, plan: &TimingPlan, level: usize, metric: Json) -> Result<Timed> {
     let load = LoadPlan {
         level,
         warm_up: plan.sampling.warm_up.unwrap_or(LOAD_WARM_UP),
@@ -276,13 +276,13 @@ pub(crate) fn counted(case: &Case, settings: &crate::settings::Settings) -> bool
 /// override the defaults. criterion samples when the run asks for
 /// sampling (`--sampled`), the rounds of a paired run in a paired worker,
 /// nnbench's sampler otherwise; the load driver under `concurrency`.
-pub(crate) fn plan(case: &Case, run: &TimingSettings) -> Plan {
+pub(crate) fn plan(case: &Case, run: &TimingSettings) -> TimingPlan {
     let round = run
         .rounds
         .as_ref()
         .map(|rounds| rounds.get(&case.id).copied().unwrap_or(Round::CALIBRATE));
     let family = case.family;
-    Plan {
+    TimingPlan {
         timing: if run.test_mode {
             Timing::Once
         } else {

@@ -10,7 +10,7 @@ use nnbench_units::format_bytes;
 use serde_json::Value as Json;
 
 use super::console::Console;
-use super::engine::{self, Engine, Plan, Timed};
+use super::engine::{self, Engine, Timed, TimingPlan};
 use super::order::Ahead;
 use super::profile;
 use crate::error::panic_message;
@@ -48,7 +48,7 @@ pub(crate) trait Around {
 /// case uses) and the inner memos that no memo of `pending` (those later
 /// cases use) may need again.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn run(
+pub(crate) fn run_case(
     case: &Case,
     place: Place,
     unused: &[&dyn ErasedMemo],
@@ -315,7 +315,7 @@ fn profiled(
     case: &Case,
     call: &Call,
     args: &Args,
-    plan: &Plan,
+    plan: &TimingPlan,
     timed: &Timed,
     settings: &Settings,
     mut meter: Option<&mut CaseMeter>,

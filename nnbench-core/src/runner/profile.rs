@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::engine::Plan;
+use super::engine::TimingPlan;
 use crate::Result;
 use crate::atomic_file;
 use crate::measure::Timer;
@@ -34,7 +34,7 @@ pub(crate) fn take(
     id: &str,
     call: &Call,
     args: &Args,
-    plan: &Plan,
+    plan: &TimingPlan,
     per_call: Duration,
     dir: &Path,
 ) -> Result<std::result::Result<PathBuf, String>> {
@@ -138,7 +138,7 @@ pub(crate) fn dir(settings: &Settings) -> PathBuf {
 fn calls(
     call: &Call,
     args: &Args,
-    plan: &Plan,
+    plan: &TimingPlan,
     per_call: Duration,
     duration: Duration,
 ) -> Result<()> {
@@ -252,7 +252,7 @@ fn path_of(dir: &Path, id: &str) -> PathBuf {
 }
 
 /// Why a case timed as `plan` says has no profile, if it has none.
-pub(crate) fn refused(plan: &Plan) -> Option<String> {
+pub(crate) fn refused(plan: &TimingPlan) -> Option<String> {
     (plan.timing == crate::Timing::Instructions).then(|| {
         "its instructions were counted under Callgrind, which a profiler would only slow down"
             .to_owned()
@@ -280,7 +280,7 @@ mod tests {
             Ok(serde_json::Value::Null)
         });
         for threads in [None, Some(Parallel::Threads(2))] {
-            let plan = Plan {
+            let plan = TimingPlan {
                 timing: crate::settings::Timing::Sampled,
                 sampling: crate::settings::Sampling::default(),
                 auto_threshold: Duration::ZERO,

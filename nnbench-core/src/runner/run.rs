@@ -379,7 +379,7 @@ fn run_in_process(selected: &[&Case], on: &On, closing: &Arc<Closing>) -> Result
         stop,
         watchdog: watchdog.as_ref(),
     };
-    let end = case_loop::run(selected, &[], settings, console, &mut sink);
+    let end = case_loop::run_cases(selected, &[], settings, console, &mut sink);
     drop(watchdog);
     let mut ledger = lock(ledger);
     ledger.warnings.extend(end.warnings);

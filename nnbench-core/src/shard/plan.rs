@@ -29,7 +29,7 @@ pub(crate) struct Sweep {
 
 /// Which shard each case goes to, and what each shard is expected to cost.
 #[derive(Debug)]
-pub(crate) struct Plan {
+pub(crate) struct ShardPlan {
     /// Per case, its shard from 0.
     pub shard_of: Vec<usize>,
     /// Per shard, its cases' costs plus its distinct memos' loads.
@@ -41,7 +41,7 @@ pub(crate) struct Plan {
 /// The slack over the mean shard cost that cuts may use to keep memos whole.
 const SLACK_TENTHS: u64 = 11;
 
-pub(crate) fn plan(sweep: &Sweep, count: usize) -> Plan {
+pub(crate) fn plan(sweep: &Sweep, count: usize) -> ShardPlan {
     let count = count.max(1);
     let row = row(sweep);
     let mut walker = Walker::new(sweep, &row);
@@ -80,7 +80,7 @@ pub(crate) fn plan(sweep: &Sweep, count: usize) -> Plan {
             }
         }
     }
-    Plan {
+    ShardPlan {
         shard_of,
         expected,
         memo_loads,
@@ -310,7 +310,7 @@ mod tests {
         sweep
     }
 
-    fn models_per_shard(sweep: &Sweep, plan: &Plan, models: usize) -> Vec<usize> {
+    fn models_per_shard(sweep: &Sweep, plan: &ShardPlan, models: usize) -> Vec<usize> {
         let mut loads = vec![std::collections::BTreeSet::<usize>::new(); plan.expected.len()];
         for (case, &shard) in plan.shard_of.iter().enumerate() {
             loads[shard].extend(sweep.memos_of[case].iter().filter(|&&m| m < models));
@@ -318,7 +318,7 @@ mod tests {
         loads.iter().map(|s| s.len()).collect()
     }
 
-    fn imbalance(plan: &Plan) -> f64 {
+    fn imbalance(plan: &ShardPlan) -> f64 {
         let max = *plan.expected.iter().max().unwrap() as f64;
         let mean = plan.expected.iter().sum::<u64>() as f64 / plan.expected.len() as f64;
         max / mean

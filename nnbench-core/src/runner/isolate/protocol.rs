@@ -20,7 +20,7 @@ pub(crate) const WORKER_ENV: &str = "NNBENCH_WORKER";
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum ToWorker {
     /// The cases to run, by id, and how.
-    Run(Order),
+    Run(Assignment),
     /// Stop after the running case: the supervisor was asked to stop by
     /// this signal.
     Stop { signal: i32 },
@@ -31,7 +31,7 @@ pub(crate) enum ToWorker {
 /// One run of a worker: its cases and how to run them. A worker of
 /// version 2 reads the first two fields alone, runs once and ends.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub(crate) struct Order {
+pub(crate) struct Assignment {
     pub ids: Vec<String>,
     /// In a round of a paired run, what to take of each case (a case not
     /// named calibrates).
@@ -64,7 +64,7 @@ pub(crate) struct Order {
 pub(crate) const PROTOCOL: u32 = 3;
 
 /// The oldest version a paired run accepts from a base build: version 2
-/// workers run once each (no [`Order::more`]).
+/// workers run once each (no [`Assignment::more`]).
 pub(crate) const OLDEST_PROTOCOL: u32 = 2;
 
 /// From the worker.

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::death::{self, Evidence};
-use super::protocol::{FromWorker, Lines, Order, Read, ToWorker, WORKER_ENV, send};
+use super::protocol::{Assignment, FromWorker, Lines, Read, ToWorker, WORKER_ENV, send};
 use super::tail::Tail;
 use crate::memo::journal::Said;
 use crate::record::{CaseRecord, MemoCounters, MemoryRecord, RssMethod, RunMemoRecord, Stage};
@@ -116,9 +116,9 @@ pub(crate) fn run(
         Ok(worker) => {
             // A run judged against a baseline keeps its fixtures per
             // build in its workers as in itself.
-            let order = Order {
+            let order = Assignment {
                 per_build: crate::memo::per_build(),
-                ..Order::default()
+                ..Assignment::default()
             };
             let following = Following {
                 settings,
@@ -185,11 +185,11 @@ impl Worker {
     /// Gives the worker `cases` as `order` says and follows it until it
     /// has run them; each record goes to `done`, and what else it did to
     /// `report`. Returns the worker where it waits for another run
-    /// ([`Order::more`]); `None` where it ended, or died (in a case, whose
+    /// ([`Assignment::more`]); `None` where it ended, or died (in a case, whose
     /// record then says how, or outside one, which `report.lost` says).
     pub(crate) fn run(
         mut self,
-        mut order: Order,
+        mut order: Assignment,
         cases: &[&Case],
         following: &Following<'_>,
         report: &mut Report,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
 
-use super::protocol::{FromWorker, Lines, Order, PROTOCOL, Read, ToWorker, send};
+use super::protocol::{Assignment, FromWorker, Lines, PROTOCOL, Read, ToWorker, send};
 use super::{affinity, redraw};
 use crate::memo::{self, Distinct, journal};
 use crate::record::{CaseRecord, RunMemoRecord, Stage};
@@ -95,7 +95,7 @@ struct Worker<'a> {
 
 impl<'a> Worker<'a> {
     /// Runs the cases of `order`; what its memo cache did meanwhile.
-    fn run(&mut self, order: Order, sink: &mut ToSupervisor) -> (End, RunMemoRecord) {
+    fn run(&mut self, order: Assignment, sink: &mut ToSupervisor) -> (End, RunMemoRecord) {
         let mut settings = self.settings.clone();
         settings.timing.rounds = order.rounds.map(Arc::new);
         memo::keep_per_build(order.per_build);
@@ -122,7 +122,7 @@ impl<'a> Worker<'a> {
         let end = redraw::padded(usize::from(order.pad), || {
             memo::with_disk_tier(settings.memory.disk_tier.clone(), || {
                 let _recording = journal::record();
-                case_loop::run(&selected, &later, &settings, &console, sink)
+                case_loop::run_cases(&selected, &later, &settings, &console, sink)
             })
         });
         let after = cache.stats();
@@ -167,7 +167,10 @@ fn lost(error: &std::io::Error) -> ! {
 /// Reads the supervisor's messages in a thread of their own: a stop, the
 /// runs it gives (handed on), its Quit (which ends what it hands on), or
 /// the end of the stream when the supervisor is gone.
-fn listen(mut lines: Lines<BufReader<UnixStream>>, stop: Arc<AtomicI32>) -> mpsc::Receiver<Order> {
+fn listen(
+    mut lines: Lines<BufReader<UnixStream>>,
+    stop: Arc<AtomicI32>,
+) -> mpsc::Receiver<Assignment> {
     let (orders, given) = mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name("nnbench-worker-listen".into())

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use nnbench_units::format_bytes;
 
-use super::blocks::Plan;
+use super::blocks::BlockOrder;
 use super::{MemoId, Schedule};
 use crate::memo::{self, ErasedMemo, Sizes};
 use crate::record::{CaseRecord, MemoSize, PlanRecord, RunRecord};
@@ -137,7 +137,7 @@ impl Planning {
     }
 
     /// The record of `plan`, made after the loads so far.
-    fn record(&self, plan: &Plan, schedule: &Schedule<'_>) -> PlanRecord {
+    fn record(&self, plan: &BlockOrder, schedule: &Schedule<'_>) -> PlanRecord {
         let memos = schedule.memos();
         let all: Vec<Sizes> = memos
             .iter()

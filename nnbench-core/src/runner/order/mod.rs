@@ -24,7 +24,7 @@ pub(crate) use budget::{Planning, Sizebook, describe};
 
 use crate::memo::{Distinct, ErasedMemo, Sizes};
 use crate::registry::Case;
-use blocks::{Group, Plan, Problem};
+use blocks::{BlockOrder, Group, Problem};
 
 /// Index of a distinct memo among the scheduled cases.
 pub(crate) type MemoId = usize;
@@ -206,7 +206,7 @@ impl<'a> Schedule<'a> {
         size_of: &dyn Fn(&dyn ErasedMemo) -> Option<Sizes>,
         budget: Sizes,
         resident: &dyn Fn(&dyn ErasedMemo) -> bool,
-    ) -> Plan {
+    ) -> BlockOrder {
         let memos = self.memos();
         let sizes: Vec<Sizes> = memos
             .iter()

@@ -44,7 +44,7 @@ pub(crate) use sides::check_base;
 use super::interrupt::Signal;
 use super::isolate::Socket;
 use super::isolate::affinity;
-use super::isolate::protocol::Order;
+use super::isolate::protocol::Assignment;
 use super::isolate::valgrind::Callgrind;
 use super::isolate::watch::{Following, Limits, Start};
 use super::order::Schedule;
@@ -285,7 +285,7 @@ fn profile_regressed(
             sides.socket,
             workers,
             &regressed,
-            Order::default(),
+            Assignment::default(),
             &following,
             outcome,
         );

@@ -12,7 +12,7 @@ use crate::measure::round::Round;
 use crate::registry::Case;
 use crate::runner::interrupt::Signal;
 use crate::runner::isolate::Socket;
-use crate::runner::isolate::protocol::Order;
+use crate::runner::isolate::protocol::Assignment;
 use crate::runner::isolate::valgrind::Callgrind;
 use crate::runner::isolate::watch::{Following, Start};
 
@@ -131,7 +131,7 @@ impl Rounds<'_> {
                 Side::Head => (self.head, &mut self.kept.head),
                 Side::Base => (self.base, &mut self.kept.base),
             };
-            let order = Order {
+            let order = Assignment {
                 rounds: Some(rounds),
                 // Each build measures the fixtures it computes: a head that
                 // changes how a model is trained is judged on its model.
@@ -141,7 +141,7 @@ impl Rounds<'_> {
                     .filter(|at| on_side(at))
                     .map(|&at| pairs[at].case.id.clone())
                     .collect(),
-                ..Order::default()
+                ..Assignment::default()
             };
             let workers = if keep {
                 Workers::Kept { start, slot, cpu }
@@ -170,7 +170,7 @@ impl Rounds<'_> {
                         padded: false,
                     },
                     &counted,
-                    Order {
+                    Assignment {
                         later: Vec::new(),
                         ..order
                     },

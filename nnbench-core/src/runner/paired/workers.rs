@@ -9,7 +9,7 @@ use super::Outcome;
 use crate::record::{CaseRecord, MemoryRecord, Stage};
 use crate::registry::Case;
 use crate::runner::isolate::Socket;
-use crate::runner::isolate::protocol::Order;
+use crate::runner::isolate::protocol::Assignment;
 use crate::runner::isolate::watch::{Following, Report, Start, Worker};
 use crate::runner::lifecycle;
 
@@ -56,7 +56,7 @@ pub(super) fn run_side(
     socket: &Socket,
     mut workers: Workers<'_>,
     cases: &[&Case],
-    order: Order,
+    order: Assignment,
     following: &Following<'_>,
     outcome: &mut Outcome,
 ) -> HashMap<String, CaseRecord> {
@@ -79,7 +79,7 @@ pub(super) fn run_side(
                 match Worker::start(socket, &start) {
                     Ok(worker) => {
                         // Fresh workers run once.
-                        let once = Order {
+                        let once = Assignment {
                             more: false,
                             ..order.clone()
                         };
@@ -109,7 +109,7 @@ pub(super) fn run_side(
                 };
                 match worker {
                     Ok(worker) => {
-                        let kept = Order {
+                        let kept = Assignment {
                             more: true,
                             cpu: *cpu,
                             pad: fastrand::u16(..4096),

@@ -47,7 +47,7 @@ pub(crate) struct Group {
 
 /// An order chosen, with what it is expected to cost.
 #[derive(Clone, Debug)]
-pub(crate) struct Plan {
+pub(crate) struct BlockOrder {
     /// The groups in order.
     pub groups: Vec<usize>,
     pub cost: Cost,
@@ -61,9 +61,9 @@ impl Problem {
     /// The cheapest order: `given` (groups in the order the run would
     /// take them, a group again where its cases are apart), unless a block
     /// order loads fewer bytes.
-    pub(crate) fn plan(&self, given: &[usize]) -> Plan {
+    pub(crate) fn plan(&self, given: &[usize]) -> BlockOrder {
         let lower = self.lower_bound();
-        let mut best = Plan {
+        let mut best = BlockOrder {
             groups: given.to_vec(),
             cost: simulate::simulate(self, given),
             order: "the declared order".to_owned(),
@@ -96,7 +96,7 @@ impl Problem {
                     }
                 }
                 if cost.key() < best.cost.key() {
-                    best = Plan {
+                    best = BlockOrder {
                         order: self.describe(&axes, &first_blocks),
                         groups,
                         cost,

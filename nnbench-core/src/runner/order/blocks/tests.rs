@@ -52,7 +52,7 @@ fn declared(problem: &Problem) -> Vec<usize> {
     (0..problem.groups.len()).collect()
 }
 
-fn covers_every_group_once(problem: &Problem, plan: &Plan) {
+fn covers_every_group_once(problem: &Problem, plan: &BlockOrder) {
     let mut seen = plan.groups.clone();
     seen.sort_unstable();
     assert_eq!(seen, declared(problem));
