@@ -169,7 +169,7 @@ fn figure_line(f: &FigureComparison) -> String {
     // A value is written whole: the digits a comparison saw move.
     let amount = |v: Option<f64>| match (v, f.figure.unit()) {
         (None, _) => "-".to_owned(),
-        (Some(v), Unit::Number) => format!("{v}"),
+        (Some(v), Unit::Number) => number(v),
         (Some(v), _) => format_figure(f.figure, v),
     };
     let name = match &f.field {
@@ -195,6 +195,20 @@ fn figure_line(f: &FigureComparison) -> String {
         let _ = write!(line, " [{note}]");
     }
     line
+}
+
+/// A metric as people read it: six significant digits at most, without
+/// the last-bit noise of arithmetic (`12 × 1.2` is 14.399999999999999).
+fn number(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let decimals = (5 - v.abs().log10().floor() as i32).clamp(0, 15) as usize;
+    let text = format!("{v:.decimals$}");
+    match text.contains('.') {
+        true => text.trim_end_matches('0').trim_end_matches('.').to_owned(),
+        false => text,
+    }
 }
 
 fn header(c: &Comparison) -> String {
@@ -400,4 +414,17 @@ fn head_figures(c: &Comparison) -> String {
     }
     out.push_str("\n</details>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_metric_is_shown_to_six_significant_digits() {
+        assert_eq!(super::number(12.0 * 1.2), "14.4");
+        assert_eq!(super::number(0.882), "0.882");
+        assert_eq!(super::number(12.0), "12");
+        assert_eq!(super::number(-1234567.0), "-1234567");
+        assert_eq!(super::number(1e-9), "0.000000001");
+        assert_eq!(super::number(0.0), "0");
+    }
 }
