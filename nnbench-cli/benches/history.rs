@@ -52,11 +52,7 @@ fn main() {
             1 + run / 12 % 25,
             run % 12
         );
-        record.context.git = Some(nnbench::record::Git::new(
-            format!("{run:040x}"),
-            Some("main".into()),
-            false,
-        ));
+        record.context.git = Some(Git::new(format!("{run:040x}"), Some("main".into()), false));
         for case in &mut record.cases {
             case.time.median_ns *= 1.0001;
         }
