@@ -142,6 +142,21 @@ fn find_nulls(json: &serde_json::Value, at: &str, into: &mut Vec<String>) {
 }
 
 #[test]
+fn a_run_of_no_case_still_writes_its_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("empty.json");
+    let record = Runner::new()
+        .filter("schema_: no such case")
+        .quiet(true)
+        .run()
+        .expect("the run");
+    record.write(&out).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(json["cases"], serde_json::json!([]), "{json}");
+}
+
+#[test]
 fn a_schema_1_record_with_its_nulls_is_read() {
     let record = RunRecord::read(repo().join("benches/expected/mnist.json")).expect("read");
     assert_eq!(record.schema, 1);

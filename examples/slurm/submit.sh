@@ -73,7 +73,7 @@ failed_shards() {
   local k
   for k in $(seq "$SHARDS"); do
     if ! python3 -c 'import json, sys
-cases = json.load(open(sys.argv[1]))["cases"]
+cases = json.load(open(sys.argv[1])).get("cases", [])
 sys.exit(any(c.get("error") for c in cases))' "$submission/shard-$k.json" 2>/dev/null; then
       echo "$k"
     fi

@@ -97,8 +97,9 @@ pub struct RunRecord {
     pub started_at: String,
     /// The machine, the source and the toolchain that produced the figures.
     pub context: RunContext,
-    /// One record per case, in the order they ran.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// One record per case, in the order they ran; written even when
+    /// empty (a shard may hold no case), since every reader starts here.
+    #[serde(default)]
     pub cases: Vec<CaseRecord>,
     /// What the run did with the memo cache, and what it left in it.
     #[serde(default)]
