@@ -425,7 +425,11 @@ fn main() {
         format!("{bytes:.0} bytes"),
         format!(
             "at most 400 bytes {}",
-            harness::verdict("record bytes a case", bytes <= 400.0, bytes <= 400.0)
+            harness::verdict(
+                &format!("record bytes a case ({bytes:.0})"),
+                bytes <= 400.0,
+                bytes <= 400.0
+            )
         ),
     ]);
     match (&python, &first, &first_with_memory, &later) {

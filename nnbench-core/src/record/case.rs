@@ -61,7 +61,9 @@ pub struct CaseRecord {
     pub load_ns: u64,
     /// Resident memory around the case.
     pub memory: MemoryRecord,
-    /// What the case did with the memo cache.
+    /// What the case did with the memo cache; left out where it did
+    /// nothing with it.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub memo: MemoRecord,
     /// What went wrong without failing the case (a damaged disk entry
     /// recomputed, a memo budget exceeded, a memo evicted while held).
