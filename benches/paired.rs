@@ -22,8 +22,8 @@
 //! workspace (`support/beside_build.rs`), with each rate's 95% bounds;
 //! what a paired run costs against one plain run of the same case; and,
 //! for a sweep of three slow models of 64 MiB (`support/fixture_sweep.rs`),
-//! the verdicts of a paired run beside the times each build built each
-//! model.
+//! paired without a flag, the verdicts beside the times each build built
+//! each model, and the paired run's time against a plain run's.
 //!
 //! `cargo bench --bench paired` (twenty trials of each);
 //! `NNBENCH_PAIRED_TRIALS=N` for another number.
@@ -247,8 +247,10 @@ fn beside_a_build(dir: &Path, trials: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// The sweep of slow fixtures paired with `--paired-keep`: identical
-/// builds, then a head 10% slower in one case.
+/// The sweep of slow fixtures paired as `--paired BASE` does by default:
+/// identical builds, alternating with plain runs of the sweep (their times
+/// side by side); then a head 10% slower in one case; then identical
+/// builds on new workers every round (`--paired-keep off`).
 fn sweep(dir: &Path) -> Result<(), String> {
     let slower = "infer/model=Model(2),batch=2";
     let mut table = Table::new();
@@ -261,22 +263,8 @@ fn sweep(dir: &Path) -> Result<(), String> {
         "rounds, all cases",
         "the run",
     ]);
-    let mut right = 0;
-    for (name, change, keep) in [
-        ("identical", None, true),
-        ("10% slower in one case", Some(slower), true),
-        (
-            "identical, new workers every round (no --paired-keep)",
-            None,
-            false,
-        ),
-    ] {
-        let run = fixture_sweep::pair(dir, change, keep)?;
-        right += usize::from(match change {
-            None => run.regressed.is_empty(),
-            Some(case) => run.regressed == [case],
-        });
-        table.add_row([
+    let row = |name: &str, run: &fixture_sweep::Sweep| {
+        [
             name.to_owned(),
             if run.regressed.is_empty() {
                 "none".into()
@@ -292,16 +280,67 @@ fn sweep(dir: &Path) -> Result<(), String> {
                 .join(", "),
             run.rounds.to_string(),
             format_ns(run.seconds * 1e9),
-        ]);
+        ]
+    };
+    let pairs = if harness::test_mode() { 1 } else { 6 };
+    let (mut ratios, mut plains, mut once_a_side, mut right) = (Vec::new(), Vec::new(), 0, 0);
+    let mut plain_builds = [0; 3];
+    let mut last = None;
+    for _ in 0..pairs {
+        let (seconds, builds) = fixture_sweep::plain(dir)?;
+        plain_builds = builds;
+        let run = fixture_sweep::pair(dir, None, None)?;
+        ratios.push(run.seconds / seconds);
+        plains.push(seconds);
+        once_a_side += usize::from(run.builds.iter().all(|&(h, b)| h <= 1 && b <= 1));
+        right += usize::from(run.regressed.is_empty());
+        last = Some(run);
     }
-    let (build_ms, keep) = fixture_sweep::build_and_keep();
+    if let Some(run) = &last {
+        table.add_row(row(
+            &format!("identical, no flag (the last of {pairs} runs)"),
+            run,
+        ));
+    }
+    let changed = fixture_sweep::pair(dir, Some(slower), None)?;
+    right += usize::from(changed.regressed == [slower]);
+    table.add_row(row("10% slower in one case, no flag", &changed));
+    let fresh = fixture_sweep::pair(dir, None, Some("off"))?;
+    right += usize::from(fresh.regressed.is_empty());
+    table.add_row(row(
+        "identical, new workers every round (--paired-keep off)",
+        &fresh,
+    ));
     harness::note(format!(
-        "a sweep of three models of 64 MiB, each built in memory in {}, two batch sizes each (six cases of ~100 µs and ~200 µs), paired with --paired-keep {keep} (a model is built once a side, and again in each new worker that judges a case the kept ones called changed):",
-        format_ns(build_ms as f64 * 1e6)
+        "a sweep of three models of 64 MiB, each built in memory in {}, two batch sizes each (six cases of ~100 µs and ~200 µs), paired as `--paired BASE` does without a flag (a model is built once a side, and again in each new worker that judges a case the kept ones called changed):",
+        format_ns(fixture_sweep::build_ms() as f64 * 1e6)
     ));
     harness::table(&table);
     harness::note(format!(
-        "verdicts right in {right} of 3 runs (one run each: a check, not a rate); a plain run builds each model once"
+        "verdicts right in {right} of {} runs (a check, not a rate); a plain run builds each model {}",
+        pairs + 2,
+        plain_builds
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    harness::note(format!(
+        "identical builds paired, no flag, against a plain run of the sweep ({}), alternating: {:.2}x, {}; each model built at most once a side in {once_a_side} of {pairs} runs (target: every run{})",
+        format_ns(median(&plains) * 1e9),
+        median(&ratios),
+        harness::judged(
+            "paired sweep / plain sweep",
+            &ratios,
+            Goal::AtMost(2.0),
+            3.0,
+            |v| format!("{v:.2}x")
+        ),
+        if once_a_side == pairs {
+            ", met"
+        } else {
+            ", MISSED"
+        }
     ));
     Ok(())
 }

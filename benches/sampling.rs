@@ -1,9 +1,12 @@
 //! What nnbench's sampler costs and what it gives, side by side in one run:
 //!
 //! 1. the wall time of a 10 × 10 × 10 grid of small kernels under the
-//!    default timing (`auto`), against a goal of 2 minutes; beside it,
+//!    default timing (`auto`), against a goal of 60 s; beside it,
 //!    criterion's (its time per case measured on the cases of (2), times
-//!    the grid's cases);
+//!    the grid's cases); how the sampler stopped on the grid's cases, and
+//!    whether each of a hundred of them (every tenth) has its median
+//!    within the precision its record states, against a long run of them
+//!    (300 samples at least, 10 s at most, a case);
 //! 2. on a few of those cases, and on two heavier kernels, the median per
 //!    call that nnbench's sampler records against the one a full criterion
 //!    run (`--sampled`: 3 s of warm-up, 5 s of samples) records, in
@@ -23,7 +26,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use nnbench::{RunRecord, Runner, Timing};
+use nnbench::record::{CaseRecord, Clock, StopReason};
+use nnbench::{RunRecord, Runner, Sampling, Timing};
 use nnbench_units::format_ns;
 use stats::{median, spread};
 
@@ -63,6 +67,53 @@ const CHECKED: [&str; 5] = [
 
 /// How many times each sampler measures the checked cases.
 const RUNS: usize = 6;
+
+/// Every how many cases of the grid the long run measures again.
+const LONG_EVERY: usize = 10;
+
+/// The share of cases whose median lies within their stated precision of
+/// the long run's: 95% intervals, less what the machine moves between the
+/// runs.
+const COVERED: f64 = 0.9;
+
+/// The median of `case` on the clock its precision names, and that
+/// precision (the wall clock's median and its interval where the sampler
+/// stated none).
+fn stated(case: &CaseRecord) -> Option<(f64, Clock, f64)> {
+    let p = case.time.precision?;
+    let median = match p.clock {
+        Clock::Cpu => case.time.cpu_median_ns?,
+        _ => case.time.median_ns,
+    };
+    Some((median, p.clock, p.reached))
+}
+
+/// Whether each of `short`'s cases that `long` measured again has its
+/// median within the precision it states of the long run's on the same
+/// clock (widened by the long run's own precision): `(within, checked)`.
+fn within_stated(short: &RunRecord, long: &RunRecord) -> (usize, usize) {
+    let mut within = 0;
+    let mut checked = 0;
+    for reference in &long.cases {
+        let (Some(case), Some((_, _, long_reached))) =
+            (short.case(&reference.id), stated(reference))
+        else {
+            continue;
+        };
+        let Some((median, clock, reached)) = stated(case) else {
+            continue;
+        };
+        let long_median = match clock {
+            Clock::Cpu => reference.time.cpu_median_ns.unwrap_or(f64::NAN),
+            _ => reference.time.median_ns,
+        };
+        checked += 1;
+        if (median - long_median).abs() <= (reached + long_reached) * long_median {
+            within += 1;
+        }
+    }
+    (within, checked)
+}
 
 fn run(runner: Runner) -> RunRecord {
     let record = runner
@@ -104,6 +155,27 @@ fn main() {
     let grid = run(Runner::new().filter("grid/").test_mode(test_mode));
     let grid_wall = started.elapsed();
     let samples: Vec<f64> = grid.cases.iter().map(|c| c.time.samples as f64).collect();
+    let stopped = |reason: StopReason| {
+        grid.cases
+            .iter()
+            .filter(|c| c.time.precision.is_some_and(|p| p.stopped_by == reason))
+            .count()
+    };
+    let on_cpu = grid
+        .cases
+        .iter()
+        .filter(|c| c.time.precision.is_some_and(|p| p.clock == Clock::Cpu))
+        .count();
+    let mut long = Runner::new().exact(true).test_mode(test_mode).sampling(
+        Sampling::new()
+            .sample_size(if test_mode { 10 } else { 300 })
+            .measurement_time(std::time::Duration::from_secs(10)),
+    );
+    for case in grid.cases.iter().step_by(LONG_EVERY) {
+        long = long.filter(case.id.clone());
+    }
+    let long = run(long);
+    let (within, checked) = within_stated(&grid, &long);
 
     // Alternate the samplers, so that both see the same machine.
     let (mut ours, mut criterions, mut criterion_walls) = (Vec::new(), Vec::new(), Vec::new());
@@ -144,11 +216,42 @@ fn main() {
             harness::judged(
                 "the grid",
                 &[grid_wall.as_secs_f64()],
-                Goal::AtMost(120.0),
+                Goal::AtMost(60.0),
                 1.0,
                 |v| format!("{v:.0} s")
             )
         ),
+    ]);
+    table.add_row([
+        "  how the sampler stopped".to_owned(),
+        format!(
+            "{} at 1% precision, {} on the machine's spread, {} at the time cap; {on_cpu} judged on the thread's CPU time",
+            stopped(StopReason::Target),
+            stopped(StopReason::Spread),
+            stopped(StopReason::TimeCap)
+        ),
+        "the rule of the timing page".to_owned(),
+    ]);
+    table.add_row([
+        format!(
+            "  medians within their stated precision of a long run's (every {LONG_EVERY}th case, 300 samples at least)"
+        ),
+        format!("{within} of {checked}"),
+        if checked == 0 {
+            // Test mode times every case once: nothing states a precision.
+            "no case sampled".to_owned()
+        } else {
+            format!(
+                "at least {:.0}% {}",
+                100.0 * COVERED,
+                harness::rate(
+                    "medians within their stated precision",
+                    within,
+                    checked,
+                    harness::Rate::AtLeast(COVERED)
+                )
+            )
+        },
     ]);
     if !test_mode {
         let (mut our_moves, mut their_moves) = (Vec::new(), Vec::new());

@@ -1,9 +1,10 @@
-//! `--paired BASE --paired-keep 200ms` over a sweep of fixtures built in
-//! memory, as a CI gate meets a model sweep: each model, slow to build, is
-//! built once a side, however many rounds its cases take, but for the
-//! cases its kept workers call changed, which are judged again on new
-//! workers (a kept worker keeps a speed of its own); a fixture quick to
-//! build is built by each round's new workers.
+//! `--paired BASE` over a sweep of fixtures built in memory, as a CI gate
+//! meets a model sweep: by default (and with `--paired-keep 200ms`) each
+//! model, slow to build, is built once a side, however many rounds its
+//! cases take, but for the cases its kept workers call changed, which are
+//! judged again on new workers (a kept worker keeps a speed of its own); a
+//! fixture quick to build is built by each round's new workers. The
+//! record says which groups were kept and counts each memo's builds.
 //! This test binary (`harness = false`) is the bench; a "build" is this
 //! binary behind a script that sets what it does differently. Nothing here
 //! asserts on a time: only on verdicts and on counts of builds.
@@ -119,7 +120,6 @@ fn paired(target: &Path, base: &Path, head_env: &[(&str, &str)], flags: &[&str])
         .envs(head_env.iter().copied())
         .args(["--bench", "--paired"])
         .arg(base)
-        .args(["--paired-keep", "200ms"])
         .args(flags);
     command.output().expect("the bench runs")
 }
@@ -162,6 +162,7 @@ fn expected_builds(record: &RunRecord) -> [usize; 3] {
 fn identical_builds_pass_and_build_each_model_once_a_side_unless_judged_again() {
     let dir = tempfile::tempdir().unwrap();
     let base = build(dir.path(), "base", &[]);
+    // No --paired-keep: kept where the fixtures cost more than the calls.
     let output = paired(dir.path(), &base, &[], &[]);
     let said = support::said(&output);
     assert_eq!(output.status.code(), Some(0), "{said}");
@@ -192,6 +193,23 @@ fn identical_builds_pass_and_build_each_model_once_a_side_unless_judged_again() 
         let built = said.matches(&format!("building Quick on {side}\n")).count();
         assert_eq!(built, light.rounds as usize, "{side}: {said}");
     }
+    // The record and the console say the same.
+    let run = record.paired.as_ref().expect("the run's pairing");
+    assert_eq!(run.kept, ["Model(1)", "Model(2)", "Model(3)"], "{said}");
+    let recorded = |memo: &str| {
+        let b = run.builds.iter().find(|b| b.memo == memo).expect(memo);
+        (b.head as usize, b.base as usize)
+    };
+    for (at, expected) in expected_builds(&record).into_iter().enumerate() {
+        let memo = format!("Model({})", at + 1);
+        assert_eq!(recorded(&memo), (expected, expected), "{memo}: {run:?}");
+    }
+    let quick = light.rounds as usize;
+    assert_eq!(recorded("Quick"), (quick, quick), "{run:?}");
+    assert!(
+        said.contains("paired: workers kept for Model(1); Model(2); Model(3); memos built (this build / base): "),
+        "{said}"
+    );
 }
 
 fn a_slower_model_case_is_caught_and_judged_again_on_new_workers() {
@@ -202,7 +220,7 @@ fn a_slower_model_case_is_caught_and_judged_again_on_new_workers() {
         dir.path(),
         &base,
         &[(EXTRA, &format!("{slower}:30"))],
-        &["--max-rounds", "60"],
+        &["--max-rounds", "60", "--paired-keep", "200ms"],
     );
     let said = support::said(&output);
     assert_eq!(output.status.code(), Some(1), "{said}");

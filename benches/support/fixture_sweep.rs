@@ -1,8 +1,9 @@
 //! A sweep of slow fixtures, paired: three models of 64 MiB, each built in
 //! memory in over a second (as one is loaded from a checkpoint), two batch
-//! sizes each, paired with `--paired-keep 1s`. What `benches/paired.rs`
-//! prints of it: the verdicts, the cases judged again on new workers, and
-//! how many times each build built each model.
+//! sizes each, paired as `--paired BASE` does by default or with a
+//! `--paired-keep` of its own. What `benches/paired.rs` prints of it: the
+//! verdicts, the cases judged again on new workers, how many times each
+//! build built each model, and the run's time against a plain run's.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -20,14 +21,13 @@ const SLOWER: &str = "NNBENCH_SWEEP_SLOWER";
 /// says.
 const BUILD_MS: &str = "NNBENCH_SWEEP_BUILD_MS";
 
-/// How long building a model takes, in milliseconds, and the
-/// `--paired-keep` that keeps it: a tenth of that in test mode, where only
-/// that the sweep runs is checked.
-pub fn build_and_keep() -> (u64, &'static str) {
+/// How long building a model takes, in milliseconds: a tenth of it in
+/// test mode, where only that the sweep runs is checked.
+pub fn build_ms() -> u64 {
     if crate::harness::test_mode() {
-        (120, "100ms")
+        120
     } else {
-        (1200, "1s")
+        1200
     }
 }
 
@@ -79,7 +79,7 @@ fn build(dir: &Path, side: &str, slower: Option<&str>) -> Result<PathBuf, String
         "#!/bin/sh\nexport {}=1 {SIDE}={side} {SLOWER}='{}' {BUILD_MS}={}\nexec '{}' \"$@\"\n",
         super::paired_builds::CHILD,
         slower.unwrap_or(""),
-        build_and_keep().0,
+        build_ms(),
         exe.display()
     );
     std::fs::write(&path, script).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -100,10 +100,41 @@ pub struct Sweep {
     pub seconds: f64,
 }
 
-/// One paired run of the sweep, the head making `slower` slower, its
-/// workers kept for their fixtures where `keep` (`--paired-keep`), else
-/// new ones every round.
-pub fn pair(dir: &Path, slower: Option<&str>, keep: bool) -> Result<Sweep, String> {
+/// How many times `said` says each model was built on `side`.
+fn builds_said(said: &str, side: &str) -> [usize; 3] {
+    [1, 2, 3].map(|m| {
+        said.matches(&format!("building Model({m}) on {side}\n"))
+            .count()
+    })
+}
+
+/// A plain run of the sweep on this build: its seconds, and how many
+/// times it built each model.
+pub fn plain(dir: &Path) -> Result<(f64, [usize; 3]), String> {
+    let head = build(dir, "head", None)?;
+    let started = Instant::now();
+    let output = Command::new(&head)
+        .env("CARGO_TARGET_DIR", dir)
+        .args(["--bench", "--quiet", "infer/"])
+        .output()
+        .map_err(|e| format!("{}: {e}", head.display()))?;
+    let seconds = started.elapsed().as_secs_f64();
+    if !output.status.success() {
+        return Err(format!(
+            "the plain sweep ended with {}: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok((
+        seconds,
+        builds_said(&String::from_utf8_lossy(&output.stderr), "head"),
+    ))
+}
+
+/// One paired run of the sweep, the head making `slower` slower, with
+/// `--paired-keep KEEP` where `keep` names one (none: the default).
+pub fn pair(dir: &Path, slower: Option<&str>, keep: Option<&str>) -> Result<Sweep, String> {
     let base = build(dir, "base", None)?;
     let head = build(dir, "head", slower)?;
     let out = dir.join("sweep.json");
@@ -115,7 +146,7 @@ pub fn pair(dir: &Path, slower: Option<&str>, keep: bool) -> Result<Sweep, Strin
         .arg("--paired")
         .arg(&base)
         .args(
-            keep.then_some(["--paired-keep", build_and_keep().1])
+            keep.map(|keep| ["--paired-keep", keep])
                 .into_iter()
                 .flatten(),
         )
@@ -138,16 +169,13 @@ pub fn pair(dir: &Path, slower: Option<&str>, keep: bool) -> Result<Sweep, Strin
         ));
     }
     let said = String::from_utf8_lossy(&output.stderr);
-    let count = |m: u64, side: &str| {
-        said.matches(&format!("building Model({m}) on {side}\n"))
-            .count()
-    };
+    let (head_builds, base_builds) = (builds_said(&said, "head"), builds_said(&said, "base"));
     let record = RunRecord::read(&out).map_err(|e| e.to_string())?;
     let mut sweep = Sweep {
         regressed: Vec::new(),
         unchanged: 0,
         again: 0,
-        builds: [1, 2, 3].map(|m| (count(m, "head"), count(m, "base"))),
+        builds: [0, 1, 2].map(|m| (head_builds[m], base_builds[m])),
         rounds: 0,
         seconds,
     };

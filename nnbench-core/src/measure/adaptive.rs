@@ -1,19 +1,22 @@
 //! nnbench's own sampler: warm up, settle on a number of calls per sample,
-//! then take samples until the median is known precisely enough, or until
-//! the time allowed for the case is spent.
+//! then take samples until the median is known precisely enough, until
+//! the samples show that the machine cannot tell it that precisely in the
+//! time allowed, or until that time is spent.
 //!
 //! criterion spends its full warm-up and measurement time on every case
 //! (8 s by default), however steady the function; a grid of a thousand
 //! small kernels then takes hours. Most kernels give a median known within
-//! 1% after a few dozen samples of a millisecond.
+//! 1% after a few dozen samples of a millisecond, on the clock that other
+//! processes do not stretch.
 
 use std::time::{Duration, Instant};
 
 use super::cpu::Elapsed;
+use crate::record::{Clock, Precision, StopReason};
 
 /// When the sampler stops.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Precision {
+pub(crate) struct StopRule {
     /// Samples taken whatever the precision.
     pub min_samples: usize,
     /// Time the function runs before sampling, which also settles how many
@@ -22,8 +25,8 @@ pub(crate) struct Precision {
     /// Sampling stops after this long, precise or not (once `min_samples`
     /// are taken).
     pub time_cap: Duration,
-    /// Sampling stops when both ends of the median's 95% interval lie
-    /// within this fraction of the median.
+    /// Sampling stops when the median is known within this fraction of
+    /// itself (see [`reached`]).
     pub relative: f64,
 }
 
@@ -32,6 +35,11 @@ pub(crate) const MIN_SAMPLES: usize = 10;
 pub(crate) const WARM_UP: Duration = Duration::from_millis(25);
 pub(crate) const TIME_CAP: Duration = Duration::from_secs(1);
 pub(crate) const RELATIVE: f64 = 0.01;
+
+/// The samples from which their spread may stop sampling short of the
+/// target: enough that the median's interval and the halves' medians
+/// measure the spread rather than the luck of a few samples.
+pub(crate) const SPREAD_SAMPLES: usize = 30;
 
 /// How long one sample lasts at least: long enough that the clock's
 /// resolution (tens of nanoseconds) and its read are lost in it, short
@@ -46,7 +54,7 @@ const SETTLE_LIMIT: Duration = Duration::from_millis(50);
 /// next: the first rounds are too short to trust their time.
 const MAX_GROWTH: u64 = 16;
 
-impl Default for Precision {
+impl Default for StopRule {
     fn default() -> Self {
         Self {
             min_samples: MIN_SAMPLES,
@@ -58,35 +66,146 @@ impl Default for Precision {
 }
 
 /// Samples `routine` (which makes the calls it is given and returns their
-/// time) as `precision` says, by wall time; returns the `(calls, elapsed)`
-/// samples taken after warm-up, all with the same number of calls.
+/// time) as `rule` says; returns the `(calls, elapsed)` samples taken
+/// after warm-up, all with the same number of calls, and the precision
+/// they pin the median to.
+///
+/// Each time a sample is added, the stop is judged on the steadiest clock
+/// the samples allow ([`steadiest`]). Sampling stops at the first of:
+/// the median known within `rule.relative`; from [`SPREAD_SAMPLES`] on,
+/// a spread that even the time left could not narrow to it (an interval
+/// narrows as one over the square root of the samples); the time cap.
 pub(crate) fn sample<E>(
-    precision: &Precision,
+    rule: &StopRule,
     mut routine: impl FnMut(u64) -> Result<Elapsed, E>,
-) -> Result<Vec<(u64, Elapsed)>, E> {
-    let iters = warm_up(precision.warm_up, &mut |iters| {
-        routine(iters).map(|e| e.wall)
-    })?;
+) -> Result<(Vec<(u64, Elapsed)>, Precision), E> {
+    let iters = warm_up(rule.warm_up, &mut |iters| routine(iters).map(|e| e.wall))?;
     let started = Instant::now();
     let mut samples = Vec::new();
-    // Per-call times, kept in order for the interval.
-    let mut sorted: Vec<f64> = Vec::new();
+    // Per-call times on each clock, kept in order for the interval.
+    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
     loop {
         let elapsed = routine(iters)?;
         samples.push((iters, elapsed));
-        let per_call = elapsed.wall.as_nanos() as f64 / iters as f64;
-        let at = sorted.partition_point(|&t| t < per_call);
-        sorted.insert(at, per_call);
-        if samples.len() < precision.min_samples.max(2) {
+        insert_sorted(&mut wall, per_call(iters, Some(elapsed.wall)));
+        insert_sorted(&mut cpu, per_call(iters, elapsed.thread_cpu));
+        let n = samples.len();
+        if n < rule.min_samples.max(2) {
             continue;
         }
-        if started.elapsed() >= precision.time_cap
-            || (is_precise(&sorted, precision.relative)
-                && halves_agree(&samples, precision.relative))
+        let clock = steadiest(&samples);
+        let sorted = match clock {
+            Clock::Cpu => &cpu,
+            _ => &wall,
+        };
+        let reached = reached(sorted, &samples, clock);
+        let spent = started.elapsed();
+        let stopped_by = if reached <= rule.relative {
+            StopReason::Target
+        } else if spent >= rule.time_cap {
+            StopReason::TimeCap
+        } else if n >= SPREAD_SAMPLES.max(rule.min_samples) && out_of_reach(reached, n, spent, rule)
         {
-            return Ok(samples);
-        }
+            StopReason::Spread
+        } else {
+            continue;
+        };
+        let precision = Precision {
+            reached,
+            target: rule.relative,
+            clock,
+            stopped_by,
+        };
+        return Ok((samples, precision));
     }
+}
+
+/// The time of one call in a sample of `iters` calls that took `elapsed`
+/// (NaN where the clock was not read).
+fn per_call(iters: u64, elapsed: Option<Duration>) -> f64 {
+    elapsed.map_or(f64::NAN, |e| e.as_nanos() as f64 / iters.max(1) as f64)
+}
+
+fn insert_sorted(sorted: &mut Vec<f64>, value: f64) {
+    let at = sorted.partition_point(|&t| t < value);
+    sorted.insert(at, value);
+}
+
+/// The clock that judges `samples`: the calling thread's CPU time where
+/// every sample has it and the calls computed on that thread alone (the
+/// whole process's CPU time within a tenth of the thread's, and the
+/// thread busy for half of some sample's wall time: other processes can
+/// stretch a sample's wall time, never its CPU time), wall time otherwise.
+/// A call that waits (a device, a file, a lock) or uses other threads is
+/// not measured by the thread's CPU time.
+pub(crate) fn steadiest(samples: &[(u64, Elapsed)]) -> Clock {
+    let (mut thread, mut process) = (Duration::ZERO, Duration::ZERO);
+    let mut computes = false;
+    for (_, e) in samples {
+        let (Some(t), Some(p)) = (e.thread_cpu, e.process_cpu) else {
+            return Clock::Wall;
+        };
+        if e.used_device {
+            return Clock::Wall;
+        }
+        thread += t;
+        process += p;
+        computes |= t.as_nanos() * 2 >= e.wall.as_nanos();
+    }
+    if computes && !thread.is_zero() && process.as_nanos() * 10 <= thread.as_nanos() * 11 {
+        Clock::Cpu
+    } else {
+        Clock::Wall
+    }
+}
+
+/// The precision to which `samples` pin their median on `clock`, as a
+/// fraction of it: the farther end of the median's 95% interval, or the
+/// disagreement of the first and the second half's medians where that is
+/// wider. A machine that slowed down for part of the samples (another
+/// process, a frequency change) moves one half, which the interval, which
+/// takes every sample as alike, cannot tell. Under six samples, which no
+/// interval at 95% bounds, the whole range. A median of zero is known to
+/// no fraction of itself: 1.
+pub(crate) fn reached(sorted: &[f64], samples: &[(u64, Elapsed)], clock: Clock) -> f64 {
+    let middle = median(sorted);
+    if middle.is_nan() || middle <= 0.0 {
+        return 1.0;
+    }
+    let (low, high) = median_interval(sorted).unwrap_or((sorted[0], sorted[sorted.len() - 1]));
+    let interval = (middle - low).max(high - middle) / middle;
+    let half_median = |half: &[(u64, Elapsed)]| {
+        let mut per_call: Vec<f64> = half
+            .iter()
+            .map(|(iters, e)| match clock {
+                Clock::Cpu => per_call(*iters, e.thread_cpu),
+                _ => per_call(*iters, Some(e.wall)),
+            })
+            .collect();
+        per_call.sort_by(f64::total_cmp);
+        median(&per_call)
+    };
+    let (first, second) = samples.split_at(samples.len() / 2);
+    let (a, b) = (half_median(first), half_median(second));
+    let halves = (a - b).abs() / a.min(b);
+    let reached = interval.max(if halves.is_finite() { halves } else { 0.0 });
+    reached.min(1.0)
+}
+
+/// Whether the time left to the cap could not bring a precision of
+/// `reached`, after `n` samples in `spent`, within the target: at the
+/// rate samples come, the cap allows so many, and an interval narrows as
+/// one over the square root of their number.
+fn out_of_reach(reached: f64, n: usize, spent: Duration, rule: &StopRule) -> bool {
+    let per_sample = spent.as_secs_f64() / n as f64;
+    let left = rule.time_cap.saturating_sub(spent).as_secs_f64();
+    let at_cap = n as f64
+        + if per_sample > 0.0 {
+            left / per_sample
+        } else {
+            f64::INFINITY
+        };
+    reached * (n as f64 / at_cap).sqrt() > rule.relative
 }
 
 /// Runs `routine` for `time`, growing the calls per round until a round
@@ -122,35 +241,6 @@ fn calls_for(target: Duration, iters: u64, elapsed: Duration) -> u64 {
     }
     let wanted = (target.as_nanos() as f64 / elapsed.as_nanos() as f64 * iters as f64).ceil();
     (wanted as u64).clamp(1, cap)
-}
-
-/// Whether the 95% interval of the median of `sorted` lies within
-/// `relative` of the median on both sides.
-pub(crate) fn is_precise(sorted: &[f64], relative: f64) -> bool {
-    let Some((low, high)) = median_interval(sorted) else {
-        return false;
-    };
-    let median = median(sorted);
-    median > 0.0 && median - low <= relative * median && high - median <= relative * median
-}
-
-/// Whether the medians of the first and the second half of `samples` (in
-/// the order taken) lie within `relative` of each other. A machine that
-/// slowed down for part of the samples (another process, a frequency
-/// change) moves one half: the interval, which assumes every sample alike,
-/// cannot tell.
-fn halves_agree(samples: &[(u64, Elapsed)], relative: f64) -> bool {
-    let half_median = |half: &[(u64, Elapsed)]| {
-        let mut per_call: Vec<f64> = half
-            .iter()
-            .map(|(iters, elapsed)| elapsed.wall.as_nanos() as f64 / *iters as f64)
-            .collect();
-        per_call.sort_by(f64::total_cmp);
-        median(&per_call)
-    };
-    let (first, second) = samples.split_at(samples.len() / 2);
-    let (a, b) = (half_median(first), half_median(second));
-    (a - b).abs() <= relative * a.min(b)
 }
 
 /// The median of sorted values (the mean of the middle two for an even count).
@@ -202,24 +292,49 @@ mod tests {
         assert_eq!(median_interval(&hundred), Some((40.0, 61.0)));
     }
 
+    /// Samples of a steady set of per-call times, by wall time alone.
+    fn walls(per_call: &[f64]) -> (Vec<f64>, Vec<(u64, Elapsed)>) {
+        let samples: Vec<(u64, Elapsed)> = per_call
+            .iter()
+            .map(|&ns| (1, wall(Duration::from_nanos(ns as u64))))
+            .collect();
+        let mut sorted = per_call.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        (sorted, samples)
+    }
+
     #[test]
-    fn precision_asks_both_ends_within_the_fraction() {
+    fn precision_is_the_farther_end_of_the_interval_or_the_halves() {
         let steady: Vec<f64> = (0..20).map(|i| 100.0 + f64::from(i) * 0.05).collect();
-        assert!(is_precise(&steady, 0.01));
+        let (sorted, samples) = walls(&steady);
+        assert!(reached(&sorted, &samples, Clock::Wall) <= 0.01);
         let spread: Vec<f64> = (0..20).map(|i| 100.0 + f64::from(i) * 2.0).collect();
-        assert!(!is_precise(&spread, 0.01));
-        assert!(!is_precise(&[0.0; 20], 0.01), "no median to be relative to");
+        let (sorted, samples) = walls(&spread);
+        assert!(reached(&sorted, &samples, Clock::Wall) > 0.1);
+        // A tight interval, but the second half is 5% slower: the halves
+        // say how far the median can be trusted.
+        let stepped: Vec<f64> = (0..40)
+            .map(|i| if i < 20 { 100.0 } else { 105.0 })
+            .collect();
+        let (sorted, samples) = walls(&stepped);
+        assert!((reached(&sorted, &samples, Clock::Wall) - 0.05).abs() < 1e-9);
+        let (sorted, samples) = walls(&[0.0; 20]);
+        assert_eq!(
+            reached(&sorted, &samples, Clock::Wall),
+            1.0,
+            "no median to be relative to"
+        );
     }
 
     #[test]
     fn a_slowdown_over_part_of_the_samples_keeps_sampling() {
         // No warm-up time: four rounds settle on 1,000 calls a sample.
-        let precision = Precision {
+        let rule = StopRule {
             warm_up: Duration::ZERO,
-            ..Precision::default()
+            ..StopRule::default()
         };
         let mut taken = 0u64;
-        let samples = sample::<()>(&precision, |iters| {
+        let (samples, precision) = sample::<()>(&rule, |iters| {
             taken += 1;
             // Each half alone is steady; the machine is 10% slower from
             // the seventh sample on.
@@ -235,49 +350,159 @@ mod tests {
             "sampling went on until both halves are mostly slow: {slow_ones} of {}",
             samples.len()
         );
+        assert_eq!(precision.stopped_by, StopReason::Target);
     }
 
     #[test]
     fn a_steady_function_stops_at_the_minimum_and_samples_share_their_calls() {
-        let precision = Precision {
+        let rule = StopRule {
             warm_up: Duration::from_millis(2),
-            ..Precision::default()
+            ..StopRule::default()
         };
-        let samples = sample::<()>(&precision, |iters| {
-            Ok(wall(Duration::from_nanos(1_000 * iters)))
-        })
-        .unwrap();
+        let (samples, precision) =
+            sample::<()>(&rule, |iters| Ok(wall(Duration::from_nanos(1_000 * iters)))).unwrap();
         assert_eq!(samples.len(), MIN_SAMPLES);
         let calls = samples[0].0;
         assert!(samples.iter().all(|&(i, _)| i == calls));
         assert_eq!(calls, 1_000, "1 µs calls: a thousand make a millisecond");
+        assert_eq!(precision.reached, 0.0);
+        assert_eq!(precision.clock, Clock::Wall, "no CPU clock was read");
+    }
+
+    /// Half the samples twice as slow as the others: no number of samples
+    /// pins the median within 1%.
+    fn flipping(flip: &mut u64, iters: u64) -> Elapsed {
+        *flip += 1;
+        let per_call = if flip.is_multiple_of(2) { 2_000 } else { 1_000 };
+        wall(Duration::from_nanos(per_call * iters))
     }
 
     #[test]
-    fn a_noisy_function_samples_until_the_time_cap() {
-        let precision = Precision {
-            warm_up: Duration::from_millis(1),
-            time_cap: Duration::from_millis(30),
-            ..Precision::default()
+    fn a_spread_wider_than_the_target_stops_once_it_is_known() {
+        let rule = StopRule {
+            warm_up: Duration::ZERO,
+            ..StopRule::default()
         };
-        let mut flip = 0u64;
-        let started = Instant::now();
-        let samples = sample::<()>(&precision, |iters| {
-            flip += 1;
-            // Half the samples twice as slow: the median is never pinned.
-            let per_call = if flip.is_multiple_of(2) { 2_000 } else { 1_000 };
-            std::thread::sleep(Duration::from_micros(200));
+        let mut flip = 0;
+        let (samples, precision) = sample::<()>(&rule, |iters| {
+            // A sample takes some time, so that the cap's samples are
+            // counted from a rate.
+            std::thread::sleep(Duration::from_micros(100));
+            Ok(flipping(&mut flip, iters))
+        })
+        .unwrap();
+        assert_eq!(samples.len(), SPREAD_SAMPLES);
+        assert_eq!(precision.stopped_by, StopReason::Spread);
+        assert!(precision.reached > 0.1, "{precision:?}");
+    }
+
+    #[test]
+    fn a_spread_the_cap_could_narrow_samples_on() {
+        // Up to 10% apart at random: an interval of about ±1.8% at 30
+        // samples, which an hour's samples would narrow within 1%.
+        let rule = StopRule {
+            warm_up: Duration::ZERO,
+            time_cap: Duration::from_secs(3600),
+            ..StopRule::default()
+        };
+        let mut rng = fastrand::Rng::with_seed(7);
+        let (samples, precision) = sample::<()>(&rule, |iters| {
+            std::thread::sleep(Duration::from_micros(50));
+            let per_call = 1_000 + rng.u64(..100);
             Ok(wall(Duration::from_nanos(per_call * iters)))
         })
         .unwrap();
-        assert!(samples.len() > MIN_SAMPLES, "{}", samples.len());
+        assert!(samples.len() > SPREAD_SAMPLES, "{}", samples.len());
+        assert_eq!(precision.stopped_by, StopReason::Target);
+        assert!(precision.reached <= 0.01);
+    }
+
+    #[test]
+    fn a_noisy_function_stops_at_the_time_cap() {
+        let rule = StopRule {
+            warm_up: Duration::from_millis(1),
+            time_cap: Duration::from_millis(30),
+            min_samples: 100,
+            ..StopRule::default()
+        };
+        let mut flip = 0;
+        let started = Instant::now();
+        let (samples, precision) = sample::<()>(&rule, |iters| {
+            std::thread::sleep(Duration::from_micros(400));
+            Ok(flipping(&mut flip, iters))
+        })
+        .unwrap();
+        assert!(samples.len() >= 100, "{}", samples.len());
         assert!(started.elapsed() >= Duration::from_millis(30));
+        assert_eq!(precision.stopped_by, StopReason::TimeCap);
+    }
+
+    #[test]
+    fn a_call_that_computes_on_its_thread_is_judged_on_its_cpu_time() {
+        // Other processes stretch the wall time of every other sample by
+        // half; the thread's CPU time stays put.
+        let rule = StopRule {
+            warm_up: Duration::ZERO,
+            ..StopRule::default()
+        };
+        let mut taken = 0u64;
+        let (samples, precision) = sample::<()>(&rule, |iters| {
+            taken += 1;
+            let cpu = Duration::from_nanos(1_000 * iters);
+            let wall = if taken.is_multiple_of(2) {
+                cpu * 3 / 2
+            } else {
+                cpu
+            };
+            Ok(Elapsed {
+                wall,
+                thread_cpu: Some(cpu),
+                process_cpu: Some(cpu),
+                ..Elapsed::default()
+            })
+        })
+        .unwrap();
+        assert_eq!(samples.len(), MIN_SAMPLES);
+        assert_eq!(
+            (precision.clock, precision.stopped_by),
+            (Clock::Cpu, StopReason::Target)
+        );
+    }
+
+    #[test]
+    fn calls_on_other_threads_or_waiting_are_judged_on_wall_time() {
+        let sample = |thread: u64, process: u64, wall: u64| {
+            (
+                1,
+                Elapsed {
+                    wall: Duration::from_nanos(wall),
+                    thread_cpu: Some(Duration::from_nanos(thread)),
+                    process_cpu: Some(Duration::from_nanos(process)),
+                    ..Elapsed::default()
+                },
+            )
+        };
+        assert_eq!(steadiest(&[sample(100, 100, 110)]), Clock::Cpu);
+        assert_eq!(
+            steadiest(&[sample(100, 400, 110)]),
+            Clock::Wall,
+            "four threads"
+        );
+        assert_eq!(steadiest(&[sample(10, 10, 110)]), Clock::Wall, "it waited");
+        let device = (
+            1,
+            Elapsed {
+                used_device: true,
+                ..sample(100, 100, 110).1
+            },
+        );
+        assert_eq!(steadiest(&[device]), Clock::Wall, "a device's time");
     }
 
     #[test]
     fn an_error_stops_sampling_at_once() {
         let mut calls = 0;
-        let outcome = sample(&Precision::default(), |_| {
+        let outcome = sample(&StopRule::default(), |_| {
             calls += 1;
             if calls == 3 {
                 Err("broken")

@@ -413,6 +413,7 @@ pub(crate) fn summarize(sampler: Sampler, samples: &[(u64, Elapsed)]) -> TimeRec
         percentiles: (n >= 2 && samples.iter().all(|(iters, _)| *iters == 1))
             .then(|| Percentiles::of(&per_iter))
             .flatten(),
+        precision: None,
         used_device: samples.iter().any(|(_, e)| e.used_device),
         rounds_ns: Vec::new(),
         cpu_rounds_ns: Vec::new(),

@@ -339,6 +339,10 @@ pub struct TimeRecord {
     /// once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percentiles: Option<super::Percentiles>,
+    /// How precisely nnbench's sampler pinned the median, on which clock,
+    /// and why it stopped; `None` for a case it did not sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<super::Precision>,
     /// The calls ran work on a device, as far as nnbench sees (with the
     /// `tch` feature): they left kernels queued that the clock waited for,
     /// or grew the device allocator's live memory. Their time is the
@@ -447,6 +451,7 @@ impl TimeRecord {
             instructions: None,
             callgrind: None,
             percentiles: None,
+            precision: None,
             used_device: false,
             rounds_ns: Vec::new(),
             cpu_rounds_ns: Vec::new(),

@@ -167,6 +167,10 @@ pub struct MemoRecord {
     /// figures, and a comparison says so.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub made_by_other_build: Vec<String>,
+    /// The case's own memos (its parameters) computed for it, found
+    /// neither in memory nor on disk: what a paired run counts as builds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub computed: Vec<String>,
     /// The case's own memos (its parameters) that were loaded, from disk
     /// or computed, for it: what the run's `memos.loads` sums.
     #[serde(default, skip_serializing_if = "is_zero")]

@@ -15,6 +15,7 @@ mod memo;
 mod method;
 mod paired;
 mod percentiles;
+mod precision;
 mod scaling;
 mod shard;
 mod threads;
@@ -42,8 +43,9 @@ pub use memo::{
 };
 pub use method::{GpuMethod, RssMethod};
 pub use nnbench_units::{Direction, Figure};
-pub use paired::{PairedClock, PairedRecord, PairedRun};
+pub use paired::{MemoBuilds, PairedClock, PairedRecord, PairedRun};
 pub use percentiles::Percentiles;
+pub use precision::{Clock, Precision, StopReason};
 pub use scaling::ScalingRecord;
 pub(crate) use scaling::label as scaling_label;
 pub use shard::{ShardRecord, ShardRun};
@@ -460,6 +462,7 @@ mod tests {
                     sizes: vec![],
                     prefetched: vec![],
                     made_by_other_build: vec![],
+                    computed: vec!["m1".into()],
                     loads: 1,
                     bytes_loaded: 1024,
                 },
@@ -533,7 +536,7 @@ mod tests {
         assert_eq!(case["error"]["stage"], "memo");
         assert_eq!(
             case["memo"],
-            json!({"misses": 1, "computes": 1, "evicted": ["m1"], "loads": 1, "bytes_loaded": 1024}),
+            json!({"misses": 1, "computes": 1, "evicted": ["m1"], "computed": ["m1"], "loads": 1, "bytes_loaded": 1024}),
             "counts of 0 are left out"
         );
         assert_eq!(

@@ -93,6 +93,9 @@ pub struct PairedRecord {
 /// # fn f(run: &nnbench::RunRecord) {
 /// if let Some(p) = &run.paired {
 ///     println!("paired with {} ({} rounds at most)", p.base, p.max_rounds);
+///     for b in &p.builds {
+///         println!("{} built {} times here, {} on the base", b.memo, b.head, b.base);
+///     }
 /// }
 /// # }
 /// ```
@@ -106,4 +109,54 @@ pub struct PairedRun {
     /// Cases of the base build that this one does not have.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gone: Vec<String>,
+    /// The groups of cases (those that share memos, named by them) whose
+    /// workers were kept, one a build, for all their rounds: their
+    /// fixtures cost more to build than their calls cost in a round, or
+    /// `--paired-keep` said so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
+    /// How many times each memo the cases use was computed on each
+    /// build, in the rounds: once a side where its group's workers were
+    /// kept, once a round where new workers ran it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub builds: Vec<MemoBuilds>,
+}
+
+impl MemoBuilds {
+    /// `memo` computed `head` times on this build and `base` times on the
+    /// base build.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let b = nnbench::record::MemoBuilds::new("Model(1)", 1, 1);
+    /// assert_eq!((b.head, b.base), (1, 1));
+    /// ```
+    pub fn new(memo: impl Into<String>, head: u32, base: u32) -> Self {
+        Self {
+            memo: memo.into(),
+            head,
+            base,
+        }
+    }
+}
+
+/// How many times a paired run computed one memo on each build.
+///
+/// # Example
+///
+/// ```
+/// # fn f(b: &nnbench::record::MemoBuilds) {
+/// println!("{}: {} / {}", b.memo, b.head, b.base);
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct MemoBuilds {
+    /// The memo, as its cases' ids name it.
+    pub memo: String,
+    /// Its computes on this build.
+    pub head: u32,
+    /// Its computes on the base build.
+    pub base: u32,
 }

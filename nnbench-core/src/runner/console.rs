@@ -208,6 +208,9 @@ impl Console {
         for line in record.scaling.iter().map(scaling_line) {
             let _ = writeln!(out, "{line}");
         }
+        if let Some(line) = record.paired.as_ref().and_then(paired_line) {
+            let _ = writeln!(out, "{line}");
+        }
         let drawn: Vec<&std::path::Path> = record
             .cases
             .iter()
@@ -222,6 +225,33 @@ impl Console {
             );
         }
     }
+}
+
+/// `paired: workers kept for Model(1), Model(2); memos built (this build /
+/// base): Model(1) 1 / 1, Model(2) 1 / 1`; `None` where the cases use no
+/// memos.
+fn paired_line(run: &crate::record::PairedRun) -> Option<String> {
+    if run.builds.is_empty() && run.kept.is_empty() {
+        return None;
+    }
+    let kept = if run.kept.is_empty() {
+        "new workers every round".to_owned()
+    } else {
+        format!("workers kept for {}", run.kept.join("; "))
+    };
+    let builds: Vec<String> = run
+        .builds
+        .iter()
+        .map(|b| format!("{} {} / {}", b.memo, b.head, b.base))
+        .collect();
+    Some(format!(
+        "paired: {kept}; memos built (this build / base): {}",
+        if builds.is_empty() {
+            "none".to_owned()
+        } else {
+            builds.join(", ")
+        }
+    ))
 }
 
 /// `linear: time ∝ n^1.01 [0.98, 1.04]`, and where one power does not fit,
@@ -336,11 +366,23 @@ fn time(case: &CaseRecord) -> String {
             None => "-".into(),
         },
         TimingMode::Sampled => format!(
-            "{} ± {} ({}×)",
+            "{} ± {} ({}×{})",
             format_ns(t.median_ns),
             format_ns(t.std_ns),
-            t.samples
+            t.samples,
+            short_of_target(t)
         ),
+    }
+}
+
+/// Where nnbench's sampler stopped short of its precision (on the
+/// machine's spread, or at the time cap), the precision it reached.
+fn short_of_target(t: &crate::record::TimeRecord) -> String {
+    match &t.precision {
+        Some(p) if p.stopped_by != crate::record::StopReason::Target => {
+            format!(", median ±{:.1}%", 100.0 * p.reached)
+        }
+        _ => String::new(),
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use super::console::Console;
 use super::criterion_sampler::CriterionSampler;
 use super::measured_value;
-use crate::measure::adaptive::{self, Precision};
+use crate::measure::adaptive::{self, StopRule};
 use crate::measure::callgrind::{self, Dumps};
 use crate::measure::cpu::Elapsed;
 use crate::measure::load::LoadPlan;
@@ -155,9 +155,13 @@ impl Engine {
                 timer.elapsed().unwrap_or_default()
             })
         };
+        let mut precision = None;
         let samples = match plan.sampler {
             Sampler::Adaptive | Sampler::Load => {
-                adaptive::sample(&precision(&plan.sampling), routine)
+                adaptive::sample(&stop_rule(&plan.sampling), routine).map(|(samples, reached)| {
+                    precision = Some(reached);
+                    samples
+                })
             }
             Sampler::Criterion => self.criterion.sample(id, &plan.sampling, console, routine),
             Sampler::Paired => round::sample(plan.round, routine),
@@ -173,9 +177,11 @@ impl Engine {
             &measured,
             &values[values.len().saturating_sub(samples.len())..],
         );
+        let mut time = summarize(plan.sampler, &samples);
+        time.precision = precision;
         Ok(Timed {
             threads: (threads > 1).then(|| per_thread(kept)),
-            ..timed(metric, summarize(plan.sampler, &samples))
+            ..timed(metric, time)
         })
     }
 
@@ -255,9 +261,9 @@ fn per_thread(samples: &[(u64, Vec<Elapsed>)]) -> ThreadsRecord {
 
 /// The settings of nnbench's sampler: the sample size is the least number
 /// of samples, the measurement time the most time spent sampling.
-fn precision(sampling: &Sampling) -> Precision {
-    let defaults = Precision::default();
-    Precision {
+fn stop_rule(sampling: &Sampling) -> StopRule {
+    let defaults = StopRule::default();
+    StopRule {
         min_samples: sampling.sample_size.unwrap_or(defaults.min_samples),
         warm_up: sampling.warm_up.unwrap_or(defaults.warm_up),
         time_cap: sampling.measurement_time.unwrap_or(defaults.time_cap),

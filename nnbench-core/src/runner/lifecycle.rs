@@ -92,6 +92,9 @@ pub(crate) fn run_case(
         memo_record.inputs.extend(memo.input());
         let (value, how) = memo::resolve_erased(memo);
         memo_record.counters += how.counters(value.is_err());
+        if how == Resolution::Computed && value.is_ok() {
+            memo_record.computed.push(memo.describe());
+        }
         if how != Resolution::Hit && value.is_ok() {
             let size = cache.known_bytes(memo).unwrap_or_default();
             memo_record.loads += 1;

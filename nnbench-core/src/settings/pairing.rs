@@ -48,22 +48,55 @@ pub(crate) struct Pairing {
         requires = "base"
     )]
     pub clock: ClockChoice,
-    /// Keep one worker a build, for all their rounds, for the cases whose
-    /// memos took DURATION or more to resolve in their first round (`2s`):
-    /// each such fixture is then built once a side. A kept worker keeps a
-    /// speed of its own that rounds cannot average out (3 to 5% either
-    /// way on a short loop here): a case kept workers call regressed or
-    /// improved is judged again on new workers each round, and one they
-    /// call unchanged may hide a change about that size. Without it every
-    /// round starts new workers, which build the memos a disk tier does not
-    /// hold again.
+    /// When a group of cases that share memos keeps one worker a build
+    /// for all its rounds, so that each of its fixtures is built once a
+    /// side: `auto` (the default: where building its memos in its first
+    /// round took longer than the round's calls and workers took
+    /// otherwise, which each new round's workers would pay again), a
+    /// DURATION (where its memos took that long or more to resolve in the
+    /// first round; `0s`: always), or `off` (new workers every round). A
+    /// kept worker keeps a speed of its own that rounds cannot average out
+    /// (3 to 5% either way on a short loop here): a case kept workers
+    /// call regressed or improved is judged again on new workers each
+    /// round, and one they call unchanged may hide a change about that
+    /// size.
     #[arg(
         long = "paired-keep",
-        value_name = "DURATION",
-        value_parser = parse::duration,
+        value_name = "auto|off|DURATION",
+        value_parser = keep,
+        default_value = "auto",
         requires = "base"
     )]
-    pub keep: Option<Duration>,
+    pub keep: Keep,
+}
+
+/// When a paired group's workers are kept for all its rounds
+/// (`--paired-keep`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Where rebuilding the group's memos each round would cost more than
+    /// the round's calls do.
+    #[default]
+    Auto,
+    /// Where the group's memos took this long or more to resolve in its
+    /// first round.
+    Above(Duration),
+    /// Never: new workers every round.
+    Off,
+}
+
+/// `--paired-keep`: `auto`, `off` or a duration (`0s` too).
+fn keep(text: &str) -> Result<Keep, String> {
+    match text.trim() {
+        "auto" => Ok(Keep::Auto),
+        "off" => Ok(Keep::Off),
+        zero if zero.trim_end_matches(['s', 'm']).parse::<f64>() == Ok(0.0) => {
+            Ok(Keep::Above(Duration::ZERO))
+        }
+        other => parse::duration(other)
+            .map(Keep::Above)
+            .map_err(|e| format!("{e}; or `auto`, `off`")),
+    }
 }
 
 /// Which clock judges a paired case's time (`--paired-clock`).
@@ -86,7 +119,25 @@ impl Default for Pairing {
             base: None,
             max_rounds: DEFAULT_MAX_ROUNDS,
             clock: ClockChoice::Auto,
-            keep: None,
+            keep: Keep::Auto,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keep_takes_auto_off_and_durations_zero_included() {
+        assert_eq!(keep("auto"), Ok(Keep::Auto));
+        assert_eq!(keep("off"), Ok(Keep::Off));
+        for zero in ["0", "0s", "0ms", "0.0"] {
+            assert_eq!(keep(zero), Ok(Keep::Above(Duration::ZERO)), "{zero}");
+        }
+        assert_eq!(keep("2s"), Ok(Keep::Above(Duration::from_secs(2))));
+        let bad = keep("sometimes").unwrap_err();
+        assert!(bad.contains("`auto`, `off`"), "{bad}");
+        assert!(keep("-1s").is_err());
     }
 }

@@ -11,9 +11,10 @@
 //! differ by what no round redraws, either way and from run to run (the
 //! book's "How paired runs measure" says why each step is as it is).
 //!
-//! With `--paired-keep DURATION`, a group whose memos took that long to
-//! resolve on a side in its first round keeps that round's workers, one a
-//! build, so that each fixture is built once a side: each keeps the memos
+//! A group whose memos took longer to resolve on a side in its first
+//! round than the rest of that round (or `--paired-keep DURATION`) keeps
+//! that round's workers, one a build, so that each fixture is built once
+//! a side: each keeps the memos
 //! that later groups use and lets go of the others when its next group
 //! starts, and each of its rounds runs on a CPU and with a stack and heap
 //! layout drawn anew (see `redraw`). What they cannot redraw can make
@@ -35,7 +36,7 @@ mod rounds;
 mod sides;
 mod workers;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -48,8 +49,9 @@ use super::isolate::protocol::Assignment;
 use super::isolate::valgrind::Callgrind;
 use super::isolate::watch::{Following, Limits, Start};
 use super::order::Schedule;
-use crate::record::{CaseRecord, PairedRun, RunMemoRecord};
+use crate::record::{CaseRecord, MemoBuilds, PairedRun, RunMemoRecord};
 use crate::registry::Case;
+use crate::settings::Keep;
 use crate::settings::Settings;
 use crate::{Error, Result};
 use pair::Pair;
@@ -114,7 +116,8 @@ pub(crate) fn supervise(
         }
     };
     let base_cases = base_build.cases;
-    if settings.pairing.keep.is_some() && !base_build.keeps {
+    let keep = settings.pairing.keep;
+    if matches!(keep, Keep::Above(_)) && !base_build.keeps {
         outcome.warnings.push(
             "--paired-keep: the base build's workers run once each (it was built with an older nnbench): every round starts new workers of both builds".into(),
         );
@@ -157,6 +160,8 @@ pub(crate) fn supervise(
         base: base.display().to_string(),
         max_rounds: settings.pairing.max_rounds,
         gone,
+        kept: Vec::new(),
+        builds: Vec::new(),
     });
     // With --profile, the records of regressed cases wait for their
     // differential flamegraphs, drawn once the rounds are over.
@@ -176,17 +181,20 @@ pub(crate) fn supervise(
         judging,
         cpus,
         max_rounds: settings.pairing.max_rounds,
-        keep_above: settings.pairing.keep,
+        keep,
         kept: workers::Kept::default(),
+        builds: BTreeMap::new(),
     };
+    let mut kept_groups = Vec::new();
     let groups = Schedule::memo_groups(selected);
     for (at_group, group) in groups.iter().enumerate() {
         let later: Vec<usize> = groups[at_group + 1..].iter().flatten().copied().collect();
         let keep = base_build.keeps
-            && settings.pairing.keep.is_some()
+            && keep != Keep::Off
             && selected[group[0]].params.memos().next().is_some();
         let mut ran = rounds.run(&mut pairs, group, &later, keep, stop, &mut outcome);
         if ran == Ok(true) {
+            kept_groups.push(group_name(selected[group[0]]));
             // A verdict drawn on kept workers may be their own speed's: a
             // case they call changed is measured again on new workers.
             let moved: Vec<usize> = group
@@ -214,6 +222,14 @@ pub(crate) fn supervise(
         }
     }
     rounds.kept.quit();
+    if let Some(run) = &mut outcome.run {
+        run.kept = kept_groups;
+        run.builds = rounds
+            .builds
+            .iter()
+            .map(|(memo, [head, base])| MemoBuilds::new(memo, *head, *base))
+            .collect();
+    }
     for (at, pair) in pairs.iter_mut().enumerate().filter(|(_, p)| !p.decided) {
         pair.decided = true;
         if pair.rounds() > 0 || pair.failed() {
@@ -232,6 +248,17 @@ pub(crate) fn supervise(
     }
     records.into_iter().for_each(done);
     Ok(outcome)
+}
+
+/// A group of cases that share memos, named by the memos of `case`, one
+/// of them.
+fn group_name(case: &Case) -> String {
+    let memos: Vec<String> = case
+        .params
+        .memos()
+        .map(|(_, memo)| memo.describe())
+        .collect();
+    memos.join(", ")
 }
 
 /// The workers of the two builds, for the profiles after the rounds.

@@ -3,7 +3,7 @@
 //! their ratios.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::Instant;
 
 use super::Outcome;
 use super::pair::{Judging, Pair};
@@ -15,6 +15,7 @@ use crate::runner::isolate::Socket;
 use crate::runner::isolate::protocol::Assignment;
 use crate::runner::isolate::valgrind::Callgrind;
 use crate::runner::isolate::watch::{Following, Start};
+use crate::settings::Keep;
 
 /// Which build a worker is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,19 +34,20 @@ pub(super) struct Rounds<'r> {
     pub judging: Judging,
     pub cpus: Vec<usize>,
     pub max_rounds: u32,
-    /// `--paired-keep`: how long a group's memos must take in its first
-    /// round for its workers to be kept.
-    pub keep_above: Option<Duration>,
+    /// `--paired-keep`: when a group's workers are kept.
+    pub keep: Keep,
     /// The builds' kept workers.
     pub kept: Kept,
+    /// How many times each memo was computed on each side (head, base).
+    pub builds: BTreeMap<String, [u32; 2]>,
 }
 
 impl Rounds<'_> {
     /// Runs rounds of the cases of `members` until each is decided or has
     /// had its rounds; `later` are the cases of the groups after it. With
-    /// `keep`, the first round's workers are kept where its memos took
-    /// `keep_above` to resolve on a side. Returns whether they were kept,
-    /// or the signal that stopped the rounds.
+    /// `keep`, the first round's workers are kept where its memos were
+    /// worth keeping ([`Rounds::worth_keeping`]). Returns whether they
+    /// were kept, or the signal that stopped the rounds.
     pub(super) fn run(
         &mut self,
         pairs: &mut [Pair<'_>],
@@ -67,12 +69,10 @@ impl Rounds<'_> {
             if active.is_empty() {
                 break;
             }
-            let loading = self.round(pairs, &active, later, round == 1, keep, outcome);
-            // Fixtures quicker to build than `--paired-keep` are built
-            // again in each round's new workers, whose own speed the
-            // rounds then average out.
-            let above = self.keep_above.unwrap_or_default().as_nanos() as u64;
-            if keep && round == 1 && loading.iter().all(|&ns| ns < above) {
+            let (loading, took) = self.round(pairs, &active, later, round == 1, keep, outcome);
+            // Fixtures not worth keeping are built again in each round's
+            // new workers, whose own speed the rounds then average out.
+            if keep && round == 1 && !self.worth_keeping(loading, took) {
                 keep = false;
                 std::mem::take(&mut self.kept).quit();
             }
@@ -83,10 +83,26 @@ impl Rounds<'_> {
         Ok(keep)
     }
 
+    /// Whether a group whose first round resolved its memos in `loading`
+    /// nanoseconds on each side (head, base), of rounds that took `took`,
+    /// keeps its workers: by default where either side's loading took
+    /// longer than the rest of its round (the calls, the workers' start),
+    /// so that building the memos again in every round would more than
+    /// double what the group's rounds cost.
+    fn worth_keeping(&self, loading: [u64; 2], took: [u64; 2]) -> bool {
+        match self.keep {
+            Keep::Auto => {
+                (0..2).any(|side| loading[side] > took[side].saturating_sub(loading[side]))
+            }
+            Keep::Above(above) => loading.iter().any(|&ns| u128::from(ns) >= above.as_nanos()),
+            Keep::Off => false,
+        }
+    }
+
     /// One round of the `active` cases on both builds, the head first in
     /// the `first` (which calibrates the calls per sample both are then
     /// given); on kept workers where `keep`. Returns what resolving the
-    /// memos took on each side.
+    /// memos took on each side, and what the side's round took in all.
     fn round(
         &mut self,
         pairs: &mut [Pair<'_>],
@@ -95,8 +111,9 @@ impl Rounds<'_> {
         first: bool,
         keep: bool,
         outcome: &mut Outcome,
-    ) -> [u64; 2] {
+    ) -> ([u64; 2], [u64; 2]) {
         let mut loading = [0u64; 2];
+        let mut took = [0u64; 2];
         // The cases a kept worker runs after this round: these (more
         // rounds may follow) and the later groups'.
         let after: Vec<usize> = active
@@ -143,6 +160,7 @@ impl Rounds<'_> {
                     .collect(),
                 ..Assignment::default()
             };
+            let started = Instant::now();
             let workers = if keep {
                 Workers::Kept { start, slot, cpu }
             } else {
@@ -178,7 +196,11 @@ impl Rounds<'_> {
                     outcome,
                 ));
             }
+            took[side as usize] = started.elapsed().as_nanos() as u64;
             loading[side as usize] = records.values().map(|r| r.load_ns).sum();
+            for memo in records.values().flat_map(|r| &r.memo.computed) {
+                self.builds.entry(memo.clone()).or_default()[side as usize] += 1;
+            }
             for &at in active {
                 let pair = &mut pairs[at];
                 let record = records.get(&pair.case.id).cloned();
@@ -189,7 +211,7 @@ impl Rounds<'_> {
                 }
             }
         }
-        loading
+        (loading, took)
     }
 }
 
