@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn a_slowdown_over_part_of_the_samples_keeps_sampling() {
-        // No warm-up time: four rounds settle on 1,000 calls a sample.
+        // No warm-up time: a few rounds settle on 500 calls a sample.
         let rule = StopRule {
             warm_up: Duration::ZERO,
             ..StopRule::default()
