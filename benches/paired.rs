@@ -44,6 +44,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use nnbench::RunRecord;
 use nnbench_units::format_ns;
 use paired_builds::{Method, build, trial};
 use stats::{median, rate_bounds};
@@ -345,17 +346,21 @@ fn sweep(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// A paired run of the case against one plain run of it, whole processes
-/// alternating, each pair judged on its own ratio.
+/// A paired run of the case (its workers kept, as by default) against one
+/// plain run of it, and one with `--paired-keep off` (new workers every
+/// round), whole processes alternating, each paired run judged on its own
+/// ratio to the plain run beside it.
 fn cost(dir: &Path) -> Result<(), String> {
     let runs = if harness::test_mode() { 1 } else { 9 };
     let base = build(dir, 0)?;
     let base_path = base.to_string_lossy().into_owned();
+    let out = dir.join("cost.json");
     let time = |flags: &[&str]| -> Result<f64, String> {
         let started = Instant::now();
         let status = Command::new(&base)
             .env("CARGO_TARGET_DIR", dir)
-            .args(["--bench", "--quiet"])
+            .args(["--bench", "--quiet", "--out"])
+            .arg(&out)
             .args(flags)
             .args(["--exact", "kernel"])
             .stdout(Stdio::null())
@@ -368,26 +373,34 @@ fn cost(dir: &Path) -> Result<(), String> {
             Err(format!("a run with {flags:?} ended with {status}"))
         }
     };
-    let (mut plain, mut paired) = (Vec::new(), Vec::new());
+    let kept = || -> Result<bool, String> {
+        let record = RunRecord::read(&out).map_err(|e| e.to_string())?;
+        Ok(record.paired.is_some_and(|p| !p.kept.is_empty()))
+    };
+    let (mut plain, mut paired, mut fresh) = (Vec::new(), Vec::new(), Vec::new());
+    let mut kept_runs = 0;
     for _ in 0..runs {
         plain.push(time(&[])?);
         paired.push(time(&["--paired", &base_path])?);
+        kept_runs += usize::from(kept()?);
+        fresh.push(time(&["--paired", &base_path, "--paired-keep", "off"])?);
     }
-    // Each alternated pair's own ratio; unoptimized, calibration and each
-    // round's workers' start weigh more, and a plain run of a case that
-    // computes stops sampling at its tenth sample.
-    let ratios: Vec<f64> = paired.iter().zip(&plain).map(|(p, q)| p / q).collect();
+    // Each alternated pair's own ratio. A paired run takes eight rounds
+    // or more, each of which times the case on both builds; a plain run
+    // stops once its median is known to 1%.
+    let ratio = |of: &[f64]| -> Vec<f64> { of.iter().zip(&plain).map(|(p, q)| p / q).collect() };
     harness::note(format!(
-        "a paired run of the case {} against a plain run {}: {}",
+        "a paired run of the case {} (its workers kept in {kept_runs} of {runs} runs) against a plain run {}: {}; with new workers every round (--paired-keep off) {}: {:.2}x",
         format_ns(median(&paired) * 1e9),
         format_ns(median(&plain) * 1e9),
-        harness::judged(
+        harness::judged_on_full_runs(
             "paired / plain",
-            &ratios,
+            &ratio(&paired),
             Goal::AtMost(2.5),
-            4.0,
             |v| format!("{v:.2}x")
-        )
+        ),
+        format_ns(median(&fresh) * 1e9),
+        median(&ratio(&fresh)),
     ));
     Ok(())
 }

@@ -2,9 +2,11 @@
 //! meets a model sweep: by default (and with `--paired-keep 200ms`) each
 //! model, slow to build, is built once a side, however many rounds its
 //! cases take, but for the cases its kept workers call changed, which are
-//! judged again on new workers (a kept worker keeps a speed of its own); a
-//! fixture quick to build is built by each round's new workers. The
-//! record says which groups were kept and counts each memo's builds.
+//! judged again on new workers (a kept worker keeps a speed of its own).
+//! A fixture quick to build is built by each round's new workers under
+//! `--paired-keep 200ms`; by default its group keeps its workers where
+//! starting them costs more than its calls. The record says which groups
+//! were kept and counts each memo's builds.
 //! This test binary (`harness = false`) is the bench; a "build" is this
 //! binary behind a script that sets what it does differently. Nothing here
 //! asserts on a time: only on verdicts and on counts of builds.
@@ -141,7 +143,7 @@ fn builds(said: &str, side: &str) -> [usize; 3] {
 fn judged_again(case: &CaseRecord) -> bool {
     case.warnings
         .iter()
-        .any(|w| w.starts_with("on workers kept for its fixtures"))
+        .any(|w| w.starts_with("on workers kept for its group"))
 }
 
 /// How many times each model is built on a side: once by the kept worker,
@@ -162,7 +164,8 @@ fn expected_builds(record: &RunRecord) -> [usize; 3] {
 fn identical_builds_pass_and_build_each_model_once_a_side_unless_judged_again() {
     let dir = tempfile::tempdir().unwrap();
     let base = build(dir.path(), "base", &[]);
-    // No --paired-keep: kept where the fixtures cost more than the calls.
+    // No --paired-keep: kept where starting workers and building fixtures
+    // cost more than the calls.
     let output = paired(dir.path(), &base, &[], &[]);
     let said = support::said(&output);
     assert_eq!(output.status.code(), Some(0), "{said}");
@@ -182,20 +185,29 @@ fn identical_builds_pass_and_build_each_model_once_a_side_unless_judged_again() 
     assert!(rounds >= 8 * 8, "every case took its rounds: {rounds}");
     assert_eq!(builds(&said, "head"), expected_builds(&record), "{said}");
     assert_eq!(builds(&said, "base"), expected_builds(&record), "{said}");
-    // A fixture quick to build is built again by each round's new workers.
-    let light = record
-        .cases
-        .iter()
-        .find(|c| c.id == "light/table=Quick")
-        .and_then(|c| c.paired.as_ref())
-        .expect("the light case is paired");
+    // A fixture quick to build is built once a side where its group kept
+    // its workers (starting one costs more than its calls), else by each
+    // round's new workers: the record says which.
+    let run = record.paired.as_ref().expect("the run's pairing");
+    let quick = quick_builds(&record, run.kept.iter().any(|g| g == "Quick"));
     for side in ["head", "base"] {
         let built = said.matches(&format!("building Quick on {side}\n")).count();
-        assert_eq!(built, light.rounds as usize, "{side}: {said}");
+        assert_eq!(built, quick, "{side}: {said}");
     }
     // The record and the console say the same.
-    let run = record.paired.as_ref().expect("the run's pairing");
-    assert_eq!(run.kept, ["Model(1)", "Model(2)", "Model(3)"], "{said}");
+    let models: Vec<&str> = run
+        .kept
+        .iter()
+        .map(String::as_str)
+        .filter(|g| g.starts_with("Model("))
+        .collect();
+    assert_eq!(models, ["Model(1)", "Model(2)", "Model(3)"], "{said}");
+    for group in &run.kept {
+        assert!(
+            group.starts_with("Model(") || group == "Quick" || group == "cases without memos",
+            "{group}: {run:?}"
+        );
+    }
     let recorded = |memo: &str| {
         let b = run.builds.iter().find(|b| b.memo == memo).expect(memo);
         (b.head as usize, b.base as usize)
@@ -204,12 +216,31 @@ fn identical_builds_pass_and_build_each_model_once_a_side_unless_judged_again() 
         let memo = format!("Model({})", at + 1);
         assert_eq!(recorded(&memo), (expected, expected), "{memo}: {run:?}");
     }
-    let quick = light.rounds as usize;
     assert_eq!(recorded("Quick"), (quick, quick), "{run:?}");
     assert!(
-        said.contains("paired: workers kept for Model(1); Model(2); Model(3); memos built (this build / base): "),
+        said.contains(&format!(
+            "paired: workers kept for {}; memos built (this build / base): ",
+            run.kept.join("; ")
+        )),
         "{said}"
     );
+}
+
+/// How many times `Quick` is built on a side: once by a kept worker (and
+/// once in each round that judged its case again on new workers), else
+/// once a round.
+fn quick_builds(record: &RunRecord, kept: bool) -> usize {
+    let light = record
+        .cases
+        .iter()
+        .find(|c| c.id == "light/table=Quick")
+        .expect("the light case ran");
+    let rounds = light.paired.as_ref().expect("it is paired").rounds as usize;
+    match (kept, judged_again(light)) {
+        (false, _) => rounds,
+        (true, false) => 1,
+        (true, true) => 1 + rounds,
+    }
 }
 
 fn a_slower_model_case_is_caught_and_judged_again_on_new_workers() {
@@ -242,6 +273,16 @@ fn a_slower_model_case_is_caught_and_judged_again_on_new_workers() {
     assert!(expected[1] > 1, "Model(2) is built by each new worker");
     assert_eq!(builds(&said, "head"), expected, "{said}");
     assert_eq!(builds(&said, "base"), expected, "{said}");
+    // A DURATION keeps only groups whose memos took it: the quick fixture
+    // is built by each round's new workers, and the case without memos
+    // runs on new ones too.
+    let run = record.paired.as_ref().expect("the run's pairing");
+    assert_eq!(run.kept, ["Model(1)", "Model(2)", "Model(3)"], "{said}");
+    let quick = quick_builds(&record, false);
+    for side in ["head", "base"] {
+        let built = said.matches(&format!("building Quick on {side}\n")).count();
+        assert_eq!(built, quick, "{side}: {said}");
+    }
 }
 
 fn a_base_that_dies_in_a_model_case_fails_it_and_builds_its_model_again() {

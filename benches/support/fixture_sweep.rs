@@ -188,7 +188,7 @@ pub fn pair(dir: &Path, slower: Option<&str>, keep: Option<&str>) -> Result<Swee
         sweep.again += usize::from(
             case.warnings
                 .iter()
-                .any(|w| w.starts_with("on workers kept for its fixtures")),
+                .any(|w| w.starts_with("on workers kept for its group")),
         );
         match paired.verdict {
             Verdict::Regressed => sweep.regressed.push(case.id.clone()),

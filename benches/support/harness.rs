@@ -122,6 +122,26 @@ pub fn judged(
     )
 }
 
+/// As [`judged`], for a ratio of whole runs whose length follows the
+/// machine's noise (a paired run takes more rounds on a busier machine,
+/// where a plain one stops sooner): one test-mode run of it says nothing
+/// of its goal, so test mode shows it and judges nothing.
+#[allow(dead_code, reason = "not every figure bench times whole runs")]
+pub fn judged_on_full_runs(
+    figure: &str,
+    values: &[f64],
+    goal: Goal,
+    show: impl Fn(f64) -> String,
+) -> String {
+    if test_mode() {
+        return format!(
+            "{} (one test-mode run: not judged)",
+            show(stats::median(values))
+        );
+    }
+    judged(figure, values, goal, 1.0, show)
+}
+
 /// Whether the bounds `low`-`high` lie wholly on one side outside `goal`
 /// (not straddling a goal's range).
 fn outside_together(goal: Goal, low: f64, high: f64) -> bool {

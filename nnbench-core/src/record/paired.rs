@@ -109,9 +109,10 @@ pub struct PairedRun {
     /// Cases of the base build that this one does not have.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gone: Vec<String>,
-    /// The groups of cases (those that share memos, named by them) whose
-    /// workers were kept, one a build, for all their rounds: their
-    /// fixtures cost more to build than their calls cost in a round, or
+    /// The groups of cases (those that share memos, named by them, or
+    /// `"cases without memos"`) whose workers were kept, one a build, for
+    /// all their rounds: starting new workers and building their fixtures
+    /// would cost more than their calls cost in a round, or
     /// `--paired-keep` said so.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kept: Vec<String>,

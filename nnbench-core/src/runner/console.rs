@@ -228,8 +228,8 @@ impl Console {
 }
 
 /// `paired: workers kept for Model(1), Model(2); memos built (this build /
-/// base): Model(1) 1 / 1, Model(2) 1 / 1`; `None` where the cases use no
-/// memos.
+/// base): Model(1) 1 / 1, Model(2) 1 / 1`; `None` where no group kept its
+/// workers and the cases use no memos.
 fn paired_line(run: &crate::record::PairedRun) -> Option<String> {
     if run.builds.is_empty() && run.kept.is_empty() {
         return None;

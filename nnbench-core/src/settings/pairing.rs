@@ -48,13 +48,14 @@ pub(crate) struct Pairing {
         requires = "base"
     )]
     pub clock: ClockChoice,
-    /// When a group of cases that share memos keeps one worker a build
-    /// for all its rounds, so that each of its fixtures is built once a
-    /// side: `auto` (the default: where building its memos in its first
-    /// round took longer than the round's calls and workers took
-    /// otherwise, which each new round's workers would pay again), a
-    /// DURATION (where its memos took that long or more to resolve in the
-    /// first round; `0s`: always), or `off` (new workers every round). A
+    /// When a group of cases that share memos (or use none) keeps one
+    /// worker a build for all its rounds, so that workers start and
+    /// fixtures are built once a side: `auto` (the default: where a side's
+    /// first round spent longer starting its worker and resolving memos
+    /// than in the calls it timed, which each new round's workers would
+    /// pay again), a DURATION (where a group's memos took that long or
+    /// more to resolve in the first round; `0s`: every group with memos),
+    /// or `off` (new workers every round). A
     /// kept worker keeps a speed of its own that rounds cannot average out
     /// (3 to 5% either way on a short loop here): a case kept workers
     /// call regressed or improved is judged again on new workers each
@@ -74,8 +75,8 @@ pub(crate) struct Pairing {
 /// (`--paired-keep`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Keep {
-    /// Where rebuilding the group's memos each round would cost more than
-    /// the round's calls do.
+    /// Where starting new workers and building the group's memos each
+    /// round would cost more than the round's calls do.
     #[default]
     Auto,
     /// Where the group's memos took this long or more to resolve in its

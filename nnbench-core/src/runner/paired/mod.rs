@@ -4,17 +4,19 @@
 //! The cases run in groups that use the same memos (a model's cases), all
 //! rounds of a group before the next; a round runs the group's cases still
 //! undecided on a worker of each build (the `--isolate` workers), in
-//! random order, with the same calls per sample on both sides. Each round
-//! starts new workers: what a process draws once and keeps spreads over
-//! both builds that way. On a shared machine one process can run a case
+//! random order, with the same calls per sample on both sides. New
+//! workers each round spread what a process draws once and keeps over
+//! both builds, where they are worth starting. On a shared machine one
+//! process can run a case
 //! faster than the next process does, and two workers kept for the run
 //! differ by what no round redraws, either way and from run to run (the
 //! book's "How paired runs measure" says why each step is as it is).
 //!
-//! A group whose memos took longer to resolve on a side in its first
-//! round than the rest of that round (or `--paired-keep DURATION`) keeps
-//! that round's workers, one a build, so that each fixture is built once
-//! a side: each keeps the memos
+//! A group whose first round spent longer on a side outside the calls it
+//! timed (starting the workers, resolving memos) than in them (or whose
+//! memos took `--paired-keep DURATION`) keeps that round's workers, one a
+//! build, so that workers start and fixtures are built once a side: each
+//! keeps the memos
 //! that later groups use and lets go of the others when its next group
 //! starts, and each of its rounds runs on a CPU and with a stack and heap
 //! layout drawn anew (see `redraw`). What they cannot redraw can make
@@ -184,14 +186,20 @@ pub(crate) fn supervise(
         keep,
         kept: workers::Kept::default(),
         builds: BTreeMap::new(),
+        start_ns: [0; 2],
     };
     let mut kept_groups = Vec::new();
     let groups = Schedule::memo_groups(selected);
     for (at_group, group) in groups.iter().enumerate() {
         let later: Vec<usize> = groups[at_group + 1..].iter().flatten().copied().collect();
+        // `--paired-keep DURATION` is about fixtures: a group without
+        // memos has none to keep.
         let keep = base_build.keeps
-            && keep != Keep::Off
-            && selected[group[0]].params.memos().next().is_some();
+            && match keep {
+                Keep::Auto => true,
+                Keep::Above(_) => selected[group[0]].params.memos().next().is_some(),
+                Keep::Off => false,
+            };
         let mut ran = rounds.run(&mut pairs, group, &later, keep, stop, &mut outcome);
         if ran == Ok(true) {
             kept_groups.push(group_name(selected[group[0]]));
@@ -258,8 +266,15 @@ fn group_name(case: &Case) -> String {
         .memos()
         .map(|(_, memo)| memo.describe())
         .collect();
-    memos.join(", ")
+    if memos.is_empty() {
+        NO_MEMOS.to_owned()
+    } else {
+        memos.join(", ")
+    }
 }
+
+/// The name of the group of cases that use no memo.
+const NO_MEMOS: &str = "cases without memos";
 
 /// The workers of the two builds, for the profiles after the rounds.
 struct Sides<'a> {

@@ -87,7 +87,7 @@ pub(super) struct Pair<'a> {
     failure: Option<CaseRecord>,
     /// A counted case's instructions: base, head.
     counts: Option<(u64, u64)>,
-    /// What the rounds on workers kept for the case's fixtures said, once
+    /// What the rounds on workers kept for the case's group said, once
     /// they were set aside to judge it again on new workers.
     kept: Option<String>,
 }
@@ -130,7 +130,7 @@ impl<'a> Pair<'a> {
     pub(super) fn again(&mut self, judging: &Judging) {
         if let Some(p) = self.record(judging).paired {
             self.kept = Some(format!(
-                "on workers kept for its fixtures, {} rounds estimated {:.3} [{:.3}, {:.3}] ({}); judged again on new workers each round, since a kept worker keeps a speed of its own",
+                "on workers kept for its group, {} rounds estimated {:.3} [{:.3}, {:.3}] ({}); judged again on new workers each round, since a kept worker keeps a speed of its own",
                 p.rounds,
                 p.estimate,
                 p.interval[0],

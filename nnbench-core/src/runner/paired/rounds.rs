@@ -40,14 +40,19 @@ pub(super) struct Rounds<'r> {
     pub kept: Kept,
     /// How many times each memo was computed on each side (head, base).
     pub builds: BTreeMap<String, [u32; 2]>,
+    /// What a worker of each side (head, base) last cost to start, beyond
+    /// its calls and memos: what a group whose first round reuses a kept
+    /// worker would pay for new ones.
+    pub start_ns: [u64; 2],
 }
 
 impl Rounds<'_> {
     /// Runs rounds of the cases of `members` until each is decided or has
     /// had its rounds; `later` are the cases of the groups after it. With
-    /// `keep`, the first round's workers are kept where its memos were
-    /// worth keeping ([`Rounds::worth_keeping`]). Returns whether they
-    /// were kept, or the signal that stopped the rounds.
+    /// `keep`, the first round's workers are kept where starting them and
+    /// resolving their memos was worth keeping ([`Rounds::worth_keeping`]).
+    /// Returns whether they were kept, or the signal that stopped the
+    /// rounds.
     pub(super) fn run(
         &mut self,
         pairs: &mut [Pair<'_>],
@@ -69,10 +74,11 @@ impl Rounds<'_> {
             if active.is_empty() {
                 break;
             }
-            let (loading, took) = self.round(pairs, &active, later, round == 1, keep, outcome);
-            // Fixtures not worth keeping are built again in each round's
-            // new workers, whose own speed the rounds then average out.
-            if keep && round == 1 && !self.worth_keeping(loading, took) {
+            let spent = self.round(pairs, &active, later, round == 1, keep, outcome);
+            // Workers not worth keeping are started again for each round,
+            // with their fixtures, and the rounds average their own speed
+            // out.
+            if keep && round == 1 && !worth_keeping(self.keep, &spent) {
                 keep = false;
                 std::mem::take(&mut self.kept).quit();
             }
@@ -83,26 +89,10 @@ impl Rounds<'_> {
         Ok(keep)
     }
 
-    /// Whether a group whose first round resolved its memos in `loading`
-    /// nanoseconds on each side (head, base), of rounds that took `took`,
-    /// keeps its workers: by default where either side's loading took
-    /// longer than the rest of its round (the calls, the workers' start),
-    /// so that building the memos again in every round would more than
-    /// double what the group's rounds cost.
-    fn worth_keeping(&self, loading: [u64; 2], took: [u64; 2]) -> bool {
-        match self.keep {
-            Keep::Auto => {
-                (0..2).any(|side| loading[side] > took[side].saturating_sub(loading[side]))
-            }
-            Keep::Above(above) => loading.iter().any(|&ns| u128::from(ns) >= above.as_nanos()),
-            Keep::Off => false,
-        }
-    }
-
     /// One round of the `active` cases on both builds, the head first in
     /// the `first` (which calibrates the calls per sample both are then
-    /// given); on kept workers where `keep`. Returns what resolving the
-    /// memos took on each side, and what the side's round took in all.
+    /// given); on kept workers where `keep`. Returns where each side's
+    /// round went ([`Spent`]: head, base).
     fn round(
         &mut self,
         pairs: &mut [Pair<'_>],
@@ -111,9 +101,8 @@ impl Rounds<'_> {
         first: bool,
         keep: bool,
         outcome: &mut Outcome,
-    ) -> ([u64; 2], [u64; 2]) {
-        let mut loading = [0u64; 2];
-        let mut took = [0u64; 2];
+    ) -> [Spent; 2] {
+        let mut spent = [Spent::default(); 2];
         // The cases a kept worker runs after this round: these (more
         // rounds may follow) and the later groups'.
         let after: Vec<usize> = active
@@ -148,6 +137,7 @@ impl Rounds<'_> {
                 Side::Head => (self.head, &mut self.kept.head),
                 Side::Base => (self.base, &mut self.kept.base),
             };
+            let reused = keep && slot.is_some();
             let order = Assignment {
                 rounds: Some(rounds),
                 // Each build measures the fixtures it computes: a head that
@@ -196,8 +186,24 @@ impl Rounds<'_> {
                     outcome,
                 ));
             }
-            took[side as usize] = started.elapsed().as_nanos() as u64;
-            loading[side as usize] = records.values().map(|r| r.load_ns).sum();
+            let mut side_spent = Spent {
+                took: started.elapsed().as_nanos() as u64,
+                loading: records.values().map(|r| r.load_ns).sum(),
+                calls: records
+                    .values()
+                    .map(|r| &r.time)
+                    .map(|t| (t.mean_ns * t.iters as f64) as u64)
+                    .sum(),
+            };
+            let start_ns = &mut self.start_ns[side as usize];
+            if reused {
+                side_spent.took += *start_ns;
+            } else {
+                *start_ns = side_spent
+                    .outside_calls()
+                    .saturating_sub(side_spent.loading);
+            }
+            spent[side as usize] = side_spent;
             for memo in records.values().flat_map(|r| &r.memo.computed) {
                 self.builds.entry(memo.clone()).or_default()[side as usize] += 1;
             }
@@ -211,7 +217,43 @@ impl Rounds<'_> {
                 }
             }
         }
-        (loading, took)
+        spent
+    }
+}
+
+/// Whether a group whose first round went as `spent` says on each
+/// side keeps its workers: by default where either side spent longer
+/// outside the calls it timed (starting its worker, calibrating,
+/// resolving memos) than in them, so that new workers each round would
+/// more than double what the group's rounds cost. `--paired-keep
+/// DURATION` keeps where either side's memos took that long.
+fn worth_keeping(keep: Keep, spent: &[Spent; 2]) -> bool {
+    match keep {
+        Keep::Auto => spent.iter().any(|side| side.outside_calls() > side.calls),
+        Keep::Above(above) => spent
+            .iter()
+            .any(|side| u128::from(side.loading) >= above.as_nanos()),
+        Keep::Off => false,
+    }
+}
+
+/// Where one side's round went, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Spent {
+    /// The side's round, its workers' start to their last record; on a
+    /// worker kept from an earlier group, with what starting one last cost
+    /// added, as new workers would pay it.
+    took: u64,
+    /// Resolving the cases' memos.
+    loading: u64,
+    /// The timed calls.
+    calls: u64,
+}
+
+impl Spent {
+    /// What the round spent on anything but its timed calls.
+    fn outside_calls(&self) -> u64 {
+        self.took.saturating_sub(self.calls)
     }
 }
 
@@ -227,4 +269,48 @@ fn round_cpu(pairs: &[Pair], active: &[usize], cpus: &[usize]) -> Option<usize> 
         return None;
     }
     Some(cpus[fastrand::usize(..cpus.len())])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn spent(took: u64, loading: u64, calls: u64) -> Spent {
+        Spent {
+            took,
+            loading,
+            calls,
+        }
+    }
+
+    #[test]
+    fn workers_are_kept_where_a_side_spent_more_outside_its_calls_than_in_them() {
+        // A quick case: a worker's 10 ms start against 4 ms of calls.
+        let quick = [spent(14, 0, 4), spent(13, 0, 4)];
+        assert!(worth_keeping(Keep::Auto, &quick));
+        // A slow fixture on one side alone (the other read it from disk).
+        let fixture = [spent(300, 280, 10), spent(15, 1, 10)];
+        assert!(worth_keeping(Keep::Auto, &fixture));
+        // Calls that outweigh the workers' start: new workers each round.
+        let busy = [spent(60, 2, 45), spent(58, 2, 45)];
+        assert!(!worth_keeping(Keep::Auto, &busy));
+        assert!(!worth_keeping(Keep::Off, &quick));
+    }
+
+    #[test]
+    fn a_duration_keeps_on_the_memos_time_alone() {
+        let quick = [spent(14_000_000, 0, 4_000_000); 2];
+        assert!(!worth_keeping(
+            Keep::Above(Duration::from_millis(1)),
+            &quick
+        ));
+        assert!(worth_keeping(Keep::Above(Duration::ZERO), &quick));
+        let fixture = [spent(300_000_000, 250_000_000, 10_000_000); 2];
+        assert!(worth_keeping(
+            Keep::Above(Duration::from_millis(200)),
+            &fixture
+        ));
+    }
 }
