@@ -228,7 +228,8 @@ fn identical_builds_pass_and_build_each_model_once_a_side_unless_judged_again() 
 
 /// How many times `Quick` is built on a side: once by a kept worker (and
 /// once in each round that judged its case again on new workers), else
-/// once a round.
+/// once in its group's first round (both builds' workers building their
+/// fixtures at once, a round not judged) and once a judged round.
 fn quick_builds(record: &RunRecord, kept: bool) -> usize {
     let light = record
         .cases
@@ -237,7 +238,7 @@ fn quick_builds(record: &RunRecord, kept: bool) -> usize {
         .expect("the light case ran");
     let rounds = light.paired.as_ref().expect("it is paired").rounds as usize;
     match (kept, judged_again(light)) {
-        (false, _) => rounds,
+        (false, _) => 1 + rounds,
         (true, false) => 1,
         (true, true) => 1 + rounds,
     }

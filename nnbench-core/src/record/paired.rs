@@ -70,10 +70,13 @@ pub struct PairedRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_ratios: Vec<f64>,
     /// Head over base: the Hodges–Lehmann estimate from the ratios on
-    /// `clock` (the median of the pairwise geometric means).
+    /// `clock` (the median of the pairwise geometric means); NaN under 2
+    /// rounds (a run stopped early), left out of the JSON then.
+    #[serde(default = "no_estimate", skip_serializing_if = "is_nan")]
     pub estimate: f64,
     /// The 99% interval of `estimate`; `[0, inf]` under 8 rounds, too few
-    /// to bound it.
+    /// to bound it, left out of the JSON then.
+    #[serde(default = "unbounded", skip_serializing_if = "is_unbounded")]
     pub interval: [f64; 2],
     /// How the interval was drawn.
     pub test: String,
@@ -160,4 +163,60 @@ pub struct MemoBuilds {
     pub head: u32,
     /// Its computes on the base build.
     pub base: u32,
+}
+
+/// JSON has no NaN: an estimate there is none of is left out, and read
+/// back as NaN.
+fn no_estimate() -> f64 {
+    f64::NAN
+}
+
+fn is_nan(value: &f64) -> bool {
+    value.is_nan()
+}
+
+/// JSON has no infinity: an interval too few rounds bound is left out,
+/// and read back as `[0, inf]`.
+fn unbounded() -> [f64; 2] {
+    [0.0, f64::INFINITY]
+}
+
+fn is_unbounded(interval: &[f64; 2]) -> bool {
+    !interval.iter().all(|bound| bound.is_finite())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A paired record of a run stopped after `rounds` rounds, read from
+    /// JSON without its estimate and interval.
+    fn stopped_early(rounds: u32) -> PairedRecord {
+        serde_json::from_value(serde_json::json!({
+            "base": {
+                "id": "kernel", "family": "kernel", "params": {}, "value": 1,
+                "time": {"mode": "sampled", "samples": 3, "iters": 30, "mean_ns": 100.0,
+                         "median_ns": 100.0, "std_ns": 0.0, "min_ns": 100.0, "max_ns": 100.0},
+                "load_ns": 0, "memory": {}, "memo": {}
+            },
+            "clock": "cpu", "rounds": rounds, "test": "t", "limit": 0.03,
+            "verdict": "not_comparable"
+        }))
+        .expect("a paired record without its estimate reads")
+    }
+
+    #[test]
+    fn an_estimate_and_interval_json_cannot_hold_are_left_out_and_read_back() {
+        let mut record = stopped_early(1);
+        assert!(record.estimate.is_nan());
+        assert_eq!(record.interval, [0.0, f64::INFINITY]);
+        let written = serde_json::to_value(&record).unwrap();
+        assert!(written.get("estimate").is_none() && written.get("interval").is_none());
+        // Bounded by enough rounds: written as measured.
+        record.estimate = 1.01;
+        record.interval = [0.99, 1.02];
+        let again: PairedRecord =
+            serde_json::from_value(serde_json::to_value(&record).unwrap()).expect("it reads back");
+        assert_eq!((again.estimate, again.interval), (1.01, [0.99, 1.02]));
+    }
 }

@@ -88,8 +88,41 @@ impl Kept {
     }
 }
 
+/// What a worker wrote to its stderr, passed on in whole lines: unbuffered,
+/// it writes a formatted line in pieces, and two workers running at once
+/// would interleave their pieces.
+#[derive(Default)]
+struct Lines {
+    pending: Vec<u8>,
+}
+
+impl Lines {
+    /// A line longer than this goes on unfinished (a progress bar that
+    /// redraws itself without ending its line).
+    const LONGEST: usize = 8192;
+
+    /// Takes `chunk` in; what is ready to pass on: up to the last line's
+    /// end, or all of it where the line grew past [`Lines::LONGEST`].
+    fn whole(&mut self, chunk: &[u8]) -> Vec<u8> {
+        self.pending.extend_from_slice(chunk);
+        let end = match self.pending.iter().rposition(|&b| b == b'\n' || b == b'\r') {
+            Some(at) => at + 1,
+            None if self.pending.len() > Self::LONGEST => self.pending.len(),
+            None => return Vec::new(),
+        };
+        let rest = self.pending.split_off(end);
+        std::mem::replace(&mut self.pending, rest)
+    }
+
+    /// What is left once the stream closed: a last line without its end.
+    fn rest(self) -> Vec<u8> {
+        self.pending
+    }
+}
+
 impl Tail {
-    /// Copies `from` to this process's stderr until it closes.
+    /// Copies `from` to this process's stderr, line by line, until it
+    /// closes.
     pub(crate) fn forward(mut from: impl Read + Send + 'static) -> Self {
         let kept = Arc::new(Mutex::new(Kept::default()));
         let thread = std::thread::Builder::new()
@@ -98,20 +131,22 @@ impl Tail {
                 let kept = Arc::clone(&kept);
                 move || {
                     let mut buffer = [0u8; 8192];
+                    let mut lines = Lines::default();
                     loop {
                         let read = match from.read(&mut buffer) {
-                            Ok(0) => return,
+                            Ok(0) => break,
                             Ok(read) => read,
                             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                            Err(_) => return,
+                            Err(_) => break,
                         };
                         let chunk = &buffer[..read];
                         // A closed stderr must not stop the worker's.
-                        let _ = std::io::stderr().write_all(chunk);
+                        let _ = std::io::stderr().write_all(&lines.whole(chunk));
                         kept.lock()
                             .unwrap_or_else(PoisonError::into_inner)
                             .push(chunk);
                     }
+                    let _ = std::io::stderr().write_all(&lines.rest());
                 }
             })
             .ok();
@@ -230,5 +265,22 @@ mod tests {
         let said = text(&kept, 0);
         assert_eq!(said.len(), KEEP);
         assert!(said.ends_with("last words\n"));
+    }
+
+    #[test]
+    fn a_line_written_in_pieces_is_passed_on_whole() {
+        let mut lines = Lines::default();
+        assert!(lines.whole(b"building ").is_empty());
+        assert!(lines.whole(b"Model(1)").is_empty());
+        assert_eq!(
+            lines.whole(b" on head\nbuil"),
+            b"building Model(1) on head\n"
+        );
+        assert_eq!(lines.whole(b"t\r"), b"built\r");
+        assert!(lines.whole(b"last").is_empty());
+        assert_eq!(lines.rest(), b"last");
+        let mut long = Lines::default();
+        let bar = vec![b'='; Lines::LONGEST + 1];
+        assert_eq!(long.whole(&bar), bar);
     }
 }

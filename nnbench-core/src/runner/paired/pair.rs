@@ -203,6 +203,25 @@ impl<'a> Pair<'a> {
         self.base_now = record;
     }
 
+    /// Takes in a round whose builds ran at once, each beside the other's
+    /// work: a failure decides the case as in any round, and the head's
+    /// calibration stands, but its ratios are not judged.
+    pub(super) fn end_prepared_round(&mut self, judging: &Judging) {
+        let kept = (
+            self.wall.len(),
+            self.cpu.len(),
+            self.head.len(),
+            self.base.len(),
+        );
+        self.end_round(judging);
+        if !self.decided {
+            self.wall.truncate(kept.0);
+            self.cpu.truncate(kept.1);
+            self.head.truncate(kept.2);
+            self.base.truncate(kept.3);
+        }
+    }
+
     /// Takes this round's records in: a ratio per clock (or the counts),
     /// or the failure that decides the case; then whether it is decided.
     pub(super) fn end_round(&mut self, judging: &Judging) {
@@ -388,7 +407,7 @@ impl<'a> Pair<'a> {
             wall_ratios: self.wall.clone(),
             cpu_ratios: self.cpu.clone(),
             estimate: estimate.map_or(f64::NAN, |e| e.ratio),
-            interval: estimate.map_or([f64::NAN; 2], |e| e.interval),
+            interval: estimate.map_or([0.0, f64::INFINITY], |e| e.interval),
             test: TEST.into(),
             limit: judging.time,
             verdict,

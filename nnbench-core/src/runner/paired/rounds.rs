@@ -2,19 +2,20 @@
 //! undecided on a worker of each build, in random order, and takes in
 //! their ratios.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use super::Outcome;
 use super::pair::{Judging, Pair};
 use super::workers::{self, Kept, Workers};
 use crate::measure::round::Round;
+use crate::record::CaseRecord;
 use crate::registry::Case;
 use crate::runner::interrupt::Signal;
 use crate::runner::isolate::Socket;
 use crate::runner::isolate::protocol::Assignment;
 use crate::runner::isolate::valgrind::Callgrind;
-use crate::runner::isolate::watch::{Following, Start};
+use crate::runner::isolate::watch::{Following, Start, Worker};
 use crate::settings::Keep;
 
 /// Which build a worker is.
@@ -50,9 +51,10 @@ impl Rounds<'_> {
     /// Runs rounds of the cases of `members` until each is decided or has
     /// had its rounds; `later` are the cases of the groups after it. With
     /// `keep`, the first round's workers are kept where starting them and
-    /// resolving their memos was worth keeping ([`Rounds::worth_keeping`]).
-    /// Returns whether they were kept, or the signal that stopped the
-    /// rounds.
+    /// resolving their memos was worth keeping ([`worth_keeping`]); where
+    /// the group uses memos, that round builds them on both builds at once
+    /// ([`Rounds::prepare`]). Returns whether the workers were kept, or the
+    /// signal that stopped the rounds.
     pub(super) fn run(
         &mut self,
         pairs: &mut [Pair<'_>],
@@ -62,7 +64,12 @@ impl Rounds<'_> {
         stop: &dyn Fn() -> Option<Signal>,
         outcome: &mut Outcome,
     ) -> Result<bool, Signal> {
-        for round in 1..=self.max_rounds {
+        // A round that prepares the fixtures judges nothing: the cases
+        // still get their rounds.
+        let mut limit = self.max_rounds;
+        let mut round = 0;
+        while round < limit {
+            round += 1;
             if let Some(signal) = stop() {
                 return Err(signal);
             }
@@ -74,7 +81,16 @@ impl Rounds<'_> {
             if active.is_empty() {
                 break;
             }
-            let spent = self.round(pairs, &active, later, round == 1, keep, outcome);
+            let prepared = (round == 1 && keep && self.builds_fixtures(pairs, &active))
+                .then(|| self.prepare(pairs, &active, later, outcome))
+                .flatten();
+            let spent = match prepared {
+                Some(spent) => {
+                    limit += 1;
+                    spent
+                }
+                None => self.round(pairs, &active, later, round == 1, keep, outcome),
+            };
             // Workers not worth keeping are started again for each round,
             // with their fixtures, and the rounds average their own speed
             // out.
@@ -83,10 +99,25 @@ impl Rounds<'_> {
                 std::mem::take(&mut self.kept).quit();
             }
             for &at in &active {
-                pairs[at].end_round(&self.judging);
+                if prepared.is_some() {
+                    pairs[at].end_prepared_round(&self.judging);
+                } else {
+                    pairs[at].end_round(&self.judging);
+                }
             }
         }
         Ok(keep)
+    }
+
+    /// Whether a round of the `active` cases builds fixtures on both
+    /// builds: they use memos, the base build runs some of them, and none
+    /// is counted (a count runs in a worker of its own).
+    fn builds_fixtures(&self, pairs: &[Pair<'_>], active: &[usize]) -> bool {
+        active.iter().any(|&at| pairs[at].in_base)
+            && active.iter().all(|&at| !pairs[at].counted)
+            && active
+                .iter()
+                .any(|&at| pairs[at].case.params.memos().next().is_some())
     }
 
     /// One round of the `active` cases on both builds, the head first in
@@ -103,14 +134,6 @@ impl Rounds<'_> {
         outcome: &mut Outcome,
     ) -> [Spent; 2] {
         let mut spent = [Spent::default(); 2];
-        // The cases a kept worker runs after this round: these (more
-        // rounds may follow) and the later groups'.
-        let after: Vec<usize> = active
-            .iter()
-            .chain(later)
-            .copied()
-            .filter(|&at| !pairs[at].counted)
-            .collect();
         let order = if first || fastrand::bool() {
             [Side::Head, Side::Base]
         } else {
@@ -118,38 +141,16 @@ impl Rounds<'_> {
         };
         let cpu = round_cpu(pairs, active, &self.cpus);
         for side in order {
-            let on_side = |at: &usize| side == Side::Head || pairs[*at].in_base;
-            let runs = |counted: bool| -> Vec<&Case> {
-                active
-                    .iter()
-                    .filter(|at| on_side(at) && pairs[**at].counted == counted)
-                    .map(|&at| pairs[at].case)
-                    .collect()
-            };
-            let (timed, counted) = (runs(false), runs(true));
-            let rounds: BTreeMap<String, Round> = active
-                .iter()
-                .filter_map(|&at| {
-                    Some((pairs[at].case.id.clone(), pairs[at].round(&self.judging)?))
-                })
-                .collect();
+            let SideRun {
+                timed,
+                counted,
+                order,
+            } = self.side_run(pairs, active, later, side);
             let (start, slot) = match side {
                 Side::Head => (self.head, &mut self.kept.head),
                 Side::Base => (self.base, &mut self.kept.base),
             };
             let reused = keep && slot.is_some();
-            let order = Assignment {
-                rounds: Some(rounds),
-                // Each build measures the fixtures it computes: a head that
-                // changes how a model is trained is judged on its model.
-                per_build: true,
-                later: after
-                    .iter()
-                    .filter(|at| on_side(at))
-                    .map(|&at| pairs[at].case.id.clone())
-                    .collect(),
-                ..Assignment::default()
-            };
             let started = Instant::now();
             let workers = if keep {
                 Workers::Kept { start, slot, cpu }
@@ -186,39 +187,176 @@ impl Rounds<'_> {
                     outcome,
                 ));
             }
-            let mut side_spent = Spent {
-                took: started.elapsed().as_nanos() as u64,
-                loading: records.values().map(|r| r.load_ns).sum(),
-                calls: records
-                    .values()
-                    .map(|r| &r.time)
-                    .map(|t| (t.mean_ns * t.iters as f64) as u64)
-                    .sum(),
+            let took = started.elapsed().as_nanos() as u64;
+            spent[side as usize] = self.take_side(pairs, active, side, &records, took, reused);
+        }
+        spent
+    }
+
+    /// The first round of a group whose kept workers build its memos: the
+    /// workers of both builds start here, one after the other, then run
+    /// the round at once, so that the fixtures are built side by side
+    /// rather than one build's after the other's. Each side's times were
+    /// taken beside the other's work: the round calibrates and decides
+    /// failures, and its ratios are not judged. `None` where a worker
+    /// could not be started (the usual round then says why).
+    fn prepare(
+        &mut self,
+        pairs: &mut [Pair<'_>],
+        active: &[usize],
+        later: &[usize],
+        outcome: &mut Outcome,
+    ) -> Option<[Spent; 2]> {
+        let mut started_ns = [0u64; 2];
+        for side in [Side::Head, Side::Base] {
+            let (start, slot) = match side {
+                Side::Head => (self.head, &mut self.kept.head),
+                Side::Base => (self.base, &mut self.kept.base),
             };
-            let start_ns = &mut self.start_ns[side as usize];
-            if reused {
-                side_spent.took += *start_ns;
-            } else {
-                *start_ns = side_spent
-                    .outside_calls()
-                    .saturating_sub(side_spent.loading);
+            if slot.is_none() {
+                let started = Instant::now();
+                *slot = Some(workers::start_kept(self.socket, start).ok()?);
+                started_ns[side as usize] = started.elapsed().as_nanos() as u64;
             }
-            spent[side as usize] = side_spent;
-            for memo in records.values().flat_map(|r| &r.memo.computed) {
-                self.builds.entry(memo.clone()).or_default()[side as usize] += 1;
-            }
-            for &at in active {
-                let pair = &mut pairs[at];
-                let record = records.get(&pair.case.id).cloned();
-                match side {
-                    Side::Head => pair.head_round(record),
-                    Side::Base if pair.in_base => pair.base_round(record),
-                    Side::Base => {}
-                }
+        }
+        let [head_run, base_run] =
+            [Side::Head, Side::Base].map(|side| self.side_run(pairs, active, later, side));
+        let (socket, settings, limits) =
+            (self.socket, self.following.settings, self.following.limits);
+        let (head_slot, base_slot) = (&mut self.kept.head, &mut self.kept.base);
+        let (head_start, base_start) = (self.head, self.base);
+        let one_side = |start: &Start, slot: &mut Option<Worker>, run: SideRun<'_>| {
+            let mut side_outcome = Outcome::default();
+            let following = Following {
+                settings,
+                limits,
+                stop: &|| None,
+            };
+            let started = Instant::now();
+            let records = workers::run_side(
+                socket,
+                Workers::Kept {
+                    start,
+                    slot,
+                    cpu: None,
+                },
+                &run.timed,
+                run.order,
+                &following,
+                &mut side_outcome,
+            );
+            (records, started.elapsed().as_nanos() as u64, side_outcome)
+        };
+        let (head, base) = std::thread::scope(|scope| {
+            let base = scope.spawn(|| one_side(base_start, base_slot, base_run));
+            let head = one_side(head_start, head_slot, head_run);
+            let base = base
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (head, base)
+        });
+        let mut spent = [Spent::default(); 2];
+        for (side, (records, took, side_outcome)) in [(Side::Head, head), (Side::Base, base)] {
+            outcome.memo.counters += side_outcome.memo.counters;
+            outcome.warnings.extend(side_outcome.warnings);
+            let took = took + started_ns[side as usize];
+            spent[side as usize] = self.take_side(pairs, active, side, &records, took, false);
+        }
+        Some(spent)
+    }
+
+    /// What `side` is given of the `active` cases in a round: those it
+    /// times, those it counts, and its worker's assignment (`later`: the
+    /// cases of the groups after this one).
+    fn side_run<'c>(
+        &self,
+        pairs: &[Pair<'c>],
+        active: &[usize],
+        later: &[usize],
+        side: Side,
+    ) -> SideRun<'c> {
+        let on_side = |at: &usize| side == Side::Head || pairs[*at].in_base;
+        let runs = |counted: bool| -> Vec<&'c Case> {
+            active
+                .iter()
+                .filter(|at| on_side(at) && pairs[**at].counted == counted)
+                .map(|&at| pairs[at].case)
+                .collect()
+        };
+        let rounds: BTreeMap<String, Round> = active
+            .iter()
+            .filter_map(|&at| Some((pairs[at].case.id.clone(), pairs[at].round(&self.judging)?)))
+            .collect();
+        SideRun {
+            timed: runs(false),
+            counted: runs(true),
+            order: Assignment {
+                rounds: Some(rounds),
+                // Each build measures the fixtures it computes: a head that
+                // changes how a model is trained is judged on its model.
+                per_build: true,
+                // The cases a kept worker runs after this round: these
+                // (more rounds may follow) and the later groups'.
+                later: active
+                    .iter()
+                    .chain(later)
+                    .filter(|at| !pairs[**at].counted && on_side(at))
+                    .map(|&at| pairs[at].case.id.clone())
+                    .collect(),
+                ..Assignment::default()
+            },
+        }
+    }
+
+    /// Takes in `side`'s `records` of a round of the `active` cases that
+    /// took `took` nanoseconds (on a worker `reused` from an earlier
+    /// group): each case's record, the memos built, and where the round
+    /// went.
+    fn take_side(
+        &mut self,
+        pairs: &mut [Pair<'_>],
+        active: &[usize],
+        side: Side,
+        records: &HashMap<String, CaseRecord>,
+        took: u64,
+        reused: bool,
+    ) -> Spent {
+        let mut spent = Spent {
+            took,
+            loading: records.values().map(|r| r.load_ns).sum(),
+            calls: records
+                .values()
+                .map(|r| &r.time)
+                .map(|t| (t.mean_ns * t.iters as f64) as u64)
+                .sum(),
+        };
+        let start_ns = &mut self.start_ns[side as usize];
+        if reused {
+            spent.took += *start_ns;
+        } else {
+            *start_ns = spent.outside_calls().saturating_sub(spent.loading);
+        }
+        for memo in records.values().flat_map(|r| &r.memo.computed) {
+            self.builds.entry(memo.clone()).or_default()[side as usize] += 1;
+        }
+        for &at in active {
+            let pair = &mut pairs[at];
+            let record = records.get(&pair.case.id).cloned();
+            match side {
+                Side::Head => pair.head_round(record),
+                Side::Base if pair.in_base => pair.base_round(record),
+                Side::Base => {}
             }
         }
         spent
     }
+}
+
+/// What one side is given of a round's cases.
+struct SideRun<'c> {
+    timed: Vec<&'c Case>,
+    counted: Vec<&'c Case>,
+    order: Assignment,
 }
 
 /// Whether a group whose first round went as `spent` says on each

@@ -49,6 +49,20 @@ impl Kept {
     }
 }
 
+/// Starts a worker to keep for the run, as `start` says. Its layout is
+/// drawn by each round's order; where the process starts, once, for its
+/// first.
+pub(super) fn start_kept(socket: &Socket, start: &Start) -> Result<Worker, String> {
+    Worker::start(
+        socket,
+        &Start {
+            cpu: None,
+            env: [start.env.clone(), vec![layout_padding()]].concat(),
+            ..start.clone()
+        },
+    )
+}
+
 /// Runs `cases` on one build as `order` says, in as many workers as it
 /// takes: a worker that dies in a case settles that case as failed, and
 /// the next one runs the cases left.
@@ -96,16 +110,7 @@ pub(super) fn run_side(
             Workers::Kept { start, slot, cpu } => {
                 let worker = match slot.take() {
                     Some(worker) => Ok(worker),
-                    // Its layout is drawn by each round's order; where the
-                    // process starts, once, for its first.
-                    None => Worker::start(
-                        socket,
-                        &Start {
-                            cpu: None,
-                            env: [start.env.clone(), vec![layout_padding()]].concat(),
-                            ..(*start).clone()
-                        },
-                    ),
+                    None => start_kept(socket, start),
                 };
                 match worker {
                     Ok(worker) => {
