@@ -113,8 +113,12 @@ pub(crate) fn supervise(
             )
         }
         None => {
-            let base_build = sides::hello(&socket, &base_start, &bench)
-                .map_err(|message| Error::msg(format!("--paired {}: {message}", base.display())))?;
+            let base_build = match sides::checked(base) {
+                Some(said) => said,
+                None => sides::hello(&socket, &base_start, &bench).map_err(|message| {
+                    Error::msg(format!("--paired {}: {message}", base.display()))
+                })?,
+            };
             (base_build, sides::same_footing(&mut head, &mut base_start))
         }
     };

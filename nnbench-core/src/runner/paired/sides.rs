@@ -3,6 +3,8 @@
 //! worker messages, and the cases it has.
 
 use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use super::super::isolate::Socket;
 use super::super::isolate::watch::{self, Limits, Start};
@@ -56,7 +58,25 @@ pub(crate) fn check_base(settings: &Settings, bench: &str) -> Result<(), String>
         cpu: None,
         env: Vec::new(),
     };
-    hello(&socket, &start, bench).map(|_| ()).map_err(fail)
+    let checked = hello(&socket, &start, bench).map_err(fail)?;
+    *CHECKED.lock().unwrap_or_else(PoisonError::into_inner) = Some((base.clone(), checked));
+    Ok(())
+}
+
+/// What [`check_base`] learnt of the base build, for the run to take
+/// rather than start its worker a second time.
+static CHECKED: Mutex<Option<(PathBuf, Base)>> = Mutex::new(None);
+
+/// What the base build at `base` said when the run was checked, once.
+pub(super) fn checked(base: &Path) -> Option<Base> {
+    match CHECKED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+    {
+        Some((checked, said)) if checked == base => Some(said),
+        _ => None,
+    }
 }
 
 /// Has both builds' workers start from copies of their executables, made
