@@ -400,7 +400,7 @@ fn cost(dir: &Path) -> Result<(), String> {
             |v| format!("{v:.2}x")
         ),
         format_ns(median(&fresh) * 1e9),
-        median(&ratio(&fresh)),
+        median(ratio(&fresh)),
     ));
     Ok(())
 }
