@@ -10,6 +10,7 @@ pub(crate) mod callgrind;
 pub(crate) mod cpu;
 pub mod gpu;
 pub(crate) mod load;
+pub(crate) mod memory_limit;
 mod nvml;
 #[cfg_attr(not(target_os = "linux"), path = "perf_elsewhere.rs")]
 pub(crate) mod perf;

@@ -7,6 +7,7 @@
 //! These types are the bottom floor of the crate: they import nothing from
 //! the modules that measure, run or parse, which all build them.
 
+mod capacity;
 mod case;
 mod concurrency;
 mod context;
@@ -31,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::atomic_file;
 
 pub use crate::paths::target_dir;
+pub use capacity::CapacityRecord;
 pub use case::{
     CallgrindRecord, CaseError, CaseRecord, MemoryRecord, Sampler, Stage, TimeRecord, TimingMode,
 };
@@ -114,6 +116,10 @@ pub struct RunRecord {
     /// per figure and combination of its other parameters.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scaling: Vec<ScalingRecord>,
+    /// The largest size of each family with a `scaling` parameter whose
+    /// resident peak fits in the memory the run could have.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity: Vec<CapacityRecord>,
     /// What went wrong outside any case (each case keeps its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -171,6 +177,7 @@ impl RunRecord {
             memo: RunMemoRecord::default(),
             memos: MemosRecord::default(),
             scaling: Vec::new(),
+            capacity: Vec::new(),
             warnings: Vec::new(),
             prefetch: false,
             isolate: false,
@@ -475,6 +482,7 @@ mod tests {
             memo: RunMemoRecord::default(),
             memos: MemosRecord::default(),
             scaling: Vec::new(),
+            capacity: Vec::new(),
             warnings: vec![],
             prefetch: false,
             isolate: false,

@@ -148,6 +148,8 @@ impl Closing {
             context: self.context.clone(),
             memos: MemosRecord::of_cases(&cases, plan.plan, plan.sizes),
             scaling: crate::scaling::fit(&cases),
+            capacity: crate::scaling::capacity::Limit::of_run(self.settings.memory.capacity_limit)
+                .map_or_else(Vec::new, |limit| crate::scaling::capacities(&cases, limit)),
             cases,
             memo,
             warnings,

@@ -4,13 +4,14 @@
 //! reaches a MiB) and of the heap, against the parameter, per combination
 //! of the family's other parameters.
 
+pub(crate) mod capacity;
 pub(crate) mod fit;
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json};
 
-use crate::record::{CaseRecord, Figure, ScalingRecord, TimingMode};
+use crate::record::{CapacityRecord, CaseRecord, Figure, ScalingRecord, TimingMode};
 
 /// What a fit is of: a family, its parameter and its other parameters.
 type Fit = (String, String, Map<String, Json>);
@@ -41,23 +42,8 @@ const RSS_FLOOR_BYTES: f64 = 1024.0 * 1024.0;
 /// # }
 /// ```
 pub fn fit(cases: &[CaseRecord]) -> Vec<ScalingRecord> {
-    // Families, then combinations of their other parameters, in the order
-    // they first come.
-    let mut groups: Vec<(Fit, Vec<&CaseRecord>)> = Vec::new();
-    for case in cases.iter().filter(|c| c.error.is_none()) {
-        let Some(parameter) = &case.scales_with else {
-            continue;
-        };
-        let mut others = case.params.clone();
-        others.remove(parameter);
-        let key = (case.family.clone(), parameter.clone(), others);
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, members)) => members.push(case),
-            None => groups.push((key, vec![case])),
-        }
-    }
     let mut out = Vec::new();
-    for ((family, parameter, params), members) in groups {
+    for ((family, parameter, params), members) in groups(cases) {
         // Time by the thread's CPU time where every call computed on one
         // thread: a busy machine stretches wall time, size by size.
         let cpu = members.iter().all(|c| c.time.computes_on_one_thread());
@@ -102,6 +88,74 @@ pub fn fit(cases: &[CaseRecord]) -> Vec<ScalingRecord> {
                 rounds,
             });
         }
+    }
+    out
+}
+
+/// The cases of `cases` that passed and have a `scaling` parameter, by
+/// family, then combination of their other parameters, in the order they
+/// first come.
+fn groups(cases: &[CaseRecord]) -> Vec<(Fit, Vec<&CaseRecord>)> {
+    let mut groups: Vec<(Fit, Vec<&CaseRecord>)> = Vec::new();
+    for case in cases.iter().filter(|c| c.error.is_none()) {
+        let Some(parameter) = &case.scales_with else {
+            continue;
+        };
+        let mut others = case.params.clone();
+        others.remove(parameter);
+        let key = (case.family.clone(), parameter.clone(), others);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(case),
+            None => groups.push((key, vec![case])),
+        }
+    }
+    groups
+}
+
+/// The largest size of each family with a `scaling` parameter whose
+/// resident peak fits under `limit`: one per family and combination of its
+/// other parameters, over the cases that passed and recorded their peak,
+/// where at least [`capacity::MIN_POINTS`] values of the parameter have
+/// one (the largest peak of a value's cases).
+pub(crate) fn capacities(cases: &[CaseRecord], limit: capacity::Limit) -> Vec<CapacityRecord> {
+    let mut out = Vec::new();
+    for ((family, parameter, params), members) in groups(cases) {
+        let mut peaks: BTreeMap<u64, capacity::Point> = BTreeMap::new();
+        for case in &members {
+            let (Some(x), Some(bytes)) = (
+                case.params.get(&parameter).and_then(Json::as_f64),
+                case.memory.rss_peak_bytes,
+            ) else {
+                continue;
+            };
+            let point = peaks
+                .entry(x.to_bits())
+                .or_insert(capacity::Point { x, bytes: 0.0 });
+            point.bytes = point.bytes.max(bytes as f64);
+        }
+        let points: Vec<capacity::Point> = peaks.into_values().collect();
+        let seed = seed(&[
+            &family,
+            "capacity",
+            &Json::Object(params.clone()).to_string(),
+        ]);
+        let Some(found) = capacity::capacity(&points, limit.bytes as f64, seed) else {
+            continue;
+        };
+        out.push(CapacityRecord {
+            family,
+            parameter,
+            params,
+            figure: "rss".to_owned(),
+            n: found.n,
+            interval: found.interval,
+            limit_bytes: limit.bytes,
+            limit_from: limit.from.name().to_owned(),
+            fixed_bytes: found.fit.fixed,
+            per_bytes: found.fit.per,
+            exponent: found.fit.exponent,
+            points: points.len(),
+        });
     }
     out
 }

@@ -23,6 +23,12 @@ pub(crate) struct MemorySettings {
     /// recently used first.
     #[arg(long, value_name = "SIZE", env = "NNBENCH_MEMO_BUDGET", value_parser = parse::size)]
     pub memo_budget: Option<u64>,
+    /// Predict each family's capacity (the largest value of its `scaling`
+    /// parameter whose resident peak fits) under SIZE (such as 16GiB),
+    /// instead of the memory the run may have (its cgroup's limit, else
+    /// the machine's).
+    #[arg(long, value_name = "SIZE", value_parser = parse::size)]
+    pub capacity_limit: Option<u64>,
     /// Keep the GPU memory of resident memos (tensors on a device) within
     /// SIZE, evicting the least recently used first.
     #[arg(long, value_name = "SIZE", env = "NNBENCH_MEMO_GPU_BUDGET", value_parser = parse::size)]

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::RunRecord;
 use crate::record::{MemosRecord, RunMemoRecord, SCHEMA, ShardRecord, ShardRun};
+use crate::scaling::capacity;
 
 /// Why shards' records could not be merged: each names the files at fault.
 ///
@@ -255,7 +256,9 @@ fn combine(
     let mut memo = RunMemoRecord::default();
     let (mut prefetch, mut isolate) = (false, false);
     let mut earliest: Option<String> = None;
+    let mut limit = None;
     for (_, shard, record) in shards {
+        limit = limit.or_else(|| record.capacity.iter().find_map(capacity::Limit::of));
         let started_at = record.started_at.clone();
         if earliest.as_ref().is_none_or(|e| started_at < *e) {
             earliest = Some(started_at.clone());
@@ -289,6 +292,8 @@ fn combine(
     let memos = MemosRecord::of_cases(&cases, None, Vec::new());
     // Refitted over every shard's cases: a shard's own fit saw only its part.
     let scaling = crate::scaling::fit(&cases);
+    // Under the limit the first shard that predicted one predicted under.
+    let capacity = limit.map_or_else(Vec::new, |limit| crate::scaling::capacities(&cases, limit));
     RunRecord {
         schema: SCHEMA,
         run,
@@ -298,6 +303,7 @@ fn combine(
         memo,
         memos,
         scaling,
+        capacity,
         warnings,
         prefetch,
         isolate,

@@ -142,14 +142,7 @@ pub(crate) fn oom_kills() -> Option<u64> {
 /// The memory a worker may use: its cgroup's limit where there is one,
 /// else the machine's.
 pub(crate) fn memory_limit() -> Option<u64> {
-    let mut system = sysinfo::System::new();
-    system.refresh_memory();
-    let total = system.total_memory();
-    let limit = match system.cgroup_limits() {
-        Some(cgroup) if cgroup.total_memory > 0 => cgroup.total_memory.min(total),
-        _ => total,
-    };
-    (limit > 0).then_some(limit)
+    crate::measure::memory_limit::of_this_process().map(|(bytes, _)| bytes)
 }
 
 #[cfg(test)]
