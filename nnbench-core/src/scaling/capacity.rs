@@ -142,16 +142,29 @@ const RESAMPLES: usize = 400;
 /// size more to say how well they fit.
 pub(crate) const MIN_POINTS: usize = 4;
 
+/// The least the fitted peak must grow over the sizes run for a capacity
+/// to be said: a family whose call holds nothing that grows still moves
+/// the process's peak by tens of KiB from case to case, and a growth
+/// fitted through that would put its capacity anywhere.
+pub(crate) const MIN_GROWTH_BYTES: f64 = 1024.0 * 1024.0;
+
 /// The capacity under `limit` bytes from `points` (at least
 /// [`MIN_POINTS`] sizes, each size and peak positive and finite); `None`
 /// otherwise, or where no growth fits them (a peak that falls as `n`
-/// grows). `seed` makes the bootstrap repeatable.
+/// grows) or the fitted growth over the sizes is under
+/// [`MIN_GROWTH_BYTES`]. `seed` makes the bootstrap repeatable.
 pub(crate) fn capacity(points: &[Point], limit: f64, seed: u64) -> Option<Capacity> {
     let usable = |p: &Point| p.x.is_finite() && p.x > 0.0 && p.bytes.is_finite() && p.bytes > 0.0;
     if points.len() < MIN_POINTS || !points.iter().all(usable) || limit.is_nan() || limit <= 0.0 {
         return None;
     }
     let fit = fit(points)?;
+    let (smallest, largest) = points.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
+        (lo.min(p.x), hi.max(p.x))
+    });
+    if fit.at(largest) - fit.at(smallest) < MIN_GROWTH_BYTES {
+        return None;
+    }
     let n = fit.largest_under(limit);
     // The points' relative residuals, widened for the three parameters the
     // fit took from them, drawn again for each resample.
@@ -324,6 +337,13 @@ mod tests {
         let shape = |n: f64| 500.0 * MIB + n * MIB;
         let c = capacity(&points(shape, 0.0), 256.0 * MIB, 4).expect("a fit");
         assert_eq!(c.n, 0.0);
+    }
+
+    #[test]
+    fn a_peak_that_does_not_grow_says_no_capacity() {
+        // The process's 12 MiB, moved by a few KiB from case to case.
+        let flat = points(|_| 12.0 * MIB, 0.002);
+        assert!(capacity(&flat, 1024.0 * MIB, 7).is_none());
     }
 
     #[test]
