@@ -73,6 +73,10 @@ pub enum Figure {
     /// case's, so not among [`Figure::ALL`]. Its limit is a change of the
     /// exponent (`scaling=0.1`).
     Scaling,
+    /// The largest value of a family's `scaling` parameter whose resident
+    /// peak fits in the run's memory limit (more is better); a family's,
+    /// not a case's, so not among [`Figure::ALL`].
+    Capacity,
 }
 
 impl Figure {
@@ -114,6 +118,7 @@ impl Figure {
             Figure::P99 => "p99",
             Figure::Requests => "requests",
             Figure::Scaling => "scaling",
+            Figure::Capacity => "capacity",
         }
     }
 
@@ -129,7 +134,11 @@ impl Figure {
         match self {
             Figure::Time | Figure::Load | Figure::P99 => Unit::Time,
             Figure::Rss | Figure::Heap | Figure::Gpu | Figure::Peak | Figure::Memo => Unit::Bytes,
-            Figure::Value | Figure::Throughput | Figure::Requests | Figure::Scaling => Unit::Number,
+            Figure::Value
+            | Figure::Throughput
+            | Figure::Requests
+            | Figure::Scaling
+            | Figure::Capacity => Unit::Number,
             Figure::Instructions => Unit::Count,
         }
     }
@@ -145,7 +154,10 @@ impl Figure {
     /// assert!(!Figure::Time.higher_is_better());
     /// ```
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Figure::Throughput | Figure::Requests)
+        matches!(
+            self,
+            Figure::Throughput | Figure::Requests | Figure::Capacity
+        )
     }
 }
 
@@ -161,7 +173,7 @@ impl fmt::Display for Figure {
 ///
 /// ```
 /// let err = "speed".parse::<nnbench_units::Figure>().unwrap_err();
-/// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests and scaling"));
+/// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, scaling and capacity"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFigure(pub String);
@@ -170,7 +182,7 @@ impl fmt::Display for UnknownFigure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests and scaling",
+            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, scaling and capacity",
             self.0
         )
     }
@@ -183,7 +195,7 @@ impl std::str::FromStr for Figure {
     fn from_str(text: &str) -> Result<Self, UnknownFigure> {
         Figure::ALL
             .into_iter()
-            .chain([Figure::Scaling])
+            .chain([Figure::Scaling, Figure::Capacity])
             .find(|f| f.name() == text)
             .ok_or_else(|| UnknownFigure(text.to_owned()))
     }
@@ -195,7 +207,10 @@ mod tests {
 
     #[test]
     fn every_figure_reads_back_from_its_name() {
-        for figure in Figure::ALL.into_iter().chain([Figure::Scaling]) {
+        for figure in Figure::ALL
+            .into_iter()
+            .chain([Figure::Scaling, Figure::Capacity])
+        {
             assert_eq!(figure.name().parse::<Figure>(), Ok(figure));
         }
         assert_eq!(
@@ -203,7 +218,7 @@ mod tests {
                 .to_string()
                 .matches(", ")
                 .count(),
-            Figure::ALL.len() - 1,
+            Figure::ALL.len(),
             "every figure is named"
         );
     }

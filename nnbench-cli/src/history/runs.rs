@@ -160,7 +160,7 @@ impl CasePoint {
             Figure::Throughput => self.throughput,
             Figure::P99 => self.p99_ns,
             Figure::Requests => self.requests_per_second,
-            Figure::Scaling => None,
+            Figure::Scaling | Figure::Capacity => None,
         }
     }
 }

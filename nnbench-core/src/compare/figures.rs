@@ -208,7 +208,7 @@ fn compare_figure(
         Figure::Requests => rates(figure, base.figure(figure), head.figure(figure), threshold),
         Figure::Throughput => throughput(base, head, threshold, t.significance),
         // A family's, compared apart from its cases.
-        Figure::Scaling => None,
+        Figure::Scaling | Figure::Capacity => None,
     }
 }
 

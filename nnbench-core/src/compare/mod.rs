@@ -11,6 +11,7 @@
 //! failed cases are never improved, and a different machine or toolchain
 //! is reported beside the verdicts.
 
+mod capacity;
 mod figures;
 mod mann_whitney;
 mod paired;
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::record::Verdict;
 use crate::record::{CaseRecord, Figure, RunRecord};
 
+pub use capacity::{CapacityComparison, Fits};
 pub use paired::{paired, rounds_table};
 pub use render::Format;
 pub use scaling::{Exponent, ScalingComparison};
@@ -212,6 +214,10 @@ pub struct Comparison {
     /// a verdict of its own, apart from its cases' at each size.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scaling: Vec<ScalingComparison>,
+    /// The largest size of each family with a `scaling` parameter that
+    /// fits in memory, on both sides, under the head's limit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity: Vec<CapacityComparison>,
 }
 
 impl Comparison {
@@ -229,6 +235,7 @@ impl Comparison {
     pub fn regressed(&self) -> bool {
         self.cases.iter().any(CaseComparison::regressed)
             || self.scaling.iter().any(ScalingComparison::regressed)
+            || self.capacity.iter().any(CapacityComparison::regressed)
     }
 
     /// Whether the comparison fails: a case regressed, or failed on the
@@ -245,6 +252,7 @@ impl Comparison {
     pub fn fails(&self) -> bool {
         self.cases.iter().any(CaseComparison::fails)
             || self.scaling.iter().any(ScalingComparison::regressed)
+            || self.capacity.iter().any(CapacityComparison::regressed)
     }
 
     /// How many cases have `verdict`.
@@ -326,6 +334,7 @@ pub fn compare(base: &RunRecord, head: &RunRecord, thresholds: &Thresholds) -> C
             &crate::scaling::of_record(head),
             thresholds,
         ),
+        capacity: capacity::compare(&base.capacity, &head.capacity, thresholds),
     }
 }
 

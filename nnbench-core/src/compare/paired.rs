@@ -73,6 +73,11 @@ pub fn paired(record: &RunRecord, thresholds: &Thresholds) -> Comparison {
             &crate::scaling::of_record(record),
             thresholds,
         ),
+        capacity: super::capacity::compare(
+            &super::capacity::paired_base_capacities(record),
+            &record.capacity,
+            thresholds,
+        ),
     }
 }
 

@@ -105,6 +105,9 @@ impl Comparison {
         ) + &match self.scaling.iter().filter(|s| s.regressed()).count() {
             0 => String::new(),
             n => format!("; {n} scaling regressed"),
+        } + &match self.capacity.iter().filter(|c| c.regressed()).count() {
+            0 => String::new(),
+            n => format!("; {n} capacity lost"),
         }
     }
 }
@@ -257,6 +260,9 @@ fn table(c: &Comparison, color: bool) -> String {
     for s in &c.scaling {
         let _ = writeln!(out, "scaling {}: {}", verdict_name(s), s.line());
     }
+    for f in &c.capacity {
+        let _ = writeln!(out, "capacity {}: {}", verdict_name(f), f.line());
+    }
     let _ = writeln!(out, "{}", c.summary());
     out
 }
@@ -318,17 +324,47 @@ fn markdown(c: &Comparison) -> String {
             );
         }
     }
+    if !c.capacity.is_empty() {
+        out.push_str("\n| capacity | verdict | fits |\n|---|---|---|\n");
+        for f in &c.capacity {
+            let _ = writeln!(
+                out,
+                "| `{}` {} | {} | {} |",
+                cell(&crate::record::scaling_label(&f.family, &f.params)),
+                f.figure,
+                verdict_name(f),
+                cell(&f.line())
+            );
+        }
+    }
     out.push_str(&head_figures(c));
     out
 }
 
-/// A scaling comparison's verdict, as the tables write it.
-fn verdict_name(s: &super::ScalingComparison) -> &'static str {
-    match (s.verdict, s.gated) {
+/// A scaling or capacity comparison's verdict, as the tables write it.
+fn verdict_name(s: &impl FamilyVerdict) -> &'static str {
+    match s.verdict_gated() {
         (Verdict::Regressed, true) => "REGRESSED",
         (Verdict::Regressed, false) => "worse (not gated)",
         (Verdict::Improved, _) => "improved",
         _ => "unchanged",
+    }
+}
+
+/// A family's verdict, apart from its cases', and whether it is gated.
+trait FamilyVerdict {
+    fn verdict_gated(&self) -> (Verdict, bool);
+}
+
+impl FamilyVerdict for super::ScalingComparison {
+    fn verdict_gated(&self) -> (Verdict, bool) {
+        (self.verdict, self.gated)
+    }
+}
+
+impl FamilyVerdict for super::CapacityComparison {
+    fn verdict_gated(&self) -> (Verdict, bool) {
+        (self.verdict, self.gated)
     }
 }
 

@@ -117,7 +117,13 @@ impl ScalingComparison {
 /// The fits of the base build a paired run's cases keep: their base
 /// records, fitted as the head's are.
 pub(crate) fn paired_base_fits(record: &RunRecord) -> Vec<ScalingRecord> {
-    let base: Vec<CaseRecord> = record
+    crate::scaling::fit(&paired_base_cases(record))
+}
+
+/// The base build's records that a paired run's cases keep, each with the
+/// `scaling` parameter its head names.
+pub(crate) fn paired_base_cases(record: &RunRecord) -> Vec<CaseRecord> {
+    record
         .cases
         .iter()
         .filter_map(|c| {
@@ -125,8 +131,7 @@ pub(crate) fn paired_base_fits(record: &RunRecord) -> Vec<ScalingRecord> {
             base.scales_with.clone_from(&c.scales_with);
             Some(base)
         })
-        .collect();
-    crate::scaling::fit(&base)
+        .collect()
 }
 
 /// The fits on both sides, judged under `thresholds`.

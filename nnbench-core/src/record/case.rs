@@ -232,8 +232,8 @@ impl CaseRecord {
             Figure::Throughput => self.throughput.map(|t| t.per_second),
             Figure::P99 => self.time.percentiles.map(|p| p.p99_ns),
             Figure::Requests => self.concurrency.map(|c| c.requests_per_second),
-            // A family's: the run's `scaling`.
-            Figure::Scaling => None,
+            // A family's: the run's `scaling` and `capacity`.
+            Figure::Scaling | Figure::Capacity => None,
         }
     }
 

@@ -277,13 +277,7 @@ pub(crate) fn scaling_line(s: &crate::record::ScalingRecord) -> String {
 
 /// `train: fits up to batch ≈ 3,900 [3,700, 4,100] in 4.00 GiB (cgroup)`.
 pub(crate) fn capacity_line(c: &crate::record::CapacityRecord) -> String {
-    let count = |n: f64| {
-        if n.is_finite() {
-            nnbench_units::format_count(n.floor())
-        } else {
-            "∞".to_owned()
-        }
-    };
+    let count = crate::scaling::capacity::format_n;
     if c.n <= 0.0 {
         return format!(
             "{}: fits no {} in {} ({}): its fixed part alone, {}, reaches it",

@@ -277,6 +277,16 @@ fn at_exponent(points: &[Point], exponent: f64) -> Option<(Affine, f64)> {
     Some((fit, error))
 }
 
+/// A size that fits, as the console and comparisons write it: whole, to
+/// three digits (`3.90k`), or `∞` for an unbounded interval.
+pub(crate) fn format_n(n: f64) -> String {
+    if n.is_finite() {
+        nnbench_units::format_count(n.floor())
+    } else {
+        "∞".to_owned()
+    }
+}
+
 /// The `q` quantile of `sorted` (not empty), by linear interpolation.
 fn percentile(sorted: &[f64], q: f64) -> f64 {
     let at = q * (sorted.len() - 1) as f64;
