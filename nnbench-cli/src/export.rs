@@ -15,7 +15,9 @@ use crate::record::{CaseRecord, Direction, Figure, RunRecord, numeric_fields};
 /// `throughput` (elements or bytes per second) for a family that declares
 /// one, `latency-p50`, `latency-p90` and `latency-p99` (ns) for calls timed
 /// one by one, and the returned value under the family's name (a struct of numbers:
-/// each field under `family-field`). Failed cases are left out.
+/// each field under `family-field`); a family's `capacity` (the largest
+/// `n` that fits, bounded by its interval) under the family's label.
+/// Failed cases are left out.
 ///
 /// # Example
 ///
@@ -80,6 +82,15 @@ pub fn bmf(record: &RunRecord) -> Json {
         }
         out.insert(case.id.clone(), Json::Object(measures));
     }
+    // A family's capacity, under its label: a benchmark of its own.
+    for c in &record.capacity {
+        let mut measures = Map::new();
+        measures.insert(
+            "capacity".into(),
+            json!({ "value": c.n, "lower_value": c.interval[0], "upper_value": c.interval[1] }),
+        );
+        out.insert(c.label(), Json::Object(measures));
+    }
     Json::Object(out)
 }
 
@@ -87,8 +98,8 @@ pub fn bmf(record: &RunRecord) -> Json {
 /// "extra"?}]`: for `smaller` (`customSmallerIsBetter`) the time per call,
 /// its 99th percentile (calls timed one by one), memo load time, RSS
 /// growth, GPU peak and the values of `metric = lower` families; otherwise
-/// (`customBiggerIsBetter`) throughput and the values of `metric = higher`
-/// families. Failed cases are left out.
+/// (`customBiggerIsBetter`) throughput, the values of `metric = higher`
+/// families and each family's capacity. Failed cases are left out.
 ///
 /// # Example
 ///
@@ -148,6 +159,17 @@ pub fn github(record: &RunRecord, smaller: bool) -> Json {
             if direction == Some(wanted) {
                 out.push(entry(&name, "", value));
             }
+        }
+    }
+    if !smaller {
+        for c in &record.capacity {
+            out.push(json!({
+                "name": format!("{} (capacity)", c.label()),
+                "unit": c.parameter,
+                "value": c.n,
+                "range": format!("{:.0}-{:.0}", c.interval[0], c.interval[1]),
+                "extra": format!("in {} bytes ({})", c.limit_bytes, c.limit_from),
+            }));
         }
     }
     Json::Array(out)

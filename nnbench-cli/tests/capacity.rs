@@ -59,7 +59,23 @@ fn a_fifth_more_memory_an_n_fails_compare_naming_the_capacity_lost() {
         record.write(&path).unwrap();
         path
     };
-    let base = write("base.json", &run());
+    let base_run = run();
+    // Exported as a benchmark of its own, more being better.
+    let bmf = nnbench_cli::export::bmf(&base_run);
+    let fits = &bmf["grow"]["capacity"];
+    assert!(
+        fits["lower_value"].as_f64() <= fits["value"].as_f64()
+            && fits["value"].as_f64() <= fits["upper_value"].as_f64(),
+        "{bmf}"
+    );
+    let bigger = nnbench_cli::export::github(&base_run, false);
+    assert!(
+        bigger
+            .as_array()
+            .is_some_and(|entries| entries.iter().any(|e| e["name"] == "grow (capacity)")),
+        "{bigger}"
+    );
+    let base = write("base.json", &base_run);
     let again = write("again.json", &run());
     HEAVIER.store(true, Ordering::SeqCst);
     let head = write("head.json", &run());
