@@ -123,6 +123,7 @@ pub mod book {
         Running = "../docs/src/running.md",
         Timing = "../docs/src/timing.md",
         Memory = "../docs/src/memory.md",
+        Capacity = "../docs/src/capacity.md",
         Record = "../docs/src/record.md",
         Tracking = "../docs/src/tracking.md",
         CiGate = "../docs/src/ci-gate.md",

@@ -166,68 +166,8 @@ fn a_case_that_allocates_past_the_limit_fails_as_out_of_memory() {
     assert_eq!(case(&record, "hog/n=3").value, 3, "the case after it ran");
 }
 
-/// A memory cgroup of `bytes` that the test may put processes in, where
-/// the machine gives one (root, cgroup v2 or v1 with the memory controller).
-struct Cgroup(std::path::PathBuf);
-
-impl Cgroup {
-    fn new(bytes: u64) -> Option<Self> {
-        let name = format!("nnbench-isolate-test-{}", std::process::id());
-        let v2 = Path::new("/sys/fs/cgroup").join(&name);
-        if std::fs::create_dir(&v2).is_ok() {
-            if std::fs::write(v2.join("memory.max"), bytes.to_string()).is_ok() {
-                return Some(Self(v2));
-            }
-            let _ = std::fs::remove_dir(&v2);
-        }
-        let v1 = Path::new("/sys/fs/cgroup/memory").join(&name);
-        std::fs::create_dir(&v1).ok()?;
-        let cgroup = Self(v1);
-        std::fs::write(cgroup.0.join("memory.limit_in_bytes"), bytes.to_string()).ok()?;
-        Some(cgroup)
-    }
-
-    /// `command`, started inside the cgroup.
-    fn run(&self, command: &mut Command) -> Output {
-        let mut inside = Command::new("sh");
-        inside
-            .arg("-c")
-            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
-            .arg(&self.0)
-            .arg(command.get_program())
-            .args(command.get_args());
-        for (key, value) in command.get_envs() {
-            match value {
-                Some(value) => inside.env(key, value),
-                None => inside.env_remove(key),
-            };
-        }
-        inside
-            .stdout(Stdio::null())
-            .output()
-            .expect("the bench runs in the cgroup")
-    }
-}
-
-impl Drop for Cgroup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
 fn a_case_the_oom_killer_kills_is_recorded_as_out_of_memory() {
-    // The kernel's killer takes tens of seconds to act in a cgroup.
-    if !support::end_to_end("a_case_the_oom_killer_kills_is_recorded_as_out_of_memory") {
-        return;
-    }
-    let cgroup = Cgroup::new(384 << 20);
-    let here = support::here_or_skip(
-        cgroup.is_some(),
-        "memory cgroup to run in",
-        "NNBENCH_REQUIRE_CGROUP",
-        "making one needs root and a writable /sys/fs/cgroup",
-    );
-    let Some(cgroup) = cgroup.filter(|_| here) else {
+    let Some(cgroup) = support::cgroup::for_test("isolate-test", 384 << 20) else {
         return;
     };
     let target = tempfile::tempdir().unwrap();

@@ -113,4 +113,24 @@ fn a_fifth_more_memory_an_n_fails_compare_naming_the_capacity_lost() {
         said.contains("capacity unchanged: grow: fits n ≈ "),
         "{said}"
     );
+
+    // The report says what the latest run fits, and draws it by run.
+    let page = dir.path().join("report.html");
+    let output = support::tool()
+        .env("NNBENCH_HISTORY", "/no/such/history.sqlite")
+        .arg("report")
+        .args([&base, &head])
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", support::said(&output));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let latest = nnbench::RunRecord::read(&head).unwrap().capacity[0].to_string();
+    assert!(latest.starts_with("grow: fits up to n ≈ "), "{latest}");
+    assert!(html.contains(&latest), "{latest} is not in the report");
+    assert!(
+        html.contains("grow: the largest n that fits, by commit"),
+        "the capacity chart is not in the report"
+    );
 }

@@ -350,7 +350,7 @@ fn an_older_layout_is_brought_up_to_date() {
     {
         // As the first layout left it: no direction of the metric, no
         // instruction counts, no fields of struct metrics, no throughput,
-        // p99, requests per second, profiles or scaling fits.
+        // p99, requests per second, profiles, scaling fits or capacities.
         let connection = rusqlite::Connection::open(&path).unwrap();
         connection
             .execute_batch(
@@ -363,6 +363,7 @@ fn an_older_layout_is_brought_up_to_date() {
                  ALTER TABLE figures DROP COLUMN profile;
                  DROP TABLE field_values;
                  DROP TABLE scaling;
+                 DROP TABLE capacity;
                  PRAGMA user_version = 1;",
             )
             .unwrap();
@@ -376,7 +377,7 @@ fn an_older_layout_is_brought_up_to_date() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 8);
+    assert_eq!(version, 9);
 }
 
 fn the_tool_adds_lists_and_shows() {

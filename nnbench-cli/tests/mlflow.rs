@@ -229,9 +229,16 @@ fn a_paired_run_lands_as_a_parent_and_a_child_per_case_once() {
             out.to_str().unwrap(),
         ],
     );
-    let record = nnbench::RunRecord::read(&out).unwrap();
+    let mut record = nnbench::RunRecord::read(&out).unwrap();
     assert_eq!(record.cases.len(), 3);
     assert!(record.cases.iter().all(|c| c.paired.is_some()));
+    // A family's capacity, as a sweep with `scaling` records it.
+    let mut capacity = nnbench::record::CapacityRecord::default();
+    capacity.family = "train".into();
+    capacity.n = 3900.0;
+    capacity.interval = [3700.0, 4100.0];
+    record.capacity.push(capacity);
+    record.write(&out).unwrap();
 
     let mut server = Server::start(&mlflow, dir.path());
     let said = exported(&export(&out, &server.uri, "paired sweeps"));
@@ -243,6 +250,8 @@ fn a_paired_run_lands_as_a_parent_and_a_child_per_case_once() {
     let parent_id = parent["info"]["run_id"].as_str().unwrap();
     assert_eq!(parent["info"]["status"], "FINISHED");
     assert_eq!(tag(parent, "nnbench.bench"), Some(record.run.as_str()));
+    assert_eq!(metric(parent, "capacity.train"), Some(3900.0));
+    assert_eq!(metric(parent, "capacity.train.high"), Some(4100.0));
     let commit = record.context.git.as_ref().map(|g| g.commit.as_str());
     assert_eq!(tag(parent, "mlflow.source.git.commit"), commit);
     assert_eq!(

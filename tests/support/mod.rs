@@ -7,6 +7,7 @@
 
 #![allow(dead_code, unused_macros, unused_imports)]
 
+pub mod cgroup;
 pub mod quick_start;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};

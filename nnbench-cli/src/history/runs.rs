@@ -322,6 +322,34 @@ impl History {
                     s.constant
                 ])?;
             }
+            let mut capacity_of = transaction.prepare(
+                "INSERT OR REPLACE INTO capacity (run_id, family, label, parameter, figure, params, n, lo, hi,
+                     limit_bytes, limit_from, others_bytes, fixed_bytes, per_bytes, exponent, points)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+            )?;
+            for c in &record.capacity {
+                // A size that fits without bound is stored as the largest
+                // double: SQLite keeps no infinity.
+                let finite = |x: f64| if x.is_finite() { x } else { f64::MAX };
+                capacity_of.execute(params![
+                    run,
+                    c.family,
+                    c.label(),
+                    c.parameter,
+                    c.figure,
+                    serde_json::Value::Object(c.params.clone()).to_string(),
+                    finite(c.n),
+                    finite(c.interval[0]),
+                    finite(c.interval[1]),
+                    i64::try_from(c.limit_bytes).unwrap_or(i64::MAX),
+                    c.limit_from,
+                    c.others_bytes.map(|b| i64::try_from(b).unwrap_or(i64::MAX)),
+                    c.fixed_bytes,
+                    c.per_bytes,
+                    c.exponent,
+                    i64::try_from(c.points).unwrap_or(i64::MAX)
+                ])?;
+            }
         }
         transaction.commit()?;
         Ok((run, true))
@@ -571,6 +599,61 @@ impl History {
                 fit.constant = r.get(7)?;
                 fit.fit = "power".into();
                 Ok(fit)
+            })?;
+            rows.collect()
+        };
+        query().map_err(|e| self.error(e))
+    }
+
+    /// The capacities of run `run`: the largest size of each family with
+    /// `scaling` that fits, as the record had them.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(history: &nnbench_cli::history::History) -> Result<(), nnbench_cli::history::HistoryError> {
+    /// if let Some(last) = history.runs(&Default::default())?.last() {
+    ///     for capacity in history.run_capacity(last.id)? {
+    ///         println!("{capacity}");
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn run_capacity(
+        &self,
+        run: i64,
+    ) -> Result<Vec<crate::record::CapacityRecord>, HistoryError> {
+        let query = || -> rusqlite::Result<Vec<crate::record::CapacityRecord>> {
+            let mut statement = self.connection.prepare(
+                "SELECT family, parameter, figure, params, n, lo, hi, limit_bytes, limit_from,
+                        others_bytes, fixed_bytes, per_bytes, exponent, points
+                 FROM capacity WHERE run_id = ?1 ORDER BY label, figure",
+            )?;
+            let rows = statement.query_map([run], |r| {
+                let params: String = r.get(3)?;
+                let unbounded = |x: f64| if x == f64::MAX { f64::INFINITY } else { x };
+                let mut c = crate::record::CapacityRecord::default();
+                c.family = r.get(0)?;
+                c.parameter = r.get(1)?;
+                c.figure = r.get(2)?;
+                c.params = serde_json::from_str(&params).unwrap_or_default();
+                c.n = unbounded(r.get(4)?);
+                c.interval = [unbounded(r.get(5)?), unbounded(r.get(6)?)];
+                c.limit_bytes = u64::try_from(r.get::<_, i64>(7)?).unwrap_or(0);
+                c.limit_from = r.get(8)?;
+                c.others_bytes = r
+                    .get::<_, Option<i64>>(9)?
+                    .and_then(|b| u64::try_from(b).ok());
+                c.fixed_bytes = r.get(10)?;
+                c.per_bytes = r.get(11)?;
+                c.exponent = r.get(12)?;
+                c.points = usize::try_from(r.get::<_, i64>(13)?).unwrap_or(0);
+                Ok(c)
             })?;
             rows.collect()
         };

@@ -83,6 +83,26 @@ pub(super) const MIGRATIONS: &[&str] = &[
         constant REAL NOT NULL,
         PRIMARY KEY (label, figure, run_id)
     ) WITHOUT ROWID;",
+    // 9: the largest size of each such family that fits in memory.
+    "CREATE TABLE capacity (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        family TEXT NOT NULL,
+        label TEXT NOT NULL,
+        parameter TEXT NOT NULL,
+        figure TEXT NOT NULL,
+        params TEXT NOT NULL,
+        n REAL NOT NULL,
+        lo REAL NOT NULL,
+        hi REAL NOT NULL,
+        limit_bytes INTEGER NOT NULL,
+        limit_from TEXT NOT NULL,
+        others_bytes INTEGER,
+        fixed_bytes REAL NOT NULL,
+        per_bytes REAL NOT NULL,
+        exponent REAL NOT NULL,
+        points INTEGER NOT NULL,
+        PRIMARY KEY (label, figure, run_id)
+    ) WITHOUT ROWID;",
 ];
 
 /// What a database holds before it is brought up to date.

@@ -261,6 +261,13 @@ fn export_part(
         log_case(client, experiment_id, &parent, part.started_ms, case)?;
         added += 1;
     }
+    for body in runs::batches(&parent, &[], &part.metrics, part.started_ms) {
+        client.post(
+            "runs/log-batch",
+            &body,
+            &format!("logging the figures of run `{}`", part.name),
+        )?;
+    }
     let attached = match artifact_uri.strip_prefix("mlflow-artifacts:/") {
         Some(path) => client.put_artifact(
             &format!("{}/record.json", path.trim_matches('/')),

@@ -1,6 +1,7 @@
 //! What a record becomes in MLflow: a parent run per bench run (each
 //! shard's run, in a record merged from shards), a child run per case,
-//! with the case's parameters as params and its figures as metrics.
+//! with the case's parameters as params and its figures as metrics, and
+//! the figures of whole families (their capacity) on the parent.
 
 use serde_json::{Value as Json, json};
 
@@ -25,11 +26,21 @@ pub(super) struct Part<'r> {
     pub started_ms: i64,
     pub tags: Vec<(String, String)>,
     pub cases: Vec<&'r CaseRecord>,
+    /// The parent's own metrics: [`run_metrics`] on a record's first part.
+    pub metrics: Vec<(String, f64)>,
 }
 
 /// The bench runs of `record`: itself, or in a record merged from shards,
 /// each shard's run.
 pub(super) fn parts(record: &RunRecord) -> Vec<Part<'_>> {
+    let mut parts = shard_parts(record);
+    if let Some(first) = parts.first_mut() {
+        first.metrics = run_metrics(record);
+    }
+    parts
+}
+
+fn shard_parts(record: &RunRecord) -> Vec<Part<'_>> {
     if record.shards.is_empty() {
         let shard = record.shard.as_ref().map(|s| (s.index, s.count));
         return vec![part(
@@ -123,7 +134,29 @@ fn part<'r>(
         started_ms: millis(started_at),
         tags,
         cases,
+        metrics: Vec::new(),
     }
+}
+
+/// The figures of whole families, which no case's child run holds: each
+/// family's capacity, `capacity.<family>` (with its other parameters
+/// where it has any: `capacity.train _model_small_`), with `.low` and
+/// `.high` (its 95% interval) and `.limit_bytes`. A record merged from
+/// shards has them on its first shard's run, having fitted them over
+/// every shard's cases.
+pub(super) fn run_metrics(record: &RunRecord) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for c in &record.capacity {
+        let name = metric_key(&format!("capacity.{}", c.label()));
+        out.extend([
+            (format!("{name}.low"), c.interval[0]),
+            (format!("{name}.high"), c.interval[1]),
+            (format!("{name}.limit_bytes"), c.limit_bytes as f64),
+            (name, c.n),
+        ]);
+    }
+    out.retain(|(_, value)| value.is_finite());
+    out
 }
 
 /// An RFC 3339 time in milliseconds since the epoch; 0 where unreadable.
@@ -322,6 +355,32 @@ mod tests {
             metric_key("Model { seed: 1, side: 128 }"),
             "Model _ seed: 1_ side: 128 _"
         );
+    }
+
+    #[test]
+    fn a_capacity_is_a_metric_of_the_parent_run() {
+        let mut capacity = crate::record::CapacityRecord::default();
+        capacity.family = "train".into();
+        capacity.params.insert("model".into(), "small".into());
+        capacity.n = 3900.0;
+        capacity.interval = [3700.0, 4100.0];
+        capacity.limit_bytes = 4 << 30;
+        let mut record: RunRecord = serde_json::from_str(
+            r#"{"schema":1,"run":"sweep","started_at":"2026-11-22T10:00:00Z",
+                "context":{"host":{"arch":"x86_64","cores":2},"git":null,"nnbench":"0.1.0"},"cases":[]}"#,
+        )
+        .expect("a record");
+        record.capacity.push(capacity);
+        let metrics = run_metrics(&record);
+        let named = |key: &str| metrics.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+        assert_eq!(named("capacity.train _model_small_"), Some(3900.0));
+        assert_eq!(named("capacity.train _model_small_.low"), Some(3700.0));
+        assert_eq!(named("capacity.train _model_small_.high"), Some(4100.0));
+        assert_eq!(
+            named("capacity.train _model_small_.limit_bytes"),
+            Some(4.0 * 1024.0 * 1024.0 * 1024.0)
+        );
+        assert_eq!(parts(&record)[0].metrics, metrics);
     }
 
     #[test]

@@ -331,6 +331,11 @@ impl Section<'_> {
             if let Some(chart) = self.scaling_chart(family, &latest_figures)? {
                 body.push_str(&chart.html());
             }
+            let capacity =
+                super::capacity::shown(self.history, self.runs, family, &run_commit, &labels)?;
+            if let Some(chart) = &capacity.chart {
+                body.push_str(&chart.html());
+            }
             let context = Context {
                 latest: &latest_figures,
                 run_commit: &run_commit,
@@ -340,6 +345,7 @@ impl Section<'_> {
                 body.push_str(&chart.html());
             }
             body.push_str("</div>");
+            body.push_str(&capacity.lines);
             self.table(body, family_cases, &latest_figures);
             body.push_str("</section>");
         }

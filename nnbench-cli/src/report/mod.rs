@@ -1,6 +1,7 @@
 //! `nnbench report`: one self-contained HTML page of a history, or of
 //! records read into one, with its charts drawn here as SVG.
 
+mod capacity;
 mod chart;
 mod frame;
 mod html;

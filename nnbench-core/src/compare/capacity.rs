@@ -88,7 +88,7 @@ impl CapacityComparison {
     /// # }
     /// ```
     pub fn line(&self) -> String {
-        let count = crate::scaling::capacity::format_n;
+        let count = crate::record::capacity::format_n;
         let fits = |f: &Fits| {
             format!(
                 "{} [{}, {}]",
@@ -116,14 +116,10 @@ impl CapacityComparison {
 /// The capacities of the base build that a paired run's cases keep: their
 /// base records, predicted as the head's are, under the same limit.
 pub(crate) fn paired_base_capacities(record: &crate::RunRecord) -> Vec<CapacityRecord> {
-    let Some(limit) = record
-        .capacity
-        .iter()
-        .find_map(crate::scaling::capacity::Limit::of)
-    else {
-        return Vec::new();
-    };
-    crate::scaling::capacities(&super::scaling::paired_base_cases(record), limit)
+    crate::scaling::capacities(
+        &super::scaling::paired_base_cases(record),
+        crate::scaling::capacity::Limits::of(record),
+    )
 }
 
 /// The capacities on both sides, judged under `thresholds`.

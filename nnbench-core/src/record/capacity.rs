@@ -38,12 +38,19 @@ pub struct CapacityRecord {
     pub n: f64,
     /// Its 95% interval, from the spread of the peaks about the fit.
     pub interval: [f64; 2],
-    /// The limit, in bytes.
+    /// The memory the cases may have, in bytes: the limit, less
+    /// [`others_bytes`](Self::others_bytes) where a cgroup sets it.
     pub limit_bytes: u64,
     /// Where the limit came from: `cgroup` (the run's memory cgroup),
     /// `machine` (its memory), `flag` (`--capacity-limit`) or `device`
     /// (the GPU's memory).
     pub limit_from: String,
+    /// What the rest of the limiting cgroup held when the run ended (the
+    /// supervisor of isolated workers, the shell or agent that started
+    /// the run), taken from the cgroup's limit to give `limit_bytes`;
+    /// absent where nothing else held any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_bytes: Option<u64>,
     /// The fit's fixed part: what the peak holds at any size.
     pub fixed_bytes: f64,
     /// The fit's growth: bytes per `n^exponent`.
@@ -88,5 +95,63 @@ impl CapacityRecord {
             && self.parameter == other.parameter
             && self.figure == other.figure
             && self.params == other.params
+    }
+}
+
+/// `train: fits up to batch ≈ 3.90k [3.70k, 4.10k] in 4.00 GiB (cgroup)`,
+/// or `(cgroup of 4.00 GiB, 12.0 MiB of it held beside the cases)`, as the
+/// console prints it.
+///
+/// # Example
+///
+/// ```
+/// # fn f(record: &nnbench::RunRecord) {
+/// for c in &record.capacity {
+///     println!("{c}");
+/// }
+/// # }
+/// ```
+impl std::fmt::Display for CapacityRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bytes = nnbench_units::format_bytes;
+        let from = match self.others_bytes {
+            Some(others) => format!(
+                "{} of {}, {} of it held beside the cases",
+                self.limit_from,
+                bytes(self.limit_bytes + others),
+                bytes(others)
+            ),
+            None => self.limit_from.clone(),
+        };
+        if self.n <= 0.0 {
+            return write!(
+                f,
+                "{}: fits no {} in {} ({from}): its fixed part alone, {}, reaches it",
+                self.label(),
+                self.parameter,
+                bytes(self.limit_bytes),
+                bytes(self.fixed_bytes as u64),
+            );
+        }
+        write!(
+            f,
+            "{}: fits up to {} ≈ {} [{}, {}] in {} ({from})",
+            self.label(),
+            self.parameter,
+            format_n(self.n),
+            format_n(self.interval[0]),
+            format_n(self.interval[1]),
+            bytes(self.limit_bytes),
+        )
+    }
+}
+
+/// A size that fits, as the console and comparisons write it: whole, to
+/// three digits (`3.90k`), or `∞` for an unbounded interval.
+pub(crate) fn format_n(n: f64) -> String {
+    if n.is_finite() {
+        nnbench_units::format_count(n.floor())
+    } else {
+        "∞".to_owned()
     }
 }

@@ -7,7 +7,7 @@
 //! These types are the bottom floor of the crate: they import nothing from
 //! the modules that measure, run or parse, which all build them.
 
-mod capacity;
+pub(crate) mod capacity;
 mod case;
 mod concurrency;
 mod context;

@@ -208,7 +208,7 @@ impl Console {
         for line in record.scaling.iter().map(scaling_line) {
             let _ = writeln!(out, "{line}");
         }
-        for line in record.capacity.iter().map(capacity_line) {
+        for line in record.capacity.iter().map(ToString::to_string) {
             let _ = writeln!(out, "{line}");
         }
         if let Some(line) = record.paired.as_ref().and_then(paired_line) {
@@ -273,31 +273,6 @@ pub(crate) fn scaling_line(s: &crate::record::ScalingRecord) -> String {
         line.push_str(&format!(" ({})", s.fit));
     }
     line
-}
-
-/// `train: fits up to batch ≈ 3,900 [3,700, 4,100] in 4.00 GiB (cgroup)`.
-pub(crate) fn capacity_line(c: &crate::record::CapacityRecord) -> String {
-    let count = crate::scaling::capacity::format_n;
-    if c.n <= 0.0 {
-        return format!(
-            "{}: fits no {} in {} ({}): its fixed part alone, {}, reaches it",
-            c.label(),
-            c.parameter,
-            nnbench_units::format_bytes(c.limit_bytes),
-            c.limit_from,
-            nnbench_units::format_bytes(c.fixed_bytes as u64),
-        );
-    }
-    format!(
-        "{}: fits up to {} ≈ {} [{}, {}] in {} ({})",
-        c.label(),
-        c.parameter,
-        count(c.n),
-        count(c.interval[0]),
-        count(c.interval[1]),
-        nnbench_units::format_bytes(c.limit_bytes),
-        c.limit_from,
-    )
 }
 
 /// The deepest folder that holds every one of `files`.

@@ -133,6 +133,7 @@ impl Closing {
             (None, Some(progress)) => progress.remove(),
             (None, None) => {}
         }
+        let cases_here = workers_memo.is_none();
         let memo = workers_memo.unwrap_or_else(|| self.local_memo());
         let plan = std::mem::take(&mut ledger.loading);
         let mut cases = std::mem::take(&mut ledger.records);
@@ -148,8 +149,14 @@ impl Closing {
             context: self.context.clone(),
             memos: MemosRecord::of_cases(&cases, plan.plan, plan.sizes),
             scaling: crate::scaling::fit(&cases),
-            capacity: crate::scaling::capacity::Limit::of_run(self.settings.memory.capacity_limit)
-                .map_or_else(Vec::new, |limit| crate::scaling::capacities(&cases, limit)),
+            capacity: crate::scaling::capacities(
+                &cases,
+                crate::scaling::capacity::Limits::of_run(
+                    self.settings.memory.capacity_limit,
+                    cases_here,
+                    &self.context.gpu,
+                ),
+            ),
             cases,
             memo,
             warnings,

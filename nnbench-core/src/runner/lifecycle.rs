@@ -62,6 +62,11 @@ pub(crate) fn run_case(
     let (memo_resident, mut meter) = if settings.memory.no_memory {
         (Sizes::default(), None)
     } else {
+        // A scaling family's peaks are fitted against its sizes (and for
+        // its capacity): each starts from what is live.
+        if case.family.scaling.is_some() {
+            crate::measure::rss::release_free_heap();
+        }
         (cache.resident_total(), Some(CaseMeter::start()))
     };
     let mut failure = Failure::default();

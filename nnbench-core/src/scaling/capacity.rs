@@ -17,27 +17,42 @@ use crate::measure::memory_limit::Bound;
 /// The memory a capacity is predicted under, and where it was taken from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Limit {
+    /// What the cases may have: the limit less [`Limit::others`].
     pub bytes: u64,
     pub from: LimitFrom,
+    /// What the rest of the limiting cgroup held beside the cases (the
+    /// supervisor of isolated workers, the shell or the CI agent that
+    /// started the run): the cases compete with it for the cgroup's limit.
+    pub others: u64,
 }
 
 impl Limit {
     /// `--capacity-limit` where it is given, else the memory this process
-    /// may have (its cgroup's limit, else the machine's).
-    pub(crate) fn of_run(given: Option<u64>) -> Option<Self> {
+    /// may have (its cgroup's limit, less what the rest of the cgroup
+    /// holds, else the machine's). `cases_here`: whether the cases ran in
+    /// this process, whose own memory their fit holds already.
+    pub(crate) fn of_run(given: Option<u64>, cases_here: bool) -> Option<Self> {
         if let Some(bytes) = given {
             return Some(Self {
                 bytes,
                 from: LimitFrom::Flag,
+                others: 0,
             });
         }
-        let (bytes, bound) = crate::measure::memory_limit::of_this_process()?;
+        let room = crate::measure::memory_limit::room()?;
+        let own = if cases_here {
+            crate::measure::memory_limit::own_anonymous().unwrap_or(0)
+        } else {
+            0
+        };
+        let others = room.charged.saturating_sub(own);
         Some(Self {
-            bytes,
-            from: match bound {
+            bytes: room.limit.saturating_sub(others),
+            from: match room.bound {
                 Bound::Cgroup => LimitFrom::Cgroup,
                 Bound::Machine => LimitFrom::Machine,
             },
+            others,
         })
     }
 
@@ -46,7 +61,65 @@ impl Limit {
         Some(Self {
             bytes: record.limit_bytes,
             from: LimitFrom::named(&record.limit_from)?,
+            others: record.others_bytes.unwrap_or(0),
         })
+    }
+
+    /// The memory of the smallest GPU `gpu` lists: a case on any one of
+    /// them fits there.
+    pub(crate) fn of_devices(gpu: &crate::record::GpuContext) -> Option<Self> {
+        let bytes = gpu.devices.iter().filter_map(|d| d.memory_bytes).min()?;
+        Some(Self {
+            bytes,
+            from: LimitFrom::Device,
+            others: 0,
+        })
+    }
+}
+
+/// The limits a run's capacities are predicted under, by the memory
+/// fitted: resident memory (`rss`) and the GPU's (`gpu`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub rss: Option<Limit>,
+    pub gpu: Option<Limit>,
+}
+
+impl Limits {
+    /// A run's: [`Limit::of_run`] for resident memory, the devices' for
+    /// the GPU's.
+    pub(crate) fn of_run(
+        given: Option<u64>,
+        cases_here: bool,
+        gpu: &crate::record::GpuContext,
+    ) -> Self {
+        Self {
+            rss: Limit::of_run(given, cases_here),
+            gpu: Limit::of_devices(gpu),
+        }
+    }
+
+    /// The limits `record`'s capacities were predicted under.
+    pub(crate) fn of(record: &crate::RunRecord) -> Self {
+        let of_figure = |figure: &str| {
+            record
+                .capacity
+                .iter()
+                .filter(|c| c.figure == figure)
+                .find_map(Limit::of)
+        };
+        Self {
+            rss: of_figure("rss"),
+            gpu: of_figure("gpu"),
+        }
+    }
+
+    /// Each of these limits, else `other`'s.
+    pub(crate) fn or(self, other: Self) -> Self {
+        Self {
+            rss: self.rss.or(other.rss),
+            gpu: self.gpu.or(other.gpu),
+        }
     }
 }
 
@@ -275,16 +348,6 @@ fn at_exponent(points: &[Point], exponent: f64) -> Option<(Affine, f64)> {
         .map(|p| (1.0 - fit.at(p.x) / p.bytes).powi(2))
         .sum();
     Some((fit, error))
-}
-
-/// A size that fits, as the console and comparisons write it: whole, to
-/// three digits (`3.90k`), or `∞` for an unbounded interval.
-pub(crate) fn format_n(n: f64) -> String {
-    if n.is_finite() {
-        nnbench_units::format_count(n.floor())
-    } else {
-        "∞".to_owned()
-    }
 }
 
 /// The `q` quantile of `sorted` (not empty), by linear interpolation.

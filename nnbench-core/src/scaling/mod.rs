@@ -113,49 +113,62 @@ fn groups(cases: &[CaseRecord]) -> Vec<(Fit, Vec<&CaseRecord>)> {
 }
 
 /// The largest size of each family with a `scaling` parameter whose
-/// resident peak fits under `limit`: one per family and combination of its
-/// other parameters, over the cases that passed and recorded their peak,
-/// where at least [`capacity::MIN_POINTS`] values of the parameter have
-/// one (the largest peak of a value's cases).
-pub(crate) fn capacities(cases: &[CaseRecord], limit: capacity::Limit) -> Vec<CapacityRecord> {
+/// peaks fit under `limits`: its resident peak under the memory the run
+/// may have, its GPU peak under the device's. One per family, memory and
+/// combination of its other parameters, over the cases that passed and
+/// recorded that peak, where at least [`capacity::MIN_POINTS`] values of
+/// the parameter have one (the largest peak of a value's cases).
+pub(crate) fn capacities(cases: &[CaseRecord], limits: capacity::Limits) -> Vec<CapacityRecord> {
+    type Peak = fn(&CaseRecord) -> Option<u64>;
+    let figures: [(&str, Option<capacity::Limit>, Peak); 2] = [
+        ("rss", limits.rss, |c| c.memory.rss_peak_bytes),
+        ("gpu", limits.gpu, |c| c.memory.gpu_peak_bytes),
+    ];
     let mut out = Vec::new();
     for ((family, parameter, params), members) in groups(cases) {
-        let mut peaks: BTreeMap<u64, capacity::Point> = BTreeMap::new();
-        for case in &members {
-            let (Some(x), Some(bytes)) = (
-                case.params.get(&parameter).and_then(Json::as_f64),
-                case.memory.rss_peak_bytes,
-            ) else {
+        for (figure, limit, peak) in figures {
+            let Some(limit) = limit else {
                 continue;
             };
-            let point = peaks
-                .entry(x.to_bits())
-                .or_insert(capacity::Point { x, bytes: 0.0 });
-            point.bytes = point.bytes.max(bytes as f64);
+            let mut peaks: BTreeMap<u64, capacity::Point> = BTreeMap::new();
+            for case in &members {
+                let (Some(x), Some(bytes)) = (
+                    case.params.get(&parameter).and_then(Json::as_f64),
+                    peak(case),
+                ) else {
+                    continue;
+                };
+                let point = peaks
+                    .entry(x.to_bits())
+                    .or_insert(capacity::Point { x, bytes: 0.0 });
+                point.bytes = point.bytes.max(bytes as f64);
+            }
+            let points: Vec<capacity::Point> = peaks.into_values().collect();
+            let seed = seed(&[
+                &family,
+                "capacity",
+                figure,
+                &Json::Object(params.clone()).to_string(),
+            ]);
+            let Some(found) = capacity::capacity(&points, limit.bytes as f64, seed) else {
+                continue;
+            };
+            out.push(CapacityRecord {
+                family: family.clone(),
+                parameter: parameter.clone(),
+                params: params.clone(),
+                figure: figure.to_owned(),
+                n: found.n,
+                interval: found.interval,
+                limit_bytes: limit.bytes,
+                limit_from: limit.from.name().to_owned(),
+                others_bytes: (limit.others > 0).then_some(limit.others),
+                fixed_bytes: found.fit.fixed,
+                per_bytes: found.fit.per,
+                exponent: found.fit.exponent,
+                points: points.len(),
+            });
         }
-        let points: Vec<capacity::Point> = peaks.into_values().collect();
-        let seed = seed(&[
-            &family,
-            "capacity",
-            &Json::Object(params.clone()).to_string(),
-        ]);
-        let Some(found) = capacity::capacity(&points, limit.bytes as f64, seed) else {
-            continue;
-        };
-        out.push(CapacityRecord {
-            family,
-            parameter,
-            params,
-            figure: "rss".to_owned(),
-            n: found.n,
-            interval: found.interval,
-            limit_bytes: limit.bytes,
-            limit_from: limit.from.name().to_owned(),
-            fixed_bytes: found.fit.fixed,
-            per_bytes: found.fit.per,
-            exponent: found.fit.exponent,
-            points: points.len(),
-        });
     }
     out
 }
@@ -467,5 +480,53 @@ mod tests {
         let fits = rss_fits(|n| if n == 1 { 60_000 } else { n << 21 });
         assert_eq!(fits.len(), 1, "{fits:?}");
         assert_eq!(fits[0].points, 3);
+    }
+
+    #[test]
+    fn a_gpu_peak_is_predicted_under_the_devices_memory_and_rss_under_the_runs() {
+        const MIB: u64 = 1 << 20;
+        let cases: Vec<CaseRecord> = [1u64, 2, 4, 8, 16]
+            .map(|n| {
+                let mut case = case(n, 0);
+                case.memory.rss_peak_bytes = Some(100 * MIB + n * MIB);
+                case.memory.gpu_peak_bytes = Some(500 * MIB + 64 * n * MIB);
+                case
+            })
+            .into();
+        let gpu: crate::record::GpuContext = serde_json::from_value(json!({
+            "available": true,
+            "devices": [{"index": 0, "memory_bytes": 80u64 << 30}, {"index": 1, "memory_bytes": 40u64 << 30}],
+        }))
+        .unwrap();
+        let limits = capacity::Limits::of_run(Some(1 << 30), true, &gpu);
+        let found = capacities(&cases, limits);
+        let of = |figure: &str| {
+            found
+                .iter()
+                .find(|c| c.figure == figure)
+                .unwrap_or_else(|| panic!("no {figure} capacity: {found:?}"))
+        };
+        let gpu = of("gpu");
+        assert_eq!(
+            (gpu.limit_bytes, gpu.limit_from.as_str()),
+            (40 << 30, "device")
+        );
+        let expected = ((40u64 << 30) - 500 * MIB) as f64 / (64 * MIB) as f64;
+        assert!((gpu.n / expected - 1.0).abs() < 0.01, "{gpu:?}");
+        let rss = of("rss");
+        assert_eq!(
+            (rss.limit_bytes, rss.limit_from.as_str()),
+            (1 << 30, "flag")
+        );
+        assert!((rss.n / 924.0 - 1.0).abs() < 0.01, "{rss:?}");
+        // Read back, each under its own limit.
+        let mut record: crate::RunRecord = serde_json::from_value(json!({
+            "schema": 2, "run": "grow", "started_at": "2026-11-28T10:00:00Z",
+            "context": {"host": {"arch": "x86_64", "cores": 2}, "git": null, "nnbench": "0.1.0"},
+            "cases": [],
+        }))
+        .unwrap();
+        record.capacity = found.clone();
+        assert_eq!(capacity::Limits::of(&record), limits);
     }
 }

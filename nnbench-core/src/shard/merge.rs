@@ -256,9 +256,9 @@ fn combine(
     let mut memo = RunMemoRecord::default();
     let (mut prefetch, mut isolate) = (false, false);
     let mut earliest: Option<String> = None;
-    let mut limit = None;
+    let mut limits = capacity::Limits::default();
     for (_, shard, record) in shards {
-        limit = limit.or_else(|| record.capacity.iter().find_map(capacity::Limit::of));
+        limits = limits.or(capacity::Limits::of(&record));
         let started_at = record.started_at.clone();
         if earliest.as_ref().is_none_or(|e| started_at < *e) {
             earliest = Some(started_at.clone());
@@ -293,7 +293,7 @@ fn combine(
     // Refitted over every shard's cases: a shard's own fit saw only its part.
     let scaling = crate::scaling::fit(&cases);
     // Under the limit the first shard that predicted one predicted under.
-    let capacity = limit.map_or_else(Vec::new, |limit| crate::scaling::capacities(&cases, limit));
+    let capacity = crate::scaling::capacities(&cases, limits);
     RunRecord {
         schema: SCHEMA,
         run,
