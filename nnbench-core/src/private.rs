@@ -16,6 +16,7 @@ use serde_json::Value as Json;
 
 pub use inventory;
 
+pub use crate::measure::arrivals::Arrivals;
 pub use crate::measure::{Bencher, Timer};
 
 /// A family's sampling settings, as its attribute gave them.

@@ -190,6 +190,8 @@ fn bencher_fits(options: &Options, sig: &syn::Signature, span: Span, errors: &mu
         Some("has `threads`: a `Bencher` times its routine on one thread")
     } else if options.concurrency.is_some() {
         Some("has `concurrency`: a `Bencher` times its routine on one thread")
+    } else if options.rate.is_some() {
+        Some("has `rate`: a `Bencher` times its routine on one thread")
     } else {
         None
     };
@@ -297,20 +299,46 @@ fn number(value: &Expr) -> Number {
     }
 }
 
-/// `concurrency` and `threads` each make a case per level, of a function
-/// that can be made so: one of them, `threads` on a sync function, neither
-/// with calls counted one at a time under Callgrind, and the level's name
-/// free for its parameter.
+/// `concurrency`, `threads` and `rate` each make a case per level, of a
+/// function that can be made so: one of them, `threads` on a sync
+/// function, none with calls counted one at a time under Callgrind, and
+/// the level's name free for its parameter. `arrivals` and
+/// `request_timeout` shape a `rate`'s loop: not without one.
 fn parallel(options: &Options, sig: &syn::Signature, errors: &mut Errors) {
     let levels = [
-        ("concurrency", &options.concurrency),
-        ("threads", &options.threads),
+        ("concurrency", options.concurrency.as_ref().map(|o| o.1)),
+        ("threads", options.threads.as_ref().map(|o| o.1)),
+        ("rate", options.rate.as_ref().map(|o| o.1)),
     ];
-    if let (Some(_), Some((_, span))) = (&options.concurrency, &options.threads) {
+    let given: Vec<(&str, Span)> = levels
+        .iter()
+        .filter_map(|(name, span)| Some((*name, (*span)?)))
+        .collect();
+    if let [(first, _), (second, span), ..] = given[..] {
         errors.push(syn::Error::new(
-            *span,
-            "`threads` and `concurrency` cannot be combined: `threads` times each call made on several threads at once, `concurrency` keeps requests in flight for a period",
+            span,
+            format!("`{first}` and `{second}` cannot be combined: `threads` times each call made on several threads at once, `concurrency` keeps requests in flight for a period, `rate` issues requests at a set rate for a period"),
         ));
+    }
+    if options.rate.is_none() {
+        let shaping = [
+            ("arrivals", options.arrivals.as_ref().map(|o| o.1)),
+            (
+                "request_timeout",
+                options.request_timeout.as_ref().map(|o| o.1),
+            ),
+        ];
+        for (name, span) in shaping {
+            if let Some(span) = span {
+                errors.push(syn::Error::new(
+                    span,
+                    format!(
+                        "`{name}` shapes the requests of `rate = [...]`, which `{}` does not have",
+                        sig.ident
+                    ),
+                ));
+            }
+        }
     }
     if let (Some(_), Some((_, span))) = (&sig.asyncness, &options.threads) {
         errors.push(syn::Error::new(
@@ -321,17 +349,16 @@ fn parallel(options: &Options, sig: &syn::Signature, errors: &mut Errors) {
             ),
         ));
     }
-    for (name, option) in levels {
-        let Some((_, span)) = option else { continue };
+    for (name, span) in given {
         if matches!(options.timing, Some(TimingMode::Instructions)) {
             errors.push(syn::Error::new(
-                *span,
+                span,
                 format!("`{name}` cannot be counted under `timing = instructions`, which makes one call on one thread"),
             ));
         }
-        if is_param(sig, &Ident::new(name, *span)) {
+        if is_param(sig, &Ident::new(name, span)) {
             errors.push(syn::Error::new(
-                *span,
+                span,
                 format!("`{name}` is the level of each case, and `{}` has a parameter of that name: rename the parameter", sig.ident),
             ));
         }

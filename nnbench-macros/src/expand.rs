@@ -77,6 +77,13 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
     };
     let concurrency = levels(&options.concurrency);
     let threads = levels(&options.threads);
+    let rates = options.rate.iter().flat_map(|(rates, _)| rates);
+    let rate = quote!(&[#(#rates),*]);
+    let arrivals = match options.arrivals.map(|(a, _)| a) {
+        Some(crate::parse::Arrivals::Uniform) => quote!(#krate::Arrivals::Uniform),
+        _ => quote!(#krate::Arrivals::Poisson),
+    };
+    let request_timeout = duration(options.request_timeout.map(|(d, _)| d));
     let warm_up = duration(options.warm_up);
     let measurement_time = duration(options.measurement_time);
     let build = cases(plan);
@@ -109,6 +116,9 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
                     fail_on: #fail_on,
                     concurrency: #concurrency,
                     threads: #threads,
+                    rate: #rate,
+                    arrivals: #arrivals,
+                    request_timeout: #request_timeout,
                     scaling: #scaling,
                     cases: __nnbench_cases,
                 }
@@ -365,7 +375,9 @@ fn timed_call(plan: &Plan, passed: &[TokenStream]) -> TokenStream {
     // which the others need not pay.
     let fallible = returns_result(&plan.output);
     // Calls made on several threads at once need a function that can be.
-    let shared = plan.options.concurrency.is_some() || plan.options.threads.is_some();
+    let shared = plan.options.concurrency.is_some()
+        || plan.options.threads.is_some()
+        || plan.options.rate.is_some();
     // Owned values are cloned for each call off the clock, as inputs made
     // before the calls (where dropping them does something: a plain
     // number's copy costs a call nothing).

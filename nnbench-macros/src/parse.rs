@@ -59,9 +59,25 @@ pub(crate) struct Options {
     pub concurrency: Option<(Vec<usize>, Span)>,
     /// `threads = [1, 2, 4]`: threads making each call, a case per count.
     pub threads: Option<(Vec<usize>, Span)>,
+    /// `rate = [100, 200, 400]`: requests a second of an open loop, a case
+    /// per rate, with the span of the option's name.
+    pub rate: Option<(Vec<f64>, Span)>,
+    /// `arrivals = poisson | uniform`: how an open loop's gaps are drawn,
+    /// with the span of the option's name.
+    pub arrivals: Option<(Arrivals, Span)>,
+    /// `request_timeout = "50ms"`: an open loop's request that takes
+    /// longer counts as timed out, with the span of the option's name.
+    pub request_timeout: Option<(Duration, Span)>,
     /// `scaling = n`: the numeric parameter the family's figures are
     /// fitted against.
     pub scaling: Option<Ident>,
+}
+
+/// The `arrivals` option.
+#[derive(Clone, Copy)]
+pub(crate) enum Arrivals {
+    Poisson,
+    Uniform,
 }
 
 /// The `runtime` option.
@@ -103,7 +119,8 @@ pub(crate) enum TimingMode {
 
 /// The options' names, for messages.
 const OPTIONS: &str = "name, tags, setup, teardown, timing, sample_size, warm_up, \
-     measurement_time, metric, fail_on, throughput, runtime, concurrency, threads, scaling and crate";
+     measurement_time, metric, fail_on, throughput, runtime, concurrency, threads, rate, arrivals, \
+     request_timeout, scaling and crate";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -277,6 +294,13 @@ impl Sorted {
             }),
             "threads" => set_once(&mut o.threads, &name, || {
                 Ok((levels(&name, &value)?, name.span()))
+            }),
+            "rate" => set_once(&mut o.rate, &name, || Ok((rates(&value)?, name.span()))),
+            "arrivals" => set_once(&mut o.arrivals, &name, || {
+                Ok((arrivals(&value)?, name.span()))
+            }),
+            "request_timeout" => set_once(&mut o.request_timeout, &name, || {
+                Ok((duration(&name, &value)?, name.span()))
             }),
             "scaling" => set_once(&mut o.scaling, &name, || scaling(&value)),
             _ if self.kind == Kind::Product => {
@@ -471,6 +495,69 @@ fn levels(name: &Ident, value: &Expr) -> syn::Result<Vec<usize>> {
         levels.push(level);
     }
     Ok(levels)
+}
+
+/// The most requests a second an open loop offers: its dispatcher issues
+/// them one by one.
+const MAX_RATE: f64 = 1e6;
+
+/// `[100, 200, 400]`: distinct positive numbers of requests a second, at
+/// most [`MAX_RATE`].
+fn rates(value: &Expr) -> syn::Result<Vec<f64>> {
+    const WHAT: &str = "rate is a list of requests a second: rate = [100, 200, 400]";
+    let Expr::Array(array) = value else {
+        return Err(syn::Error::new(value.span(), WHAT));
+    };
+    if array.elems.is_empty() {
+        return Err(syn::Error::new(
+            value.span(),
+            format!("`rate` has no rates: {WHAT}"),
+        ));
+    }
+    let mut rates = Vec::new();
+    for element in &array.elems {
+        let rate = match element {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(n),
+                ..
+            }) => n.base10_parse::<f64>().ok(),
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Float(f),
+                ..
+            }) => f.base10_parse::<f64>().ok(),
+            _ => None,
+        };
+        let rate = rate
+            .filter(|r| r.is_finite() && *r > 0.0 && *r <= MAX_RATE)
+            .ok_or_else(|| {
+                syn::Error::new(
+                    element.span(),
+                    format!(
+                        "a rate is a number of requests a second above 0 and at most {MAX_RATE:.0}"
+                    ),
+                )
+            })?;
+        if rates.contains(&rate) {
+            return Err(syn::Error::new(
+                element.span(),
+                format!("{rate} is given twice in `rate`"),
+            ));
+        }
+        rates.push(rate);
+    }
+    Ok(rates)
+}
+
+/// `poisson` or `uniform`.
+fn arrivals(value: &Expr) -> syn::Result<Arrivals> {
+    match word(value).as_deref() {
+        Some("poisson") => Ok(Arrivals::Poisson),
+        Some("uniform") => Ok(Arrivals::Uniform),
+        _ => Err(syn::Error::new(
+            value.span(),
+            "arrivals is `poisson` (exponential gaps, the default) or `uniform` (even gaps)",
+        )),
+    }
 }
 
 fn sample_size(value: &Expr) -> syn::Result<usize> {

@@ -284,3 +284,38 @@ fn a_profile_holds_the_polled_work_and_the_runtimes() {
         "the runtime's threads under their name"
     );
 }
+
+/// Each request waits 20 ms: at 200 a second, about four are in flight.
+#[nnbench::benchmark(rate = [200], warm_up = "20ms", measurement_time = "300ms")]
+async fn paced() -> u8 {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    1
+}
+
+/// Each request waits 50 ms, past its 10 ms timeout.
+#[nnbench::benchmark(rate = [100], arrivals = uniform, request_timeout = "10ms", warm_up = "20ms", measurement_time = "200ms")]
+async fn past_its_timeout() -> u8 {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    1
+}
+
+#[test]
+fn async_requests_at_a_rate_overlap_and_a_late_one_is_cut_at_its_timeout() {
+    let record = run("paced/");
+    let case = &record.cases[0];
+    assert!(case.error.is_none(), "{:?}", case.error);
+    let load = case.load.as_deref().expect("an open loop's record");
+    assert!(load.requests >= 30, "about 60 due: {load:?}");
+    assert!(load.most_in_flight >= 3, "requests overlap: {load:?}");
+    assert!(case.time.mean_ns >= 20e6, "{:?}", case.time);
+
+    let record = run("past_its_timeout/");
+    let case = &record.cases[0];
+    assert!(case.error.is_none(), "{:?}", case.error);
+    let load = case.load.as_deref().expect("an open loop's record");
+    assert_eq!(load.arrivals, "uniform");
+    assert_eq!(load.requests, 20, "{load:?}");
+    assert_eq!(load.timed_out, load.requests, "{load:?}");
+    // Counted at their timeout, not at the 50 ms they would have taken.
+    assert!(case.time.max_ns < 40e6, "{:?}", case.time);
+}

@@ -18,7 +18,7 @@ use crate::record::{ConcurrencyRecord, Percentiles, Sampler, TimeRecord, TimingM
 
 /// How long the timed period is split into windows, whose mean latencies
 /// are the record's samples.
-const WINDOWS: usize = 10;
+pub(super) const WINDOWS: usize = 10;
 
 /// How a case is loaded.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,6 +32,8 @@ pub(crate) struct LoadPlan {
     /// Each worker makes one request, no more, all of them recorded: a
     /// case timed once (and every case in test mode).
     pub once: bool,
+    /// Requests due at a set rate instead of `level` kept in flight.
+    pub open: Option<super::arrivals::OpenLoop>,
 }
 
 /// What the workers of one load measured, together.
@@ -40,10 +42,12 @@ pub(crate) struct LoadOutcome {
     tally: Tally,
     duration: Duration,
     once: bool,
+    /// Under an open loop, what it offered and how the client kept up.
+    open: Option<super::open_loop::OpenCounts>,
 }
 
 /// What one worker measured.
-struct Tally {
+pub(super) struct Tally {
     latencies: Histogram<u64>,
     /// Per window of the timed period: the sum of the latencies of the
     /// requests that finished in it, and their number.
@@ -55,7 +59,7 @@ struct Tally {
 }
 
 impl Tally {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             // Grows to the latencies it sees, to three significant digits.
             latencies: Histogram::new(3).unwrap_or_else(|_| unreachable!("3 digits are valid")),
@@ -66,13 +70,21 @@ impl Tally {
     }
 
     /// Records a latency; the histogram grows to hold it.
-    fn record(&mut self, ns: u64) {
+    pub(super) fn record(&mut self, ns: u64) {
         if self.latencies.record(ns).is_err() {
             self.latencies.saturating_record(ns);
         }
     }
 
-    fn add(&mut self, other: Tally) {
+    /// Records a latency of the timed period's window `window`.
+    pub(super) fn record_in(&mut self, window: usize, ns: u64) {
+        self.record(ns);
+        let window = &mut self.windows[window.min(WINDOWS - 1)];
+        window.0 += ns as f64;
+        window.1 += 1;
+    }
+
+    pub(super) fn add(&mut self, other: Tally) {
         // Both histograms grow as needed: adding cannot fail for lack of room.
         let _ = self.latencies.add(&other.latencies);
         for (mine, theirs) in self.windows.iter_mut().zip(other.windows) {
@@ -235,7 +247,25 @@ impl LoadOutcome {
             },
             once: plan.once,
             tally,
+            open: None,
         }
+    }
+
+    /// An open loop's: its requests recorded in `tally`, what it offered
+    /// and how the client kept up in `counts`.
+    pub(super) fn open(plan: LoadPlan, tally: Tally, counts: super::open_loop::OpenCounts) -> Self {
+        Self {
+            level: counts.most_in_flight.max(1) as usize,
+            open: Some(counts),
+            ..Self::new(plan, tally)
+        }
+    }
+
+    /// The open loop's record, under `rate`.
+    pub(crate) fn open_record(&self) -> Option<crate::record::LoadRecord> {
+        self.open
+            .as_ref()
+            .map(|counts| counts.record(self.tally.latencies.len(), self.duration))
     }
 
     /// How long the timed period lasted.
@@ -287,6 +317,7 @@ impl LoadOutcome {
                 p50_ns: at(0.5),
                 p90_ns: at(0.9),
                 p99_ns: at(0.99),
+                p999_ns: (h.len() >= 1000).then(|| at(0.999)),
                 max_ns: h.max() as f64,
             }),
             ..TimeRecord::default()
@@ -304,6 +335,7 @@ mod tests {
             warm_up: Duration::from_millis(10),
             duration: Duration::from_millis(100),
             once,
+            open: None,
         }
     }
 

@@ -4,6 +4,7 @@
 //! GPU memory (through NVML). Time is taken around the call itself.
 
 pub(crate) mod adaptive;
+pub(crate) mod arrivals;
 mod batches;
 mod bencher;
 pub(crate) mod callgrind;
@@ -12,6 +13,7 @@ pub mod gpu;
 pub(crate) mod load;
 pub(crate) mod memory_limit;
 mod nvml;
+mod open_loop;
 #[cfg_attr(not(target_os = "linux"), path = "perf_elsewhere.rs")]
 pub(crate) mod perf;
 pub(crate) mod profile;

@@ -217,7 +217,11 @@ impl Timer {
     ) -> R {
         if let Some(plan) = self.load {
             wait_for_device();
-            return self.finish_load(load::on_threads(plan, &f, &failed));
+            let outcome = match plan.open {
+                Some(open) => super::open_loop::on_threads(plan, open, &f, &failed),
+                None => load::on_threads(plan, &f, &failed),
+            };
+            return self.finish_load(outcome);
         }
         if self.threads > 1 {
             wait_for_device();
@@ -274,7 +278,13 @@ impl Timer {
     ) -> F::Output {
         wait_for_device();
         if let Some(plan) = self.load {
-            return self.finish_load(runtime.block_on(load::in_flight(plan, &f, &failed)));
+            let outcome = match plan.open {
+                Some(open) => {
+                    runtime.block_on(super::open_loop::in_flight(plan, open, &f, &failed))
+                }
+                None => runtime.block_on(load::in_flight(plan, &f, &failed)),
+            };
+            return self.finish_load(outcome);
         }
         let (iters, counted, wall_only) = (self.iters, self.counted, self.wall_only);
         let (out, elapsed) = runtime.block_on(async {

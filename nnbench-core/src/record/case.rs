@@ -86,6 +86,11 @@ pub struct CaseRecord {
     /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<super::ConcurrencyRecord>,
+    /// The open loop a family with `rate = [...]` ran the case under:
+    /// the rates offered and achieved, and what was late, dropped or
+    /// timed out; `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<Box<super::LoadRecord>>,
     /// The threads a family with `threads = [...]` made each call on, and
     /// how far apart their times were; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -231,7 +236,10 @@ impl CaseRecord {
             Figure::Instructions => self.time.instructions.map(|n| n as f64),
             Figure::Throughput => self.throughput.map(|t| t.per_second),
             Figure::P99 => self.time.percentiles.map(|p| p.p99_ns),
-            Figure::Requests => self.concurrency.map(|c| c.requests_per_second),
+            Figure::Requests => self
+                .concurrency
+                .map(|c| c.requests_per_second)
+                .or(self.load.as_ref().map(|l| l.achieved_rate)),
             // A family's: the run's `scaling` and `capacity`.
             Figure::Scaling | Figure::Capacity => None,
         }

@@ -12,6 +12,7 @@ mod case;
 mod concurrency;
 mod context;
 mod fields;
+mod load;
 mod memo;
 mod method;
 mod paired;
@@ -21,6 +22,7 @@ mod scaling;
 mod shard;
 mod threads;
 mod throughput;
+pub(crate) use throughput::per_second;
 mod verdict;
 
 use std::fs;
@@ -39,6 +41,7 @@ pub use case::{
 pub use concurrency::ConcurrencyRecord;
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
 pub use fields::{field, numeric_fields};
+pub use load::LoadRecord;
 pub use memo::{
     LeakRecord, MemoCounters, MemoInput, MemoRecord, MemoSize, MemosRecord, PlanRecord,
     RunMemoRecord,
@@ -428,6 +431,17 @@ mod tests {
                 direction: None,
                 throughput: None,
                 concurrency: Some(ConcurrencyRecord::new(8, 100, 1e9)),
+                load: Some(Box::new(LoadRecord {
+                    offered_rate: 200.0,
+                    arrivals: "poisson".into(),
+                    achieved_rate: 198.5,
+                    requests: 200,
+                    late_fraction: 0.005,
+                    dropped: 0,
+                    timed_out: 2,
+                    timeout_ns: Some(5e7),
+                    most_in_flight: 3,
+                })),
                 threads: Some(ThreadsRecord::new(vec![8.0, 12.0])),
                 profile: Some("target/nnbench/sweep/profiles/accuracy/model=m1.svg".into()),
                 fail_on: None,

@@ -25,6 +25,10 @@ pub struct Percentiles {
     pub p90_ns: f64,
     /// 99 calls in 100.
     pub p99_ns: f64,
+    /// 999 calls in 1000: requests under load, where a thousand or more
+    /// were recorded (fewer cannot place it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p999_ns: Option<f64>,
     /// The slowest call.
     pub max_ns: f64,
 }
@@ -47,6 +51,7 @@ impl Percentiles {
             p50_ns: rank(0.50)?,
             p90_ns: rank(0.90)?,
             p99_ns: rank(0.99)?,
+            p999_ns: if n >= 1000 { rank(0.999) } else { None },
             max_ns: *sorted.last()?,
         })
     }
@@ -67,11 +72,13 @@ mod tests {
             (p.p50_ns, p.p90_ns, p.p99_ns, p.max_ns),
             (1e6, 1e6, 1e6, 5e7)
         );
+        assert_eq!(p.p999_ns, Some(5e7));
         calls.push(5e7);
         let p = Percentiles::of(&calls).unwrap();
         assert_eq!(p.p99_ns, 5e7);
         let one = Percentiles::of(&[7.0]).unwrap();
         assert_eq!((one.p50_ns, one.p99_ns, one.max_ns), (7.0, 7.0, 7.0));
+        assert_eq!(one.p999_ns, None, "one call cannot place it");
         let ten: Vec<f64> = (1..=10).map(f64::from).collect();
         let p = Percentiles::of(&ten).unwrap();
         assert_eq!((p.p50_ns, p.p90_ns, p.p99_ns), (5.0, 9.0, 10.0));

@@ -73,7 +73,7 @@ impl ThroughputRecord {
 
 /// `count` per second of `ns` nanoseconds; 0 when `ns` is too short to
 /// measure.
-pub(super) fn per_second(count: u64, ns: f64) -> f64 {
+pub(crate) fn per_second(count: u64, ns: f64) -> f64 {
     if ns > 0.0 {
         count as f64 / (ns / 1e9)
     } else {

@@ -43,6 +43,14 @@ pub struct Family {
     pub concurrency: &'static [usize],
     /// The `threads` option: threads making each call, one case per count.
     pub threads: &'static [usize],
+    /// The `rate` option: requests a second of an open loop, one case per
+    /// rate.
+    pub rate: &'static [f64],
+    /// The `arrivals` option: how an open loop's gaps are drawn.
+    pub arrivals: crate::measure::arrivals::Arrivals,
+    /// The `request_timeout` option: an open loop's request that takes
+    /// longer counts as timed out.
+    pub request_timeout: Option<std::time::Duration>,
     /// The `scaling` option: the numeric parameter the family's figures
     /// are fitted against.
     pub scaling: Option<&'static str>,
@@ -52,21 +60,25 @@ pub struct Family {
 
 impl Family {
     /// The levels a case of this family runs at, each a case of its own,
-    /// from its `concurrency` or `threads` option; empty without either.
+    /// from its `concurrency`, `threads` or `rate` option; empty without
+    /// any.
     pub(crate) fn levels(&self) -> Vec<Parallel> {
         let concurrency = self.concurrency.iter().map(|&n| Parallel::Concurrency(n));
         let threads = self.threads.iter().map(|&n| Parallel::Threads(n));
-        concurrency.chain(threads).collect()
+        let rate = self.rate.iter().map(|&r| Parallel::Rate(r));
+        concurrency.chain(threads).chain(rate).collect()
     }
 }
 
 /// How many threads make a case's calls at once, and how.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Parallel {
     /// Each call is made on this many threads, started together.
     Threads(usize),
     /// This many requests are kept in flight for the timed period.
     Concurrency(usize),
+    /// Requests are due at this many a second, for the timed period.
+    Rate(f64),
 }
 
 inventory::collect!(Family);
@@ -120,13 +132,29 @@ impl Parallel {
         match self {
             Parallel::Threads(_) => "threads",
             Parallel::Concurrency(_) => "concurrency",
+            Parallel::Rate(_) => "rate",
         }
     }
 
-    /// Threads, or requests in flight.
+    /// Threads or requests in flight; a rate's requests a second, whole.
     pub(crate) fn level(self) -> usize {
         match self {
             Parallel::Threads(n) | Parallel::Concurrency(n) => n,
+            Parallel::Rate(r) => r.round() as usize,
+        }
+    }
+
+    /// The level as the case's parameter: a rate as it was written.
+    pub(crate) fn param(self) -> crate::param::Param {
+        match self {
+            Parallel::Rate(r) => {
+                crate::param::Param::plain(self.name(), r, serde_json::Value::from(r))
+            }
+            _ => crate::param::Param::plain(
+                self.name(),
+                self.level(),
+                serde_json::Value::from(self.level()),
+            ),
         }
     }
 }

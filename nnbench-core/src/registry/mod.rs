@@ -13,7 +13,7 @@ pub use family::{Call, CaseSpec, Count, Family, Hook};
 use serde_json::{Map, Value as Json};
 
 use crate::error::panic_message;
-use crate::param::{Param, Params};
+use crate::param::Params;
 
 /// One case of the registry.
 pub(crate) struct Case {
@@ -143,12 +143,7 @@ fn specs(family: &Family) -> Result<Vec<(CaseSpec, Option<Parallel>)>, Panic> {
             let Some(mut spec) = built.next() else {
                 break 'cases;
             };
-            let level = parallel.level();
-            spec.params.push(Param::plain(
-                parallel.name(),
-                level,
-                serde_json::Value::from(level),
-            ));
+            spec.params.push(parallel.param());
             specs.push((spec, Some(parallel)));
         }
     }

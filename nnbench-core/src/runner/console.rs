@@ -291,11 +291,24 @@ fn common_folder(files: &[&std::path::Path]) -> Option<std::path::PathBuf> {
 type Extra = fn(&CaseRecord) -> Option<String>;
 
 /// The columns shown only when some case has a cell in them.
-const EXTRAS: [(&str, Extra); 4] = [
+const EXTRAS: [(&str, Extra); 5] = [
     ("throughput", |c| c.throughput.map(|t| t.to_string())),
     ("p99", |c| c.time.percentiles.map(|p| format_ns(p.p99_ns))),
+    ("p99.9", |c| {
+        c.time.percentiles.and_then(|p| p.p999_ns).map(format_ns)
+    }),
     ("requests/s", |c| {
-        c.concurrency.map(|l| format_count(l.requests_per_second))
+        c.concurrency
+            .map(|l| format_count(l.requests_per_second))
+            .or_else(|| {
+                c.load.as_ref().map(|l| {
+                    format!(
+                        "{} of {}",
+                        format_count(l.achieved_rate),
+                        format_count(l.offered_rate)
+                    )
+                })
+            })
     }),
     ("thread spread", |c| {
         c.threads
@@ -356,7 +369,7 @@ fn time(case: &CaseRecord) -> String {
     match t.mode {
         _ if t.samples == 0 => "-".into(),
         // Under load, each request's latency: the median of all of them.
-        _ if case.concurrency.is_some() => {
+        _ if case.concurrency.is_some() || case.load.is_some() => {
             format!(
                 "{} ({} req)",
                 format_ns(t.median_ns),

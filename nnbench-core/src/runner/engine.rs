@@ -11,6 +11,7 @@ use super::console::Console;
 use super::criterion_sampler::CriterionSampler;
 use super::measured_value;
 use crate::measure::adaptive::{self, StopRule};
+use crate::measure::arrivals::{Arrivals, OpenLoop};
 use crate::measure::callgrind::{self, Dumps};
 use crate::measure::cpu::Elapsed;
 use crate::measure::load::LoadPlan;
@@ -39,6 +40,8 @@ pub(crate) struct TimingPlan {
     pub round: Round,
     /// The threads or requests in flight the calls are made by.
     pub parallel: Option<Parallel>,
+    /// Under `rate`: the family's `arrivals` and `request_timeout`.
+    pub open: (Arrivals, Option<Duration>),
 }
 
 /// What timing a case's call gave.
@@ -49,6 +52,8 @@ pub(crate) struct Timed {
     pub time: TimeRecord,
     /// The load it ran under, with `concurrency`.
     pub concurrency: Option<ConcurrencyRecord>,
+    /// The open loop it ran under, with `rate`.
+    pub load: Option<Box<crate::record::LoadRecord>>,
     /// Each thread's time, with `threads`.
     pub threads: Option<ThreadsRecord>,
 }
@@ -88,6 +93,7 @@ impl Engine {
             metric,
             time,
             concurrency: None,
+            load: None,
             threads: None,
         };
         if plan.timing == Timing::Instructions {
@@ -108,8 +114,21 @@ impl Engine {
         }
         let mut metric = call(args, &mut first)?;
         let once = first.elapsed().unwrap_or_default();
-        if let Some(Parallel::Concurrency(level)) = plan.parallel {
-            return load(call, args, plan, level, metric);
+        match plan.parallel {
+            Some(Parallel::Concurrency(level)) => {
+                return load(call, args, plan, LoadShape::Closed(level), metric);
+            }
+            Some(Parallel::Rate(rate)) => {
+                let family = plan.open;
+                let open = OpenLoop {
+                    rate,
+                    arrivals: family.0,
+                    timeout: family.1,
+                    seed: seed_of(id),
+                };
+                return load(call, args, plan, LoadShape::Open(open), metric);
+            }
+            _ => {}
         }
         let sample = match plan.timing {
             Timing::Once | Timing::Instructions => false,
@@ -217,26 +236,53 @@ impl Engine {
     }
 }
 
-/// Keeps `level` requests of `call` in flight for the timed period (one
-/// each, when the case is timed once).
-fn load(call: &Call, args: &Args, plan: &TimingPlan, level: usize, metric: Json) -> Result<Timed> {
+/// How a case is loaded: requests kept in flight, or due at a rate.
+enum LoadShape {
+    Closed(usize),
+    Open(OpenLoop),
+}
+
+/// Loads `call` as `shape` says for the timed period (a few requests, when
+/// the case is timed once).
+fn load(
+    call: &Call,
+    args: &Args,
+    plan: &TimingPlan,
+    shape: LoadShape,
+    metric: Json,
+) -> Result<Timed> {
+    let (level, open) = match shape {
+        LoadShape::Closed(level) => (level, None),
+        LoadShape::Open(open) => (1, Some(open)),
+    };
     let load = LoadPlan {
         level,
         warm_up: plan.sampling.warm_up.unwrap_or(LOAD_WARM_UP),
         duration: plan.sampling.measurement_time.unwrap_or(LOAD_DURATION),
         once: plan.timing == Timing::Once,
+        open,
     };
     let mut timer = Timer::new(1).under_load(load);
     call(args, &mut timer)?;
     let outcome = timer.take_load().ok_or_else(|| {
-        Error::msg("its call made no requests under load: only a function of a family with `concurrency` can be loaded")
+        Error::msg("its call made no requests under load: only a function of a family with `concurrency` or `rate` can be loaded")
     })?;
+    let open = outcome.open_record();
     Ok(Timed {
         metric,
         time: outcome.time(),
-        concurrency: Some(outcome.concurrency()),
+        concurrency: open.is_none().then(|| outcome.concurrency()),
+        load: open.map(Box::new),
         threads: None,
     })
+}
+
+/// The seed of a case's arrivals: the same in every run of it.
+fn seed_of(id: &str) -> u64 {
+    let hash = blake3::hash(id.as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&hash.as_bytes()[..8]);
+    u64::from_le_bytes(bytes)
 }
 
 /// Each thread's median time per call over `samples` of `(calls, what
@@ -297,7 +343,10 @@ pub(crate) fn plan(case: &Case, run: &TimingSettings) -> TimingPlan {
         sampling: family.sampling.overridden_by(run.sampling),
         auto_threshold: run.auto_threshold(),
         round: round.unwrap_or(Round::CALIBRATE),
-        sampler: if matches!(case.parallel, Some(Parallel::Concurrency(_))) {
+        sampler: if matches!(
+            case.parallel,
+            Some(Parallel::Concurrency(_) | Parallel::Rate(_))
+        ) {
             Sampler::Load
         } else if round.is_some() {
             Sampler::Paired
@@ -307,5 +356,6 @@ pub(crate) fn plan(case: &Case, run: &TimingSettings) -> TimingPlan {
             Sampler::Adaptive
         },
         parallel: case.parallel,
+        open: (family.arrivals, family.request_timeout),
     }
 }

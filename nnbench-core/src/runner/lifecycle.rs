@@ -17,8 +17,8 @@ use crate::error::panic_message;
 use crate::measure::CaseMeter;
 use crate::memo::{self, ErasedMemo, Resolution, Sizes, journal};
 use crate::record::{
-    CaseError, CaseRecord, ConcurrencyRecord, GpuMethod, LeakRecord, MemoRecord, MemoSize,
-    MemoryRecord, Stage, ThreadsRecord, ThroughputRecord, TimeRecord, TimingMode,
+    CaseError, CaseRecord, ConcurrencyRecord, GpuMethod, LeakRecord, LoadRecord, MemoRecord,
+    MemoSize, MemoryRecord, Stage, ThreadsRecord, ThroughputRecord, TimeRecord, TimingMode,
 };
 use crate::registry::{Args, Body, Call, Case, Hook};
 use crate::settings::Settings;
@@ -142,7 +142,7 @@ pub(crate) fn run_case(
     memo_record.prefetched = around.prefetch();
     let mut value = Json::Null;
     let mut throughput = None;
-    let (mut concurrency, mut threads) = (None, None);
+    let (mut concurrency, mut threads, mut load) = (None, None, None);
     let (mut profile, mut warnings) = (None, Vec::new());
     let mut time = TimeRecord {
         samples: 0,
@@ -183,6 +183,10 @@ pub(crate) fn run_case(
                 }
                 (value, time) = (timed.metric, timed.time);
                 (concurrency, threads) = (timed.concurrency, timed.threads);
+                if let Some(late) = timed.load.as_deref().and_then(client_fell_behind) {
+                    warnings.push(late);
+                }
+                load = timed.load;
             }
             Err(error) => failure.add(Stage::Call, &error),
         }
@@ -219,10 +223,29 @@ pub(crate) fn run_case(
             },
             throughput,
             concurrency,
+            load,
             threads,
             profile,
         },
     )
+}
+
+/// The share of an open loop's requests the client may issue late (more
+/// than 100 µs after they were due) before its latencies are said to hold
+/// the client's delay.
+const LATE_SHARE: f64 = 0.01;
+
+/// What to say of an open loop whose client could not keep up with its
+/// rate: its latencies count from when each request was due, so they hold
+/// the client's own delay, and a slower client reads as a slower service.
+fn client_fell_behind(load: &LoadRecord) -> Option<String> {
+    (load.late_fraction > LATE_SHARE).then(|| {
+        format!(
+            "the client issued {:.1}% of its requests more than 100 µs late (at {} a second): the latencies hold its delay; a busy machine, or a rate beyond what one dispatcher thread issues",
+            100.0 * load.late_fraction,
+            load.offered_rate
+        )
+    })
 }
 
 /// Notes on a case's memo record what it evicted, and which of those
@@ -248,11 +271,15 @@ fn throughput_of(case: &Case, args: &Args, timed: &Timed) -> Result<Option<Throu
     };
     let per_call = guarded(|| count(args)).map_err(|e| e.context("counting its throughput"))?;
     let time = &timed.time;
-    if let Some(load) = &timed.concurrency {
+    let under_load = timed
+        .concurrency
+        .map(|c| c.requests_per_second)
+        .or(timed.load.as_ref().map(|l| l.achieved_rate));
+    if let Some(rate) = under_load {
         return Ok(Some(ThroughputRecord {
             unit: *unit,
             per_call,
-            per_second: per_call as f64 * load.requests_per_second,
+            per_second: per_call as f64 * rate,
         }));
     }
     Ok(
@@ -410,6 +437,7 @@ pub(crate) fn unfinished(
             warnings: Vec::new(),
             throughput: None,
             concurrency: None,
+            load: None,
             threads: None,
             profile: None,
         },
@@ -427,6 +455,7 @@ struct Outcome {
     warnings: Vec<String>,
     throughput: Option<ThroughputRecord>,
     concurrency: Option<ConcurrencyRecord>,
+    load: Option<Box<LoadRecord>>,
     threads: Option<ThreadsRecord>,
     profile: Option<PathBuf>,
 }
@@ -455,6 +484,7 @@ fn record(case: &Case, mut outcome: Outcome) -> CaseRecord {
         paired: None,
         throughput: outcome.throughput,
         concurrency: outcome.concurrency,
+        load: outcome.load,
         threads: outcome.threads,
         profile: outcome.profile,
         directions: case

@@ -153,6 +153,7 @@ fn calls(
             warm_up: Duration::ZERO,
             duration,
             once: false,
+            open: None,
         };
         return called(&mut Timer::new(1).under_load(load));
     }
@@ -287,6 +288,7 @@ mod tests {
                 sampler: crate::record::Sampler::Adaptive,
                 round: crate::measure::round::Round::CALIBRATE,
                 parallel: threads,
+                open: Default::default(),
             };
             let per_call = Duration::from_millis(1);
             calls(

@@ -376,6 +376,9 @@ mod tests {
         fail_on: None,
         concurrency: &[],
         threads: &[],
+        rate: &[],
+        arrivals: crate::measure::arrivals::Arrivals::Poisson,
+        request_timeout: None,
         scaling: None,
         cases: Vec::new,
     };

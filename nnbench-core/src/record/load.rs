@@ -1,0 +1,49 @@
+//! A case run under an open loop: `rate = [...]`.
+
+use serde::{Deserialize, Serialize};
+
+/// How a case of a family with `rate = [100, 200, 400]` ran: requests due
+/// at `offered_rate` a second, each issued when due whether or not the
+/// earlier ones were done, its latency counted from when it was due. The
+/// latencies are the case's `time` (its `percentiles` included); this is
+/// the load that gave them, and how far the client itself kept up.
+///
+/// # Example
+///
+/// ```
+/// # fn f(case: &nnbench::record::CaseRecord) {
+/// if let Some(load) = &case.load {
+///     println!("{} req/s offered, {:.0} done; {} timed out, {:.2}% sent late",
+///              load.offered_rate, load.achieved_rate, load.timed_out,
+///              100.0 * load.late_fraction);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LoadRecord {
+    /// Requests due a second, on average.
+    pub offered_rate: f64,
+    /// How the gaps between them were drawn: `poisson` or `uniform`.
+    pub arrivals: String,
+    /// Requests that finished within the timed period, a second.
+    pub achieved_rate: f64,
+    /// Requests due in the timed period and issued, whose latencies are
+    /// the case's time.
+    pub requests: u64,
+    /// The share of them the client issued more than 100 µs after they
+    /// were due: where it is more than a few percent, the client could not
+    /// keep up with the rate, and the latencies hold its delay too.
+    pub late_fraction: f64,
+    /// Requests not issued: more were in flight than the client can hold.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
+    pub dropped: u64,
+    /// Requests that took longer than the family's `request_timeout`.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
+    pub timed_out: u64,
+    /// The `request_timeout`, in nanoseconds; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ns: Option<f64>,
+    /// The most requests that were in flight at once.
+    pub most_in_flight: u64,
+}

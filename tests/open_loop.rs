@@ -1,0 +1,184 @@
+//! `rate = [...]`: requests at a set arrival rate, each timed from when it
+//! was due, checked against queueing theory. The service is one server
+//! that takes requests in the order they arrive and spends exactly 1 ms on
+//! each: an M/D/1 queue. It keeps its schedule in time itself (a request
+//! that arrives while the server is busy starts when the one before it
+//! ends) and each request sleeps until its own end, so that no handing
+//! over between threads adds to the service, and nothing spins on the
+//! cores the dispatcher needs. What the machine adds on top, a request
+//! woken after its end, is measured and added to the theory.
+
+#[path = "support/alone.rs"]
+mod alone;
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use alone::run;
+use nnbench::record::CaseRecord;
+
+/// The service's time, per request.
+const SERVICE: Duration = Duration::from_millis(1);
+
+/// The server: when it is free, and by how long each request was woken
+/// after its end, in seconds.
+struct Server {
+    free_at: Option<Instant>,
+    woken_late: Vec<f64>,
+}
+
+static SERVER: Mutex<Server> = Mutex::new(Server {
+    free_at: None,
+    woken_late: Vec::new(),
+});
+
+fn serve() -> u64 {
+    let arrived = Instant::now();
+    let end = {
+        let mut server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+        let start = server.free_at.map_or(arrived, |free| free.max(arrived));
+        let end = start + SERVICE;
+        server.free_at = Some(end);
+        end
+    };
+    std::thread::sleep(end.saturating_duration_since(Instant::now()));
+    let late = Instant::now().saturating_duration_since(end).as_secs_f64();
+    SERVER
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .woken_late
+        .push(late);
+    u64::from(late > 0.0)
+}
+
+/// Utilisation 0.5 and 0.8 of a 1 ms server, Poisson arrivals.
+#[nnbench::benchmark(rate = [500, 800], warm_up = "200ms", measurement_time = "4s")]
+fn queue() -> u64 {
+    serve()
+}
+
+/// The same server, one request at a time (a closed loop).
+#[nnbench::benchmark(concurrency = [1], warm_up = "100ms", measurement_time = "1s")]
+fn one_at_a_time() -> u64 {
+    serve()
+}
+
+/// Even gaps, and a timeout no request of a server this idle reaches.
+#[nnbench::benchmark(rate = [100], arrivals = uniform, request_timeout = "1s", warm_up = "50ms", measurement_time = "500ms")]
+fn even() -> u64 {
+    serve()
+}
+
+/// The case's record, the service's time and how late the machine woke
+/// its requests after their end, on average, in seconds.
+fn served(filter: &str) -> (CaseRecord, f64, f64) {
+    {
+        let mut server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+        server.free_at = None;
+        server.woken_late.clear();
+    }
+    let record = run(filter);
+    let case = record
+        .cases
+        .first()
+        .cloned()
+        .unwrap_or_else(|| panic!("{filter} ran"));
+    assert!(case.error.is_none(), "{:?}", case.error);
+    let server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let late = server.woken_late.iter().sum::<f64>() / server.woken_late.len() as f64;
+    (case, SERVICE.as_secs_f64(), late)
+}
+
+/// The share of requests the client may send late for its latencies to
+/// be checked against theory: past it, they hold the client's delay.
+const KEPT_UP: f64 = 0.05;
+
+/// How many times a run is made again where the machine kept the client
+/// from keeping up.
+const ATTEMPTS: usize = 3;
+
+#[test]
+fn the_mean_time_in_system_is_queueing_theorys_at_half_and_four_fifths_load() {
+    for rate in [500.0, 800.0] {
+        let mut attempt = 0;
+        let (case, service, woken_late) = loop {
+            attempt += 1;
+            let served = served(&format!("queue/rate={rate}"));
+            let late = served.0.load.as_deref().map_or(0.0, |l| l.late_fraction);
+            if late <= KEPT_UP {
+                break served;
+            }
+            // A machine too busy for the client to keep up: the run says so,
+            // and its latencies cannot be held to the theory.
+            assert!(
+                served
+                    .0
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("the latencies hold its delay")),
+                "{:?}",
+                served.0.warnings
+            );
+            if attempt == ATTEMPTS {
+                eprintln!(
+                    "rate {rate}: the client fell behind in {ATTEMPTS} runs; the theory was not checked"
+                );
+                return;
+            }
+        };
+        let load = case.load.as_deref().expect("an open loop's record");
+        assert_eq!(load.offered_rate, rate);
+        assert_eq!(load.arrivals, "poisson");
+        let utilisation = rate * service;
+        // M/D/1: the service, and the wait behind the requests ahead.
+        let theory = service + utilisation * service / (2.0 * (1.0 - utilisation)) + woken_late;
+        let measured = case.time.mean_ns / 1e9;
+        println!(
+            "rate {rate}: utilisation {utilisation:.2}, mean time in system {:.3} ms, theory {:.3} ms (woken {:.3} ms late), {} requests, {:.2}% sent late",
+            measured * 1e3,
+            theory * 1e3,
+            woken_late * 1e3,
+            load.requests,
+            100.0 * load.late_fraction
+        );
+        assert!(
+            (measured / theory - 1.0).abs() < 0.2,
+            "rate {rate}: {measured} s where theory says {theory} s: {load:?}"
+        );
+        assert!(load.requests as f64 > 0.8 * rate * 4.0, "{load:?}");
+        assert!((load.achieved_rate / rate - 1.0).abs() < 0.15, "{load:?}");
+        let p = case.time.percentiles.expect("percentiles");
+        assert!(
+            p.p999_ns.is_some(),
+            "a thousand requests or more place p99.9: {p:?}"
+        );
+    }
+}
+
+#[test]
+fn a_closed_loop_reports_the_service_where_the_open_loop_reports_the_queue() {
+    let (closed, service, _) = served("one_at_a_time/");
+    let closed_mean = closed.time.mean_ns / 1e9;
+    assert!(closed.load.is_none() && closed.concurrency.is_some());
+    assert!(
+        closed_mean < 1.5 * service,
+        "one at a time, a request takes the service: {closed_mean} s against {service} s"
+    );
+    let (open, service, _) = served("queue/rate=800");
+    let open_mean = open.time.mean_ns / 1e9;
+    assert!(
+        open_mean > 2.0 * service,
+        "at four fifths load, requests wait behind each other: {open_mean} s against {service} s"
+    );
+}
+
+#[test]
+fn uniform_arrivals_and_a_timeout_are_recorded() {
+    let (case, _, _) = served("even/");
+    let load = case.load.as_deref().expect("an open loop's record");
+    assert_eq!(load.arrivals, "uniform");
+    assert_eq!(load.timeout_ns, Some(1e9));
+    assert_eq!((load.timed_out, load.dropped), (0, 0));
+    assert_eq!(load.requests, 50, "{load:?}");
+    assert_eq!(case.params["rate"], 100.0);
+}
