@@ -327,6 +327,10 @@ fn parallel(options: &Options, sig: &syn::Signature, errors: &mut Errors) {
                 "request_timeout",
                 options.request_timeout.as_ref().map(|o| o.1),
             ),
+            (
+                "latency_target",
+                options.latency_target.as_ref().map(|o| o.1),
+            ),
         ];
         for (name, span) in shaping {
             if let Some(span) = span {

@@ -84,6 +84,14 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
         _ => quote!(#krate::Arrivals::Poisson),
     };
     let request_timeout = duration(options.request_timeout.map(|(d, _)| d));
+    let latency_target = optional(options.latency_target.map(|(target, _)| {
+        let quantile = target.quantile;
+        let nanos = target.limit.as_nanos() as u64;
+        quote!(#krate::LatencyTarget {
+            quantile: #quantile,
+            limit: ::core::time::Duration::from_nanos(#nanos),
+        })
+    }));
     let warm_up = duration(options.warm_up);
     let measurement_time = duration(options.measurement_time);
     let build = cases(plan);
@@ -119,6 +127,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
                     rate: #rate,
                     arrivals: #arrivals,
                     request_timeout: #request_timeout,
+                    latency_target: #latency_target,
                     scaling: #scaling,
                     cases: __nnbench_cases,
                 }

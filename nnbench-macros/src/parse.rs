@@ -68,6 +68,9 @@ pub(crate) struct Options {
     /// `request_timeout = "50ms"`: an open loop's request that takes
     /// longer counts as timed out, with the span of the option's name.
     pub request_timeout: Option<(Duration, Span)>,
+    /// `latency_target = "p99 <= 20ms"`: the highest rate that meets it is
+    /// searched, with the span of the option's name.
+    pub latency_target: Option<(nnbench_units::LatencyTarget, Span)>,
     /// `scaling = n`: the numeric parameter the family's figures are
     /// fitted against.
     pub scaling: Option<Ident>,
@@ -120,7 +123,7 @@ pub(crate) enum TimingMode {
 /// The options' names, for messages.
 const OPTIONS: &str = "name, tags, setup, teardown, timing, sample_size, warm_up, \
      measurement_time, metric, fail_on, throughput, runtime, concurrency, threads, rate, arrivals, \
-     request_timeout, scaling and crate";
+     request_timeout, latency_target, scaling and crate";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -301,6 +304,12 @@ impl Sorted {
             }),
             "request_timeout" => set_once(&mut o.request_timeout, &name, || {
                 Ok((duration(&name, &value)?, name.span()))
+            }),
+            "latency_target" => set_once(&mut o.latency_target, &name, || {
+                let text = string_literal(&value, "latency_target")?;
+                let target = nnbench_units::parse_latency_target(&text.value())
+                    .map_err(|e| syn::Error::new(text.span(), format!("latency_target: {e}")))?;
+                Ok((target, name.span()))
             }),
             "scaling" => set_once(&mut o.scaling, &name, || scaling(&value)),
             _ if self.kind == Kind::Product => {

@@ -68,6 +68,9 @@ pub enum Figure {
     /// Requests per second under load, for a family with `concurrency`
     /// (more is better).
     Requests,
+    /// The highest rate of requests whose latency meets a family's
+    /// `latency_target`, found by search (more is better).
+    MaxRate,
     /// How a family's figure grows with its `scaling` parameter: the
     /// exponent of the power fitted (`time ∝ n^1.02`); a family's, not a
     /// case's, so not among [`Figure::ALL`]. Its limit is a change of the
@@ -81,7 +84,7 @@ pub enum Figure {
 
 impl Figure {
     /// Every figure, in the order reports list them.
-    pub const ALL: [Figure; 12] = [
+    pub const ALL: [Figure; 13] = [
         Figure::Time,
         Figure::Load,
         Figure::Rss,
@@ -94,6 +97,7 @@ impl Figure {
         Figure::Throughput,
         Figure::P99,
         Figure::Requests,
+        Figure::MaxRate,
     ];
 
     /// Its name in limits (`time=10%`), records and reports.
@@ -117,6 +121,7 @@ impl Figure {
             Figure::Throughput => "throughput",
             Figure::P99 => "p99",
             Figure::Requests => "requests",
+            Figure::MaxRate => "max_rate",
             Figure::Scaling => "scaling",
             Figure::Capacity => "capacity",
         }
@@ -137,6 +142,7 @@ impl Figure {
             Figure::Value
             | Figure::Throughput
             | Figure::Requests
+            | Figure::MaxRate
             | Figure::Scaling
             | Figure::Capacity => Unit::Number,
             Figure::Instructions => Unit::Count,
@@ -156,7 +162,7 @@ impl Figure {
     pub fn higher_is_better(self) -> bool {
         matches!(
             self,
-            Figure::Throughput | Figure::Requests | Figure::Capacity
+            Figure::Throughput | Figure::Requests | Figure::MaxRate | Figure::Capacity
         )
     }
 }
@@ -173,7 +179,7 @@ impl fmt::Display for Figure {
 ///
 /// ```
 /// let err = "speed".parse::<nnbench_units::Figure>().unwrap_err();
-/// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, scaling and capacity"));
+/// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, scaling and capacity"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFigure(pub String);
@@ -182,7 +188,7 @@ impl fmt::Display for UnknownFigure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, scaling and capacity",
+            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, scaling and capacity",
             self.0
         )
     }

@@ -11,6 +11,7 @@
 //!   `value.accuracy=0.5%`;
 //! - which way a metric is better (`metric = "accuracy:higher,
 //!   latency_ms:lower"`);
+//! - latency targets (`latency_target = "p99 <= 20ms"`);
 //! - amounts written for people (`12.3 µs`, `3.00 MiB`), and a struct
 //!   metric's fields in the unit their names end with (`latency_ms`).
 
@@ -22,6 +23,7 @@ mod figure;
 mod format;
 mod limits;
 mod metric;
+mod target;
 
 pub use duration::parse_duration;
 pub use field::format_field;
@@ -29,3 +31,4 @@ pub use figure::{Figure, Unit, UnknownFigure};
 pub use format::{format_amount, format_bytes, format_count, format_figure, format_ns};
 pub use limits::{FigureLimit, Limit, LimitError, parse_limits};
 pub use metric::{Direction, MetricError, MetricField, is_field_path, parse_metric};
+pub use target::{LatencyTarget, parse_latency_target};

@@ -206,6 +206,7 @@ fn compare_figure(
             amounts(figure, base.figure(figure), head.figure(figure), threshold)
         }
         Figure::Requests => rates(figure, base.figure(figure), head.figure(figure), threshold),
+        Figure::MaxRate => max_rate(base, head, threshold),
         Figure::Throughput => throughput(base, head, threshold, t.significance),
         // A family's, compared apart from its cases.
         Figure::Scaling | Figure::Capacity => None,
@@ -427,6 +428,38 @@ fn rates(
         Verdict::Improved => Verdict::Regressed,
         other => other,
     };
+    Some(out)
+}
+
+/// The highest rate under a latency target, judged as a rate past the
+/// limit, and only where the searches' brackets do not overlap: a head
+/// regressed where it was shown to miss the target at a rate the base was
+/// shown to meet (improved the other way), since each figure is known
+/// only to within its bracket.
+fn max_rate(
+    base: &CaseRecord,
+    head: &CaseRecord,
+    threshold: Threshold,
+) -> Option<FigureComparison> {
+    let (b, h) = (base.search.as_deref(), head.search.as_deref());
+    let mut out = rates(
+        Figure::MaxRate,
+        b.map(|s| s.max_rate),
+        h.map(|s| s.max_rate),
+        threshold,
+    )?;
+    let (Some(b), Some(h)) = (b, h) else {
+        return Some(out);
+    };
+    let apart = match out.verdict {
+        Verdict::Regressed => h.missed_at.is_some_and(|missed| missed <= b.max_rate),
+        Verdict::Improved => b.missed_at.is_some_and(|missed| missed <= h.max_rate),
+        _ => true,
+    };
+    if !apart {
+        out.verdict = Verdict::Unchanged;
+        out.note = Some("within the searches' brackets".into());
+    }
     Some(out)
 }
 
@@ -679,6 +712,35 @@ mod tests {
             t.significance,
         )
         .verdict
+    }
+
+    /// A searched case that met its target up to `max` requests a second
+    /// and missed it at `missed`.
+    fn searched(max: f64, missed: f64) -> CaseRecord {
+        let mut case = scored(0.0, &[]);
+        case.search = Some(Box::new(crate::record::SearchRecord {
+            max_rate: max,
+            missed_at: Some(missed),
+            ..Default::default()
+        }));
+        case
+    }
+
+    #[test]
+    fn a_highest_rate_regresses_only_past_the_limit_and_the_brackets() {
+        let judged = |base: &CaseRecord, head: &CaseRecord| {
+            max_rate(base, head, Thresholds::default().get(Figure::MaxRate))
+                .expect("both sides searched")
+                .verdict
+        };
+        let base = searched(640.0, 672.0);
+        // Shown to miss at 530/s, which the base was shown to meet.
+        assert_eq!(judged(&base, &searched(500.0, 530.0)), Verdict::Regressed);
+        // 12% lower, but the head was not shown to miss at 640/s.
+        assert_eq!(judged(&base, &searched(560.0, 700.0)), Verdict::Unchanged);
+        // Within the limit.
+        assert_eq!(judged(&base, &searched(620.0, 650.0)), Verdict::Unchanged);
+        assert_eq!(judged(&searched(500.0, 530.0), &base), Verdict::Improved);
     }
 
     fn scored(value: f64, made_by_other_build: &[&str]) -> CaseRecord {

@@ -261,6 +261,28 @@ impl LoadOutcome {
         }
     }
 
+    /// The latency at quantile `q` of the recorded requests, and its 95%
+    /// interval by order statistics (the ranks a binomial count of
+    /// requests below it leaves likely), in nanoseconds; `None` without
+    /// requests.
+    pub(crate) fn quantile(&self, q: f64) -> Option<(f64, [f64; 2])> {
+        let h = &self.tally.latencies;
+        if h.is_empty() {
+            return None;
+        }
+        let n = h.len() as f64;
+        let spread = 1.96 * (n * q * (1.0 - q)).sqrt();
+        let rank = |k: f64| (k / n).clamp(0.0, 1.0);
+        let at = |q: f64| h.value_at_quantile(q) as f64;
+        Some((
+            at(q),
+            [
+                at(rank(n * q - spread - 1.0)),
+                at(rank(n * q + spread + 1.0)),
+            ],
+        ))
+    }
+
     /// The open loop's record, under `rate`.
     pub(crate) fn open_record(&self) -> Option<crate::record::LoadRecord> {
         self.open

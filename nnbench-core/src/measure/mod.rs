@@ -22,6 +22,7 @@ pub mod rss;
 #[cfg(feature = "tokio")]
 mod runtime;
 mod sampler;
+pub(crate) mod search;
 mod timer;
 mod together;
 #[cfg(feature = "tch")]

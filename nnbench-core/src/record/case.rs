@@ -91,6 +91,10 @@ pub struct CaseRecord {
     /// timed out; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<Box<super::LoadRecord>>,
+    /// The search of a family with `latency_target`: the rates tried and
+    /// the highest that met it; `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<Box<super::SearchRecord>>,
     /// The threads a family with `threads = [...]` made each call on, and
     /// how far apart their times were; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -240,6 +244,7 @@ impl CaseRecord {
                 .concurrency
                 .map(|c| c.requests_per_second)
                 .or(self.load.as_ref().map(|l| l.achieved_rate)),
+            Figure::MaxRate => self.search.as_ref().map(|s| s.max_rate),
             // A family's: the run's `scaling` and `capacity`.
             Figure::Scaling | Figure::Capacity => None,
         }

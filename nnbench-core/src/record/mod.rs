@@ -19,6 +19,7 @@ mod paired;
 mod percentiles;
 mod precision;
 mod scaling;
+mod search;
 mod shard;
 mod threads;
 mod throughput;
@@ -53,6 +54,7 @@ pub use percentiles::Percentiles;
 pub use precision::{Clock, Precision, StopReason};
 pub use scaling::ScalingRecord;
 pub(crate) use scaling::label as scaling_label;
+pub use search::{SearchRecord, SearchStep};
 pub use shard::{ShardRecord, ShardRun};
 pub use threads::ThreadsRecord;
 pub use throughput::{ThroughputRecord, ThroughputUnit};
@@ -441,6 +443,19 @@ mod tests {
                     timed_out: 2,
                     timeout_ns: Some(5e7),
                     most_in_flight: 3,
+                })),
+                search: Some(Box::new(SearchRecord {
+                    target: "p99 <= 20ms".into(),
+                    max_rate: 640.0,
+                    missed_at: Some(672.0),
+                    steps: vec![SearchStep {
+                        rate: 640.0,
+                        latency_ns: 1.8e7,
+                        interval_ns: [1.6e7, 1.95e7],
+                        requests: 1280,
+                        late_fraction: 0.0,
+                        meets: true,
+                    }],
                 })),
                 threads: Some(ThreadsRecord::new(vec![8.0, 12.0])),
                 profile: Some("target/nnbench/sweep/profiles/accuracy/model=m1.svg".into()),

@@ -51,6 +51,9 @@ pub struct Family {
     /// The `request_timeout` option: an open loop's request that takes
     /// longer counts as timed out.
     pub request_timeout: Option<std::time::Duration>,
+    /// The `latency_target` option: the highest rate whose latency meets
+    /// it is searched, in a case of its own.
+    pub latency_target: Option<nnbench_units::LatencyTarget>,
     /// The `scaling` option: the numeric parameter the family's figures
     /// are fitted against.
     pub scaling: Option<&'static str>,
@@ -66,7 +69,12 @@ impl Family {
         let concurrency = self.concurrency.iter().map(|&n| Parallel::Concurrency(n));
         let threads = self.threads.iter().map(|&n| Parallel::Threads(n));
         let rate = self.rate.iter().map(|&r| Parallel::Rate(r));
-        concurrency.chain(threads).chain(rate).collect()
+        let search = self.latency_target.map(|_| Parallel::Search);
+        concurrency
+            .chain(threads)
+            .chain(rate)
+            .chain(search)
+            .collect()
     }
 }
 
@@ -79,6 +87,9 @@ pub(crate) enum Parallel {
     Concurrency(usize),
     /// Requests are due at this many a second, for the timed period.
     Rate(f64),
+    /// The highest rate that meets the family's `latency_target` is
+    /// searched, a timed period a rate tried.
+    Search,
 }
 
 inventory::collect!(Family);
@@ -132,7 +143,7 @@ impl Parallel {
         match self {
             Parallel::Threads(_) => "threads",
             Parallel::Concurrency(_) => "concurrency",
-            Parallel::Rate(_) => "rate",
+            Parallel::Rate(_) | Parallel::Search => "rate",
         }
     }
 
@@ -141,14 +152,22 @@ impl Parallel {
         match self {
             Parallel::Threads(n) | Parallel::Concurrency(n) => n,
             Parallel::Rate(r) => r.round() as usize,
+            Parallel::Search => 0,
         }
     }
 
     /// The level as the case's parameter: a rate as it was written.
     pub(crate) fn param(self) -> crate::param::Param {
         match self {
+            // A whole rate reads as one: `rate=200`.
+            Parallel::Rate(r) if r.fract() == 0.0 && r < 1e15 => {
+                crate::param::Param::plain(self.name(), r, serde_json::Value::from(r as u64))
+            }
             Parallel::Rate(r) => {
                 crate::param::Param::plain(self.name(), r, serde_json::Value::from(r))
+            }
+            Parallel::Search => {
+                crate::param::Param::plain(self.name(), "max", serde_json::Value::from("max"))
             }
             _ => crate::param::Param::plain(
                 self.name(),

@@ -14,8 +14,9 @@ use crate::measure::adaptive::{self, StopRule};
 use crate::measure::arrivals::{Arrivals, OpenLoop};
 use crate::measure::callgrind::{self, Dumps};
 use crate::measure::cpu::Elapsed;
-use crate::measure::load::LoadPlan;
+use crate::measure::load::{LoadOutcome, LoadPlan};
 use crate::measure::round::{self, Round};
+use crate::measure::search::{self, Step};
 use crate::measure::{CaseMeter, Timer, one_call, summarize};
 use crate::record::{
     CallgrindRecord, ConcurrencyRecord, Sampler, ThreadsRecord, TimeRecord, TimingMode,
@@ -23,6 +24,7 @@ use crate::record::{
 use crate::registry::{Args, Call, Case, Parallel};
 use crate::settings::{Baselines, Sampling, Timing, TimingSettings};
 use crate::{Error, Result};
+use nnbench_units::LatencyTarget;
 
 /// How long a case under `concurrency` makes requests before they are
 /// recorded, and for how long they are, unless its family says.
@@ -42,6 +44,9 @@ pub(crate) struct TimingPlan {
     pub parallel: Option<Parallel>,
     /// Under `rate`: the family's `arrivals` and `request_timeout`.
     pub open: (Arrivals, Option<Duration>),
+    /// Under `latency_target`: the target, and the rate its search starts
+    /// from (the family's lowest).
+    pub search: Option<(LatencyTarget, f64)>,
 }
 
 /// What timing a case's call gave.
@@ -54,6 +59,8 @@ pub(crate) struct Timed {
     pub concurrency: Option<ConcurrencyRecord>,
     /// The open loop it ran under, with `rate`.
     pub load: Option<Box<crate::record::LoadRecord>>,
+    /// The search of the highest rate under `latency_target`.
+    pub search: Option<Box<crate::record::SearchRecord>>,
     /// Each thread's time, with `threads`.
     pub threads: Option<ThreadsRecord>,
 }
@@ -94,6 +101,7 @@ impl Engine {
             time,
             concurrency: None,
             load: None,
+            search: None,
             threads: None,
         };
         if plan.timing == Timing::Instructions {
@@ -119,15 +127,10 @@ impl Engine {
                 return load(call, args, plan, LoadShape::Closed(level), metric);
             }
             Some(Parallel::Rate(rate)) => {
-                let family = plan.open;
-                let open = OpenLoop {
-                    rate,
-                    arrivals: family.0,
-                    timeout: family.1,
-                    seed: seed_of(id),
-                };
+                let open = open_loop(plan, rate, seed_of(id));
                 return load(call, args, plan, LoadShape::Open(open), metric);
             }
+            Some(Parallel::Search) => return search_rate(call, args, plan, seed_of(id), metric),
             _ => {}
         }
         let sample = match plan.timing {
@@ -273,9 +276,121 @@ fn load(
         time: outcome.time(),
         concurrency: open.is_none().then(|| outcome.concurrency()),
         load: open.map(Box::new),
+        search: None,
         threads: None,
     })
 }
+
+/// The open loop of `plan` at `rate`.
+fn open_loop(plan: &TimingPlan, rate: f64, seed: u64) -> OpenLoop {
+    OpenLoop {
+        rate,
+        arrivals: plan.open.0,
+        timeout: plan.open.1,
+        seed,
+    }
+}
+
+/// The highest rate of requests of `call` whose latency meets the family's
+/// target, searched a timed period a rate from its lowest listed rate;
+/// the case's time and load are those of the step at the rate found (of
+/// the last step, where none met it).
+fn search_rate(
+    call: &Call,
+    args: &Args,
+    plan: &TimingPlan,
+    seed: u64,
+    metric: Json,
+) -> Result<Timed> {
+    let Some((target, first)) = plan.search else {
+        return Err(Error::msg(
+            "a search of the highest rate needs a latency_target",
+        ));
+    };
+    let mut failure = None;
+    let mut best: Option<(f64, LoadOutcome)> = None;
+    let mut last = None;
+    let found = search::search(&target, first, MOST_RATE, |rate| {
+        let missed = Step {
+            rate,
+            latency_ns: f64::NAN,
+            interval_ns: [f64::INFINITY; 2],
+            requests: 0,
+            late_fraction: 0.0,
+        };
+        if failure.is_some() {
+            return missed;
+        }
+        let period = plan.sampling.measurement_time.unwrap_or(LOAD_DURATION);
+        let load = LoadPlan {
+            level: 1,
+            warm_up: plan.sampling.warm_up.unwrap_or(LOAD_WARM_UP),
+            duration: search::step_period(&target, rate, period),
+            once: plan.timing == Timing::Once,
+            open: Some(open_loop(plan, rate, seed)),
+        };
+        let mut timer = Timer::new(1).under_load(load);
+        if let Err(error) = call(args, &mut timer) {
+            failure = Some(error);
+            return missed;
+        }
+        let Some(outcome) = timer.take_load() else {
+            return missed;
+        };
+        let Some((latency_ns, interval_ns)) = outcome.quantile(target.quantile) else {
+            return missed;
+        };
+        let record = outcome.open_record();
+        let step = Step {
+            rate,
+            latency_ns,
+            interval_ns,
+            requests: record.as_ref().map_or(0, |l| l.requests),
+            late_fraction: record.as_ref().map_or(0.0, |l| l.late_fraction),
+        };
+        if step.meets(&target) && best.as_ref().is_none_or(|(r, _)| *r < rate) {
+            best = Some((rate, outcome));
+        } else {
+            last = Some(outcome);
+        }
+        step
+    });
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    let outcome = best
+        .map(|(_, o)| o)
+        .or(last)
+        .ok_or_else(|| Error::msg("the search of the highest rate made no requests"))?;
+    let search = crate::record::SearchRecord {
+        target: target.to_string(),
+        max_rate: found.max_rate,
+        missed_at: found.missed_at.is_finite().then_some(found.missed_at),
+        steps: found
+            .steps
+            .iter()
+            .map(|s| crate::record::SearchStep {
+                rate: s.rate,
+                latency_ns: s.latency_ns,
+                interval_ns: s.interval_ns,
+                requests: s.requests,
+                late_fraction: s.late_fraction,
+                meets: s.meets(&target),
+            })
+            .collect(),
+    };
+    Ok(Timed {
+        metric,
+        time: outcome.time(),
+        concurrency: None,
+        load: outcome.open_record().map(Box::new),
+        search: Some(Box::new(search)),
+        threads: None,
+    })
+}
+
+/// The highest rate a search tries: what one dispatcher thread can issue.
+const MOST_RATE: f64 = 1e6;
 
 /// The seed of a case's arrivals: the same in every run of it.
 fn seed_of(id: &str) -> u64 {
@@ -345,7 +460,7 @@ pub(crate) fn plan(case: &Case, run: &TimingSettings) -> TimingPlan {
         round: round.unwrap_or(Round::CALIBRATE),
         sampler: if matches!(
             case.parallel,
-            Some(Parallel::Concurrency(_) | Parallel::Rate(_))
+            Some(Parallel::Concurrency(_) | Parallel::Rate(_) | Parallel::Search)
         ) {
             Sampler::Load
         } else if round.is_some() {
@@ -357,5 +472,9 @@ pub(crate) fn plan(case: &Case, run: &TimingSettings) -> TimingPlan {
         },
         parallel: case.parallel,
         open: (family.arrivals, family.request_timeout),
+        search: family.latency_target.map(|target| {
+            let first = family.rate.iter().copied().fold(f64::INFINITY, f64::min);
+            (target, if first.is_finite() { first } else { 1.0 })
+        }),
     }
 }

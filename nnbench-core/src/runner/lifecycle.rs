@@ -18,7 +18,8 @@ use crate::measure::CaseMeter;
 use crate::memo::{self, ErasedMemo, Resolution, Sizes, journal};
 use crate::record::{
     CaseError, CaseRecord, ConcurrencyRecord, GpuMethod, LeakRecord, LoadRecord, MemoRecord,
-    MemoSize, MemoryRecord, Stage, ThreadsRecord, ThroughputRecord, TimeRecord, TimingMode,
+    MemoSize, MemoryRecord, SearchRecord, Stage, ThreadsRecord, ThroughputRecord, TimeRecord,
+    TimingMode,
 };
 use crate::registry::{Args, Body, Call, Case, Hook};
 use crate::settings::Settings;
@@ -142,7 +143,7 @@ pub(crate) fn run_case(
     memo_record.prefetched = around.prefetch();
     let mut value = Json::Null;
     let mut throughput = None;
-    let (mut concurrency, mut threads, mut load) = (None, None, None);
+    let (mut concurrency, mut threads, mut load, mut search) = (None, None, None, None);
     let (mut profile, mut warnings) = (None, Vec::new());
     let mut time = TimeRecord {
         samples: 0,
@@ -186,7 +187,7 @@ pub(crate) fn run_case(
                 if let Some(late) = timed.load.as_deref().and_then(client_fell_behind) {
                     warnings.push(late);
                 }
-                load = timed.load;
+                (load, search) = (timed.load, timed.search);
             }
             Err(error) => failure.add(Stage::Call, &error),
         }
@@ -224,6 +225,7 @@ pub(crate) fn run_case(
             throughput,
             concurrency,
             load,
+            search,
             threads,
             profile,
         },
@@ -438,6 +440,7 @@ pub(crate) fn unfinished(
             throughput: None,
             concurrency: None,
             load: None,
+            search: None,
             threads: None,
             profile: None,
         },
@@ -456,6 +459,7 @@ struct Outcome {
     throughput: Option<ThroughputRecord>,
     concurrency: Option<ConcurrencyRecord>,
     load: Option<Box<LoadRecord>>,
+    search: Option<Box<SearchRecord>>,
     threads: Option<ThreadsRecord>,
     profile: Option<PathBuf>,
 }
@@ -485,6 +489,7 @@ fn record(case: &Case, mut outcome: Outcome) -> CaseRecord {
         throughput: outcome.throughput,
         concurrency: outcome.concurrency,
         load: outcome.load,
+        search: outcome.search,
         threads: outcome.threads,
         profile: outcome.profile,
         directions: case

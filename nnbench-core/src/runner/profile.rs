@@ -289,6 +289,7 @@ mod tests {
                 round: crate::measure::round::Round::CALIBRATE,
                 parallel: threads,
                 open: Default::default(),
+                search: None,
             };
             let per_call = Duration::from_millis(1);
             calls(

@@ -30,4 +30,10 @@ fn named_like_the_rate(rate: usize) -> usize {
     rate
 }
 
+#[nnbench::benchmark(latency_target = "p99 <= 20ms")]
+fn target_without_rate() {}
+
+#[nnbench::benchmark(rate = [100], latency_target = "p95 <= 20ms")]
+fn unknown_percentile() {}
+
 fn main() {}

@@ -379,6 +379,7 @@ mod tests {
         rate: &[],
         arrivals: crate::measure::arrivals::Arrivals::Poisson,
         request_timeout: None,
+        latency_target: None,
         scaling: None,
         cases: Vec::new,
     };

@@ -1,0 +1,213 @@
+//! The highest rate under a latency target: `latency_target = "p99 <=
+//! 20ms"` with `rate = [...]`. Each step runs an open loop at one rate for
+//! the timed period and judges its percentile against the target:
+//!
+//! - it **meets** the target where the upper end of the percentile's 95%
+//!   interval (order statistics over the step's requests) lies within it;
+//! - it **misses** otherwise: beyond the target, or too close to it for
+//!   the step's requests to tell (a rate is accepted only where it is
+//!   shown to meet). A client that fell behind issued requests late, and
+//!   their latencies, counted from when they were due, hold its delay: a
+//!   step that meets the target even so meets it.
+//!
+//! A step lasts the timed period, or longer where that holds too few
+//! requests to place the percentile (ten beyond it: a thousand for a p99),
+//! up to 5 s. From the lowest rate the family lists, the search doubles
+//! while steps meet (halves while they miss, three times at most) to
+//! bracket the highest rate that meets,
+//! then bisects the bracket (geometrically) until its ends are within 5%
+//! of each other. The figure is the bracket's lower end: a rate shown to
+//! meet the target, with the next one tried shown not to.
+
+use std::time::Duration;
+
+use nnbench_units::LatencyTarget;
+
+/// Bisection stops once the bracket's ends are this close.
+const PRECISION: f64 = 0.05;
+/// The most steps that double the first rate.
+const MOST_DOUBLING: usize = 12;
+/// The most steps that halve it: a target missed at an eighth of the
+/// lowest rate the family lists is missed at every rate it is about.
+const MOST_HALVING: usize = 3;
+/// The most bisection steps.
+const MOST_BISECTING: usize = 8;
+
+/// The requests a step records at least, times `1 / (1 - q)` for a
+/// target's quantile `q`: ten beyond the percentile, so that its interval
+/// has an upper end short of the slowest request (a thousand for a p99).
+const TAIL_REQUESTS: f64 = 10.0;
+/// The longest a step lasts to record them.
+const LONGEST_STEP: Duration = Duration::from_secs(5);
+
+/// How long a step at `rate` lasts: the timed `period`, or longer where
+/// that holds too few requests to place the target's percentile, up to
+/// [`LONGEST_STEP`].
+pub(crate) fn step_period(target: &LatencyTarget, rate: f64, period: Duration) -> Duration {
+    let requests = TAIL_REQUESTS / (1.0 - target.quantile).max(1e-6);
+    let needed = Duration::from_secs_f64((requests / rate.max(f64::MIN_POSITIVE)).min(1e6));
+    period.max(needed.min(LONGEST_STEP))
+}
+
+/// What one step measured at a rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Step {
+    pub rate: f64,
+    /// The target's percentile, and its 95% interval, in nanoseconds.
+    pub latency_ns: f64,
+    pub interval_ns: [f64; 2],
+    pub requests: u64,
+    /// The share of requests the client issued late.
+    pub late_fraction: f64,
+}
+
+impl Step {
+    /// Whether the step shows the rate meets `target`.
+    pub(crate) fn meets(&self, target: &LatencyTarget) -> bool {
+        self.requests > 0 && self.interval_ns[1] <= target.limit.as_nanos() as f64
+    }
+}
+
+/// The search's outcome: every step in the order taken, and the bracket.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Found {
+    pub steps: Vec<Step>,
+    /// The highest rate shown to meet the target; 0 where none did.
+    pub max_rate: f64,
+    /// The lowest rate above it shown not to; infinite where the
+    /// bracketing ran out of steps first.
+    pub missed_at: f64,
+}
+
+/// Searches the highest rate that meets `target`, from `first`, running
+/// each step with `step`.
+pub(crate) fn search(
+    target: &LatencyTarget,
+    first: f64,
+    most: f64,
+    mut step: impl FnMut(f64) -> Step,
+) -> Found {
+    let mut steps = Vec::new();
+    let mut take = |rate: f64, steps: &mut Vec<Step>| {
+        let s = step(rate);
+        steps.push(s);
+        s.meets(target)
+    };
+    let (mut low, mut high) = (0.0, f64::INFINITY);
+    let mut rate = first.clamp(f64::MIN_POSITIVE, most);
+    let (mut doubled, mut halved) = (0, 0);
+    loop {
+        if take(rate, &mut steps) {
+            low = rate;
+            if high.is_finite() || rate >= most || doubled == MOST_DOUBLING {
+                break;
+            }
+            rate = (rate * 2.0).min(most);
+            doubled += 1;
+        } else {
+            high = rate;
+            if low > 0.0 || halved == MOST_HALVING {
+                break;
+            }
+            rate /= 2.0;
+            halved += 1;
+        }
+    }
+    if low > 0.0 && high.is_finite() {
+        for _ in 0..MOST_BISECTING {
+            if high / low <= 1.0 + PRECISION {
+                break;
+            }
+            let middle = (low * high).sqrt();
+            if take(middle, &mut steps) {
+                low = middle;
+            } else {
+                high = middle;
+            }
+        }
+    }
+    Found {
+        steps,
+        max_rate: low,
+        missed_at: high,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target() -> LatencyTarget {
+        nnbench_units::parse_latency_target("p99 <= 5ms").unwrap()
+    }
+
+    /// A service whose p99 crosses 5 ms at `knee` requests a second.
+    fn service(knee: f64) -> impl FnMut(f64) -> Step {
+        move |rate| {
+            let latency = if rate <= knee { 4e6 } else { 9e6 };
+            Step {
+                rate,
+                latency_ns: latency,
+                interval_ns: [latency * 0.9, latency * 1.1],
+                requests: 1000,
+                late_fraction: 0.0,
+            }
+        }
+    }
+
+    #[test]
+    fn the_search_brackets_then_bisects_to_within_five_percent() {
+        let found = search(&target(), 100.0, 1e6, service(730.0));
+        assert!(
+            found.max_rate <= 730.0 && found.max_rate >= 730.0 / 1.05,
+            "{found:?}"
+        );
+        assert!(found.missed_at > 730.0 && found.missed_at / found.max_rate <= 1.05);
+        // Up from 100: 200, 400 and 800 bracket it.
+        let rates: Vec<f64> = found.steps.iter().map(|s| s.rate).collect();
+        assert_eq!(rates[..4], [100.0, 200.0, 400.0, 800.0]);
+    }
+
+    #[test]
+    fn a_first_rate_that_misses_halves_and_none_that_meets_is_zero() {
+        let found = search(&target(), 1000.0, 1e6, service(300.0));
+        assert!(
+            found.max_rate >= 300.0 / 1.05 && found.max_rate <= 300.0,
+            "{found:?}"
+        );
+        let never = search(&target(), 1000.0, 1e6, service(0.0));
+        assert_eq!(never.max_rate, 0.0);
+        assert_eq!(never.steps.len(), MOST_HALVING + 1);
+    }
+
+    #[test]
+    fn a_step_lasts_long_enough_to_place_its_percentile() {
+        let second = Duration::from_secs(1);
+        assert_eq!(step_period(&target(), 2000.0, second), second);
+        assert_eq!(step_period(&target(), 1.0, second), LONGEST_STEP);
+        assert_eq!(
+            step_period(&target(), 500.0, second),
+            Duration::from_secs(2)
+        );
+    }
+
+    #[test]
+    fn a_step_too_close_to_tell_misses() {
+        let limit = target().limit.as_nanos() as f64;
+        let mut step = Step {
+            rate: 100.0,
+            latency_ns: limit * 0.95,
+            interval_ns: [limit * 0.9, limit * 1.02],
+            requests: 500,
+            late_fraction: 0.0,
+        };
+        assert!(
+            !step.meets(&target()),
+            "its interval reaches past the limit"
+        );
+        step.interval_ns[1] = limit;
+        assert!(step.meets(&target()));
+        step.requests = 0;
+        assert!(!step.meets(&target()), "nothing recorded");
+    }
+}

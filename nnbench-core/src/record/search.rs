@@ -1,0 +1,65 @@
+//! The highest rate under a latency target: `latency_target`.
+
+use serde::{Deserialize, Serialize};
+
+/// How the highest rate whose latency meets a family's `latency_target`
+/// was found: each rate tried, a timed period of requests at it, and the
+/// rate found. The case's `time` and `load` are those of the step at the
+/// rate found.
+///
+/// # Example
+///
+/// ```
+/// # fn f(case: &nnbench::record::CaseRecord) {
+/// if let Some(search) = &case.search {
+///     println!("{}: at most {:.0} requests a second", search.target, search.max_rate);
+///     for step in &search.steps {
+///         println!("  {:.0}/s: {:.0} ns ({})", step.rate, step.latency_ns,
+///                  if step.meets { "meets" } else { "misses" });
+///     }
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SearchRecord {
+    /// The target: `p99 <= 20ms`.
+    pub target: String,
+    /// The highest rate shown to meet it, in requests a second; 0 where
+    /// none did.
+    pub max_rate: f64,
+    /// The lowest rate above it shown not to; absent where the search
+    /// stopped before one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missed_at: Option<f64>,
+    /// Each rate tried, in the order tried.
+    pub steps: Vec<SearchStep>,
+}
+
+/// One rate a search tried.
+///
+/// # Example
+///
+/// ```
+/// # fn f(step: &nnbench::record::SearchStep) {
+/// println!("{:.0}/s: {:.0} ns [{:.0}, {:.0}]", step.rate, step.latency_ns,
+///          step.interval_ns[0], step.interval_ns[1]);
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SearchStep {
+    /// Requests a second.
+    pub rate: f64,
+    /// The target's percentile of the latency, in nanoseconds.
+    pub latency_ns: f64,
+    /// Its 95% interval.
+    pub interval_ns: [f64; 2],
+    /// Requests recorded.
+    pub requests: u64,
+    /// The share the client issued late.
+    pub late_fraction: f64,
+    /// Whether it was shown to meet the target: the interval's upper end
+    /// within it, and the client kept up.
+    pub meets: bool,
+}
