@@ -1,0 +1,295 @@
+//! Serving under load, measured against theory: `rate = [...]`'s open
+//! loop on one server that takes requests in the order they arrive.
+//!
+//! - **M/D/1.** A server of exactly 1 ms a request (it keeps its schedule
+//!   in time, and each request sleeps until its end), Poisson arrivals at
+//!   utilisation 0.5 and 0.8: the mean time in system against M/D/1
+//!   theory, plus what the machine adds waking each request after its end
+//!   (measured). A trial is a case of its own, so that each draws its own
+//!   arrivals.
+//! - **The client's own lateness** at 10,000 requests a second of a
+//!   request that does nothing: the share issued more than 100 µs after it
+//!   was due.
+//! - **A stall** of 50 ms planted in the server every second: the p99 of
+//!   the open loop at 400 requests a second against the closed loop's
+//!   (`concurrency = [1]`, one request after another), on the same server.
+//!
+//! `cargo bench --bench serving`
+
+#[path = "support/harness.rs"]
+mod harness;
+use harness::Goal;
+use harness::stats::median;
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use nnbench::record::{CaseRecord, RunRecord};
+use nnbench::{Runner, Sampling};
+
+/// The server's time, per request.
+const SERVICE: Duration = Duration::from_millis(1);
+/// A stalled server stops this long every [`STALL_EVERY`].
+const STALL: Duration = Duration::from_millis(50);
+const STALL_EVERY: Duration = Duration::from_secs(1);
+const TRIALS: usize = 7;
+
+/// One server: when it is free, whether it stalls (from when), and by how
+/// long each request was woken after its end, in seconds.
+struct Server {
+    free_at: Option<Instant>,
+    stalls_from: Option<Instant>,
+    woken_late: Vec<f64>,
+}
+
+static SERVER: Mutex<Server> = Mutex::new(Server {
+    free_at: None,
+    stalls_from: None,
+    woken_late: Vec::new(),
+});
+
+/// One request: it starts when the server is free (and not stalled), ends
+/// [`SERVICE`] later, and returns once it has ended.
+fn serve() -> u64 {
+    let arrived = Instant::now();
+    let end = {
+        let mut server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+        let mut start = server.free_at.map_or(arrived, |free| free.max(arrived));
+        if let Some(from) = server.stalls_from {
+            let into = start.saturating_duration_since(from).as_nanos() % STALL_EVERY.as_nanos();
+            if into < STALL.as_nanos() {
+                start += STALL - Duration::from_nanos(into as u64);
+            }
+        }
+        let end = start + SERVICE;
+        server.free_at = Some(end);
+        end
+    };
+    std::thread::sleep(end.saturating_duration_since(Instant::now()));
+    let late = Instant::now().saturating_duration_since(end).as_secs_f64();
+    let mut server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    server.woken_late.push(late);
+    1
+}
+
+#[nnbench::product(trial = 1..=TRIALS, rate = [500, 800])]
+fn queue(trial: usize) -> u64 {
+    std::hint::black_box(trial);
+    serve()
+}
+
+#[nnbench::product(trial = 1..=TRIALS, rate = [10_000])]
+fn nothing(trial: usize) -> usize {
+    std::hint::black_box(trial)
+}
+
+#[nnbench::product(trial = 1..=TRIALS, rate = [400])]
+fn stalled_open(trial: usize) -> u64 {
+    std::hint::black_box(trial);
+    serve()
+}
+
+#[nnbench::product(trial = 1..=TRIALS, concurrency = [1])]
+fn stalled_closed(trial: usize) -> u64 {
+    std::hint::black_box(trial);
+    serve()
+}
+
+/// The cases `filter` picks, each timed for `period`, on a fresh server
+/// (stalling where `stalls`); the mean of how late the machine woke each
+/// request after its end, in seconds.
+fn run(filter: &str, period: Duration, stalls: bool) -> Result<(RunRecord, f64), String> {
+    {
+        let mut server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+        server.free_at = None;
+        server.stalls_from = stalls.then(Instant::now);
+        server.woken_late.clear();
+    }
+    let record = Runner::new()
+        .filter(filter)
+        .sampling(
+            Sampling::new()
+                .warm_up(Duration::from_millis(100))
+                .measurement_time(period),
+        )
+        .record_memory(false)
+        .quiet(true)
+        .run()
+        .map_err(|e| e.to_string())?;
+    if let Some(case) = record.cases.iter().find(|c| c.error.is_some()) {
+        return Err(format!("{}: {:?}", case.id, case.error));
+    }
+    let server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let late = server.woken_late.iter().sum::<f64>() / server.woken_late.len().max(1) as f64;
+    Ok((record, late))
+}
+
+fn trials() -> usize {
+    if harness::test_mode() { 1 } else { TRIALS }
+}
+
+/// `family/trial=N`'s cases, one a trial.
+fn filter(family: &str, trial: usize) -> String {
+    format!("{family}/trial={trial},")
+}
+
+fn p99(case: &CaseRecord) -> f64 {
+    case.time.percentiles.map_or(f64::NAN, |p| p.p99_ns)
+}
+
+fn md1(table: &mut Table) -> Result<Vec<String>, String> {
+    let period = if harness::test_mode() { 500 } else { 10_000 };
+    let mut ratios = [Vec::new(), Vec::new()];
+    let mut shown = [(0.0, 0.0, 0u64); 2];
+    for trial in 1..=trials() {
+        for (at, rate) in [500.0, 800.0].into_iter().enumerate() {
+            let (record, woken_late) = run(
+                &format!("{}rate={rate}", filter("queue", trial)),
+                Duration::from_millis(period),
+                false,
+            )?;
+            let case = record.cases.first().ok_or("no queue case ran")?;
+            let service = SERVICE.as_secs_f64();
+            let utilisation = rate * service;
+            let theory = service + utilisation * service / (2.0 * (1.0 - utilisation)) + woken_late;
+            let measured = case.time.mean_ns / 1e9;
+            ratios[at].push(measured / theory);
+            let requests = case.load.as_deref().map_or(0, |l| l.requests);
+            shown[at] = (measured, theory, shown[at].2 + requests);
+        }
+    }
+    let mut verdicts = Vec::new();
+    for (at, utilisation) in [0.5, 0.8].into_iter().enumerate() {
+        table.add_row([
+            format!("M/D/1 at utilisation {utilisation}: mean time in system"),
+            format!("{:.3} ms (last trial)", shown[at].0 * 1e3),
+            format!("{:.3} ms", shown[at].1 * 1e3),
+            format!("{:.3}", median(&ratios[at])),
+            format!("{}", shown[at].2),
+        ]);
+        verdicts.push(format!(
+            "M/D/1 at {utilisation}, measured / theory: {}",
+            harness::judged(
+                &format!("M/D/1 at {utilisation}"),
+                &ratios[at],
+                Goal::Within(0.9, 1.1),
+                1.3,
+                |v| format!("{v:.3}")
+            )
+        ));
+    }
+    Ok(verdicts)
+}
+
+fn lateness(table: &mut Table) -> Result<String, String> {
+    let period = if harness::test_mode() { 300 } else { 2_000 };
+    let mut late = Vec::new();
+    let mut requests = 0;
+    for trial in 1..=trials() {
+        let (record, _) = run(
+            &filter("nothing", trial),
+            Duration::from_millis(period),
+            false,
+        )?;
+        let load = record
+            .cases
+            .first()
+            .and_then(|c| c.load.as_deref())
+            .ok_or("no load of nothing")?;
+        late.push(load.late_fraction);
+        requests += load.requests;
+    }
+    table.add_row([
+        "the client at 10,000/s: requests sent over 100 µs late".to_owned(),
+        format!("{:.2}%", 100.0 * median(&late)),
+        "-".to_owned(),
+        "-".to_owned(),
+        format!("{requests}"),
+    ]);
+    Ok(format!(
+        "the client at 10,000 requests a second, the share sent over 100 µs late: {}",
+        harness::judged(
+            "late at 10,000/s",
+            &late,
+            Goal::AtMost(0.01),
+            // An unoptimized dispatcher, on a machine building beside it.
+            10.0,
+            |v| format!("{:.2}%", 100.0 * v)
+        )
+    ))
+}
+
+fn stall(table: &mut Table) -> Result<Vec<String>, String> {
+    let period = Duration::from_millis(if harness::test_mode() { 1_200 } else { 3_000 });
+    let (mut open, mut closed) = (Vec::new(), Vec::new());
+    let mut rates = (0.0, 0.0);
+    for trial in 1..=trials() {
+        let (record, _) = run(&filter("stalled_open", trial), period, true)?;
+        let case = record.cases.first().ok_or("no open loop ran")?;
+        open.push(p99(case));
+        rates.0 = case.load.as_deref().map_or(0.0, |l| l.achieved_rate);
+        let (record, _) = run(&filter("stalled_closed", trial), period, true)?;
+        let case = record.cases.first().ok_or("no closed loop ran")?;
+        closed.push(p99(case));
+        rates.1 = case.concurrency.map_or(0.0, |c| c.requests_per_second);
+    }
+    for (name, p99s, rate) in [
+        ("open loop at 400/s", &open, rates.0),
+        ("closed loop, 1 in flight", &closed, rates.1),
+    ] {
+        table.add_row([
+            format!("50 ms stall a second: {name}, p99"),
+            format!("{:.2} ms", median(p99s) / 1e6),
+            "-".to_owned(),
+            "-".to_owned(),
+            format!("{rate:.0}/s achieved"),
+        ]);
+    }
+    let ms = |v: f64| format!("{:.2} ms", v / 1e6);
+    Ok(vec![
+        format!(
+            "open loop's p99 under the stall: {}",
+            // One stall in a test-mode run: its few requests place the p99.
+            harness::judged("open p99", &open, Goal::AtLeast(40e6), 1.5, ms)
+        ),
+        format!(
+            "closed loop's p99 under the same stall: {}",
+            harness::judged("closed p99", &closed, Goal::AtMost(5e6), 1.5, ms)
+        ),
+    ])
+}
+
+fn measure() -> Result<(), String> {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "figure",
+        "measured",
+        "theory",
+        "measured / theory (median)",
+        "requests",
+    ]);
+    let mut verdicts = md1(&mut table)?;
+    verdicts.push(lateness(&mut table)?);
+    verdicts.extend(stall(&mut table)?);
+    harness::note(format!(
+        "{} trials each, a 1 ms server, Poisson arrivals:",
+        trials()
+    ));
+    harness::table(&table);
+    for verdict in verdicts {
+        harness::note(verdict);
+    }
+    Ok(())
+}
+
+fn main() {
+    if !harness::should_run("serving") {
+        return;
+    }
+    if let Err(message) = measure() {
+        eprintln!("serving: {message}");
+        std::process::exit(1);
+    }
+    harness::publish("serving");
+}
