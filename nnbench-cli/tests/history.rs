@@ -350,7 +350,8 @@ fn an_older_layout_is_brought_up_to_date() {
     {
         // As the first layout left it: no direction of the metric, no
         // instruction counts, no fields of struct metrics, no throughput,
-        // p99, requests per second, profiles, scaling fits or capacities.
+        // p99, requests per second, profiles, scaling fits, capacities or
+        // searches.
         let connection = rusqlite::Connection::open(&path).unwrap();
         connection
             .execute_batch(
@@ -364,6 +365,7 @@ fn an_older_layout_is_brought_up_to_date() {
                  DROP TABLE field_values;
                  DROP TABLE scaling;
                  DROP TABLE capacity;
+                 DROP TABLE searches;
                  PRAGMA user_version = 1;",
             )
             .unwrap();
@@ -377,7 +379,7 @@ fn an_older_layout_is_brought_up_to_date() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 9);
+    assert_eq!(version, 10);
 }
 
 fn the_tool_adds_lists_and_shows() {

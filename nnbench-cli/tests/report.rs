@@ -195,6 +195,46 @@ fn records_are_drawn_without_a_history() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/no/such/run.json"));
 }
 
+/// One server: requests wait for it in turn.
+static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[nnbench::benchmark(rate = [200], latency_target = "p90 <= 20ms")]
+fn searched_service() {
+    let _serving = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    std::thread::sleep(std::time::Duration::from_micros(500));
+}
+
+#[test]
+fn a_search_is_drawn_as_latency_against_the_rates_tried() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = Runner::new()
+        .filter("searched_service/rate=max")
+        .test_mode(true)
+        .quiet(true)
+        .run()
+        .expect("the run");
+    let search = record.cases[0].search.as_deref().expect("searched");
+    let file = dir.path().join("run.json");
+    record.write(&file).unwrap();
+    let out = dir.path().join("search.html");
+    let made = report(&[file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        html.contains("searched_service: latency against the rate tried, searching p90 &lt;= 20ms"),
+        "no chart of the search"
+    );
+    let found = format!(
+        "searched_service/rate=max: p90 &lt;= 20ms up to {}/s",
+        nnbench_units::format_count(search.max_rate)
+    );
+    assert!(html.contains(&found), "{found} is not in the report");
+}
+
 /// The browser: `NNBENCH_CHROMIUM`, else a Chromium on PATH.
 fn chromium() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("NNBENCH_CHROMIUM") {

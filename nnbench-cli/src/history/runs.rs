@@ -322,6 +322,15 @@ impl History {
                     s.constant
                 ])?;
             }
+            let mut search_of = transaction.prepare(
+                "INSERT OR REPLACE INTO searches (run_id, case_id, search) VALUES (?1, ?2, ?3)",
+            )?;
+            for case in &record.cases {
+                if let Some(search) = &case.search {
+                    let text = serde_json::to_string(search).unwrap_or_default();
+                    search_of.execute(params![run, case.id, text])?;
+                }
+            }
             let mut capacity_of = transaction.prepare(
                 "INSERT OR REPLACE INTO capacity (run_id, family, label, parameter, figure, params, n, lo, hi,
                      limit_bytes, limit_from, others_bytes, fixed_bytes, per_bytes, exponent, points)
@@ -601,6 +610,45 @@ impl History {
                 Ok(fit)
             })?;
             rows.collect()
+        };
+        query().map_err(|e| self.error(e))
+    }
+
+    /// The searches of run `run` of the highest rate under a latency
+    /// target, by case id.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(history: &nnbench_cli::history::History) -> Result<(), nnbench_cli::history::HistoryError> {
+    /// if let Some(last) = history.runs(&Default::default())?.last() {
+    ///     for (case, search) in history.run_searches(last.id)? {
+    ///         println!("{case}: {} up to {:.0}/s", search.target, search.max_rate);
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn run_searches(
+        &self,
+        run: i64,
+    ) -> Result<Vec<(String, crate::record::SearchRecord)>, HistoryError> {
+        let query = || -> rusqlite::Result<Vec<(String, crate::record::SearchRecord)>> {
+            let mut statement = self.connection.prepare(
+                "SELECT case_id, search FROM searches WHERE run_id = ?1 ORDER BY case_id",
+            )?;
+            let rows = statement.query_map([run], |r| {
+                let (case, text): (String, String) = (r.get(0)?, r.get(1)?);
+                Ok((case, serde_json::from_str(&text).ok()))
+            })?;
+            Ok(rows
+                .filter_map(Result::ok)
+                .filter_map(|(case, search)| Some((case, search?)))
+                .collect())
         };
         query().map_err(|e| self.error(e))
     }

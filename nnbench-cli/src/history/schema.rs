@@ -103,6 +103,13 @@ pub(super) const MIGRATIONS: &[&str] = &[
         points INTEGER NOT NULL,
         PRIMARY KEY (label, figure, run_id)
     ) WITHOUT ROWID;",
+    // 10: the searches of the highest rate under a latency target.
+    "CREATE TABLE searches (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL,
+        search TEXT NOT NULL,
+        PRIMARY KEY (case_id, run_id)
+    ) WITHOUT ROWID;",
 ];
 
 /// What a database holds before it is brought up to date.

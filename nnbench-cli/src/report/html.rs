@@ -336,6 +336,10 @@ impl Section<'_> {
             if let Some(chart) = &capacity.chart {
                 body.push_str(&chart.html());
             }
+            let searches = super::search::shown(self.history, self.runs, family, family_cases)?;
+            if let Some(chart) = &searches.chart {
+                body.push_str(&chart.html());
+            }
             let context = Context {
                 latest: &latest_figures,
                 run_commit: &run_commit,
@@ -346,6 +350,7 @@ impl Section<'_> {
             }
             body.push_str("</div>");
             body.push_str(&capacity.lines);
+            body.push_str(&searches.lines);
             self.table(body, family_cases, &latest_figures);
             body.push_str("</section>");
         }

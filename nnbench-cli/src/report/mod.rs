@@ -7,6 +7,7 @@ mod frame;
 mod html;
 mod scale;
 mod scatter;
+mod search;
 mod tradeoff;
 mod xml;
 
