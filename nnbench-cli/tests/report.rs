@@ -169,26 +169,33 @@ fn the_report_is_one_page_with_its_charts_and_its_regression() {
     assert!(html.contains("prefers-color-scheme: dark"));
 }
 
-#[test]
-fn records_are_drawn_without_a_history() {
-    let dir = tempfile::tempdir().unwrap();
+/// A test-mode run of the cases `filter` picks, written to `dir`, and the
+/// page the tool makes of it alone (`one.html`).
+fn one_run_report(dir: &Path, filter: &str) -> (RunRecord, String) {
     let record = Runner::new()
-        .filter("throughput/")
+        .filter(filter)
         .test_mode(true)
         .quiet(true)
         .run()
         .expect("the run");
-    let file = dir.path().join("run.json");
+    let file = dir.join("run.json");
     record.write(&file).unwrap();
-    let out = dir.path().join("one.html");
+    let out = dir.join("one.html");
     let made = report(&[file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert!(
         made.status.success(),
         "{}",
         String::from_utf8_lossy(&made.stderr)
     );
-    let html = std::fs::read_to_string(&out).unwrap();
+    (record, std::fs::read_to_string(&out).unwrap())
+}
+
+#[test]
+fn records_are_drawn_without_a_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, html) = one_run_report(dir.path(), "throughput/");
     assert!(html.contains("1 runs, 1 commits"), "{html}");
+    let out = dir.path().join("one.html");
     assert!(html.contains("against batch"));
     let missing = report(&["/no/such/run.json", "-o", out.to_str().unwrap()]);
     assert_eq!(missing.status.code(), Some(2));
@@ -207,23 +214,8 @@ fn searched_service() {
 #[test]
 fn a_search_is_drawn_as_latency_against_the_rates_tried() {
     let dir = tempfile::tempdir().unwrap();
-    let record = Runner::new()
-        .filter("searched_service/rate=max")
-        .test_mode(true)
-        .quiet(true)
-        .run()
-        .expect("the run");
+    let (record, html) = one_run_report(dir.path(), "searched_service/rate=max");
     let search = record.cases[0].search.as_deref().expect("searched");
-    let file = dir.path().join("run.json");
-    record.write(&file).unwrap();
-    let out = dir.path().join("search.html");
-    let made = report(&[file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    let html = std::fs::read_to_string(&out).unwrap();
     assert!(
         html.contains("searched_service: latency against the rate tried, searching p90 &lt;= 20ms"),
         "no chart of the search"

@@ -14,17 +14,12 @@ use crate::record::CapacityRecord;
 /// drawn in its chart.
 const MOST_FITS: usize = super::frame::COLOURS;
 
-/// What the report shows of a family's capacity.
-pub(super) struct Shown {
-    /// The latest run's capacities, a paragraph each, as the console
-    /// prints them.
-    pub lines: String,
-    /// Each fit's prediction by commit.
-    pub chart: Option<Chart>,
-}
+use super::Shown;
 
 /// The capacities of `family` among `runs` (`run_commit`: a run's place
-/// among `labels`); nothing where no run has one.
+/// among `labels`): the latest run's, a paragraph each as the console
+/// prints them, and each fit's prediction by commit; nothing where no run
+/// has one.
 pub(super) fn shown(
     history: &History,
     runs: &[&RunSummary],

@@ -12,3 +12,10 @@ mod tradeoff;
 mod xml;
 
 pub use html::page;
+
+/// What the report shows of a figure of a family beside its charts.
+struct Shown {
+    /// Paragraphs of the latest run's figures, as the console says them.
+    lines: String,
+    chart: Option<chart::Chart>,
+}

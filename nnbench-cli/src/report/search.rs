@@ -9,17 +9,11 @@ use super::chart::{Chart, Line, XAxis};
 use super::xml::escape;
 use crate::history::{History, HistoryError, RunSummary};
 
-/// What the report shows of a family's searches.
-pub(super) struct Shown {
-    /// A paragraph a search of the latest run: the target and the rate
-    /// found.
-    pub lines: String,
-    /// The latest run's rate-latency curves, a line a search, with the
-    /// target as a line of its own.
-    pub chart: Option<Chart>,
-}
+use super::Shown;
 
-/// The searches of `family`'s cases (`cases`) in the latest of `runs`.
+/// The searches of `family`'s cases (`cases`) in the latest of `runs`: a
+/// paragraph each (the target and the rate found), and their rate-latency
+/// curves, a line a search, with the target as a line of its own.
 pub(super) fn shown(
     history: &History,
     runs: &[&RunSummary],
