@@ -124,6 +124,7 @@ pub mod book {
         Timing = "../docs/src/timing.md",
         Memory = "../docs/src/memory.md",
         Capacity = "../docs/src/capacity.md",
+        Serving = "../docs/src/serving.md",
         Record = "../docs/src/record.md",
         Tracking = "../docs/src/tracking.md",
         CiGate = "../docs/src/ci-gate.md",
