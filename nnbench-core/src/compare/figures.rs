@@ -53,13 +53,18 @@ pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> Case
     if rests_on_other_build {
         not_comparable_values(&mut figures);
     }
+    let late = client_fell_behind(base, head);
+    if let Some(why) = &late {
+        not_comparable_latencies(&mut figures, why);
+        notes.push(why.clone());
+    }
     let verdict = match (&base_error, &head_error) {
         // A case that fails now and did not before is the plainest regression.
         (None, Some(_)) => Verdict::Regressed,
         (Some(_), _) => Verdict::NotComparable,
         (None, None) => match overall(&figures) {
             Verdict::Regressed => Verdict::Regressed,
-            _ if rests_on_other_build => Verdict::NotComparable,
+            _ if rests_on_other_build || late.is_some() => Verdict::NotComparable,
             verdict => verdict,
         },
     };
@@ -117,6 +122,43 @@ fn other_builds(base: &CaseRecord, head: &CaseRecord) -> Vec<String> {
             })
         })
         .collect()
+}
+
+/// The share of an open loop's requests its client may issue late (more
+/// than 100 µs after they were due) for its latencies to be judged.
+const LATE_SHARE: f64 = 0.01;
+
+/// Which side's client fell behind its open loop's rate, if either did:
+/// its latencies, counted from when each request was due, hold the
+/// client's own delay.
+fn client_fell_behind(base: &CaseRecord, head: &CaseRecord) -> Option<String> {
+    let late = |case: &CaseRecord| {
+        case.load
+            .as_deref()
+            .map(|l| l.late_fraction)
+            .filter(|&f| f > LATE_SHARE)
+    };
+    let sides: Vec<String> = [("base", late(base)), ("head", late(head))]
+        .into_iter()
+        .filter_map(|(side, f)| Some(format!("{side} {:.1}%", 100.0 * f?)))
+        .collect();
+    (!sides.is_empty()).then(|| {
+        format!(
+            "the client sent requests late ({}): its latencies hold its own delay, not comparable",
+            sides.join(", ")
+        )
+    })
+}
+
+/// Marks the latency figures (time, p99) not comparable: a client that
+/// fell behind is not a slower service.
+fn not_comparable_latencies(figures: &mut [FigureComparison], why: &str) {
+    for figure in figures.iter_mut() {
+        if matches!(figure.figure, Figure::Time | Figure::P99) {
+            figure.verdict = Verdict::NotComparable;
+            figure.note = Some(why.to_owned());
+        }
+    }
 }
 
 /// Marks the value's figures not comparable where a side's value rests on
@@ -724,6 +766,38 @@ mod tests {
             ..Default::default()
         }));
         case
+    }
+
+    #[test]
+    fn latencies_of_a_client_that_fell_behind_are_not_comparable() {
+        let loaded = |late: f64, median_ns: f64| {
+            let mut case = scored(0.0, &[]);
+            case.time.median_ns = median_ns;
+            case.time.samples_ns = vec![median_ns; 10];
+            case.time.samples = 10;
+            case.load = Some(Box::new(crate::record::LoadRecord {
+                late_fraction: late,
+                ..Default::default()
+            }));
+            case
+        };
+        let t = Thresholds::default();
+        let judged = |base: &CaseRecord, head: &CaseRecord| {
+            let out = super::case(base, head, &t);
+            let time = out
+                .figures
+                .iter()
+                .find(|f| f.figure == Figure::Time)
+                .cloned();
+            (out.verdict, time.map(|f| f.verdict))
+        };
+        // Twice as slow, with the head's client 5% late: not comparable.
+        let (verdict, time) = judged(&loaded(0.0, 1e6), &loaded(0.05, 2e6));
+        assert_eq!(time, Some(Verdict::NotComparable));
+        assert_eq!(verdict, Verdict::NotComparable);
+        // The same with a client that kept up: regressed.
+        let (verdict, _) = judged(&loaded(0.0, 1e6), &loaded(0.002, 2e6));
+        assert_eq!(verdict, Verdict::Regressed);
     }
 
     #[test]
