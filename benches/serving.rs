@@ -33,7 +33,7 @@ const SERVICE: Duration = Duration::from_millis(1);
 /// A stalled server stops this long every [`STALL_EVERY`].
 const STALL: Duration = Duration::from_millis(50);
 const STALL_EVERY: Duration = Duration::from_secs(1);
-const TRIALS: usize = 7;
+const TRIALS: usize = 15;
 
 /// One server: when it is free, whether it stalls (from when), and by how
 /// long each request was woken after its end, in seconds.
@@ -221,7 +221,7 @@ fn lateness(table: &mut Table) -> Result<String, String> {
 }
 
 fn stall(table: &mut Table) -> Result<Vec<String>, String> {
-    let period = Duration::from_millis(if harness::test_mode() { 1_200 } else { 3_000 });
+    let period = Duration::from_millis(if harness::test_mode() { 1_200 } else { 5_000 });
     let (mut open, mut closed) = (Vec::new(), Vec::new());
     let mut rates = (0.0, 0.0);
     for trial in 1..=trials() {
