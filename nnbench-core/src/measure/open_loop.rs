@@ -133,6 +133,46 @@ impl Period {
     }
 }
 
+/// What became of a request handed over when due.
+enum Issued {
+    Sent,
+    /// More were in flight than the client holds.
+    Dropped,
+    /// No one takes requests any more.
+    Closed,
+}
+
+/// Issues each request of `schedule` due in `period`, when it is due,
+/// through `issue`, until `stop` is set or no one takes more. Returns how
+/// many of the recorded requests were issued late, and how many dropped.
+fn dispatch(
+    period: &Period,
+    schedule: impl Iterator<Item = Duration>,
+    stop: &AtomicBool,
+    mut issue: impl FnMut(Due) -> Issued,
+) -> (u64, u64) {
+    let (mut late, mut dropped) = (0u64, 0u64);
+    for (index, offset) in (0u64..).zip(schedule) {
+        let Some(due) = period.due(offset, index) else {
+            break;
+        };
+        wait_until(due.at);
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let recorded = u64::from(due.into.is_some());
+        if Instant::now() > due.at + LATE {
+            late += recorded;
+        }
+        match issue(due) {
+            Issued::Sent => {}
+            Issued::Dropped => dropped += recorded,
+            Issued::Closed => break,
+        }
+    }
+    (late, dropped)
+}
+
 /// Sleeps until `due`, the last stretch spinning: a thread's sleep ends
 /// tens of microseconds late.
 fn wait_until(due: Instant) {
@@ -232,17 +272,8 @@ pub(crate) fn on_threads<R: Send>(
                 })
                 .unwrap_or_else(|error| panic!("could not start request thread {number}: {error}"))
         };
-        for (index, offset) in (0u64..).zip(open.schedule()) {
-            let Some(due) = period.due(offset, index) else {
-                break;
-            };
-            wait_until(due.at);
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            if due.into.is_some() && Instant::now() > due.at + LATE {
-                counts.late += 1;
-            }
+        let mut most_in_flight = 0;
+        (counts.late, counts.dropped) = dispatch(&period, open.schedule(), &stop, |due| {
             // An idle thread takes it, else a new one; past the most
             // threads, it is dropped.
             let reserved = idle
@@ -250,17 +281,18 @@ pub(crate) fn on_threads<R: Send>(
                 .is_ok();
             if !reserved {
                 if threads.len() >= MOST_THREADS {
-                    counts.dropped += u64::from(due.into.is_some());
-                    continue;
+                    return Issued::Dropped;
                 }
                 threads.push(start_thread(threads.len() + 1));
             }
             let now = in_flight.fetch_add(1, Ordering::Relaxed) + 1;
-            counts.most_in_flight = counts.most_in_flight.max(now);
-            if sender.send(due).is_err() {
-                break;
+            most_in_flight = most_in_flight.max(now);
+            match sender.send(due) {
+                Ok(()) => Issued::Sent,
+                Err(_) => Issued::Closed,
             }
-        }
+        });
+        counts.most_in_flight = most_in_flight;
         drop(sender);
         if threads.is_empty() {
             // Not even the first request was due in the period: make it,
@@ -347,27 +379,15 @@ pub(crate) async fn in_flight<F: Future>(
         std::thread::Builder::new()
             .name("nnbench-arrivals".into())
             .spawn(move || {
-                let (mut late, mut dropped) = (0u64, 0u64);
-                for (index, offset) in (0u64..).zip(schedule) {
-                    let Some(due) = period.due(offset, index) else {
-                        break;
-                    };
-                    wait_until(due.at);
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    if due.into.is_some() && Instant::now() > due.at + LATE {
-                        late += 1;
-                    }
+                dispatch(&period, schedule, &stop, |due| {
                     if full.load(Ordering::Relaxed) {
-                        dropped += u64::from(due.into.is_some());
-                        continue;
+                        Issued::Dropped
+                    } else if sender.send(due).is_ok() {
+                        Issued::Sent
+                    } else {
+                        Issued::Closed
                     }
-                    if sender.send(due).is_err() {
-                        break;
-                    }
-                }
-                (late, dropped)
+                })
             })
     };
     let Ok(dispatcher) = dispatcher else {
