@@ -121,22 +121,41 @@ pub(crate) fn last_words(text: &str) -> Option<&str> {
 }
 
 /// How many times the kernel's OOM killer has killed a process since boot,
-/// where the system says.
-pub(crate) fn oom_kills() -> Option<u64> {
-    use std::io::Read as _;
-    // Sized for the whole file: /proc files tell no size, and reading one
-    // in small steps makes the kernel write it out at each.
-    let mut vmstat = String::with_capacity(16 << 10);
-    std::fs::File::open("/proc/vmstat")
-        .ok()?
-        .read_to_string(&mut vmstat)
-        .ok()?;
-    vmstat
-        .lines()
-        .find_map(|line| line.strip_prefix("oom_kill "))?
-        .trim()
-        .parse()
-        .ok()
+/// where the system says, read from one `/proc/vmstat` opened before the
+/// cases grow.
+///
+/// A supervisor shares its worker's cgroup. Opening the file anew for each
+/// look, and the kernel's buffer for its first read, are charged to that
+/// cgroup: in the moments between the worker's kill and the release of its
+/// memory, such a charge made the OOM killer take the supervisor, the only
+/// process left to take, and the record with it. A file kept open keeps
+/// its buffer, and the reads land in this thread's stack.
+pub(crate) struct OomKills(Option<std::fs::File>);
+
+impl OomKills {
+    /// The count's file, read once so that the kernel's buffer for it is
+    /// made now.
+    pub(crate) fn open() -> Self {
+        let kills = Self(std::fs::File::open("/proc/vmstat").ok());
+        let _ = kills.read();
+        kills
+    }
+
+    /// The count now.
+    pub(crate) fn read(&self) -> Option<u64> {
+        use std::os::unix::fs::FileExt as _;
+        // Sized for the whole file: /proc files tell no size, and reading
+        // one in small steps makes the kernel write it out at each.
+        let mut buffer = [0u8; 16 << 10];
+        let len = self.0.as_ref()?.read_at(&mut buffer, 0).ok()?;
+        std::str::from_utf8(&buffer[..len])
+            .ok()?
+            .lines()
+            .find_map(|line| line.strip_prefix("oom_kill "))?
+            .trim()
+            .parse()
+            .ok()
+    }
 }
 
 /// The memory a worker may use: its cgroup's limit where there is one,

@@ -145,6 +145,7 @@ pub(crate) struct Following<'a> {
 pub(crate) struct Worker {
     child: Child,
     memory: ProcessMemory,
+    oom_kills: death::OomKills,
     tail: Tail,
     stream: UnixStream,
     lines: Lines<BufReader<UnixStream>>,
@@ -167,6 +168,7 @@ impl Worker {
         match connected {
             Ok((stream, reading)) => Ok(Self {
                 memory: ProcessMemory::open(child.id()),
+                oom_kills: death::OomKills::open(),
                 child,
                 tail,
                 stream,
@@ -252,7 +254,7 @@ impl Worker {
                         Followed::TimedOut(limit) => Some(limit),
                         _ => None,
                     },
-                    oom_killer_ran: match (running.oom_kills, death::oom_kills()) {
+                    oom_killer_ran: match (running.oom_kills, self.oom_kills.read()) {
                         (Some(before), Some(after)) => after > before,
                         _ => false,
                     },
@@ -416,7 +418,7 @@ impl Worker {
     ) -> Followed {
         let mut stop_sent = false;
         let mut last_look = Instant::now();
-        let mut oom_kills = death::oom_kills();
+        let mut oom_kills = self.oom_kills.read();
         loop {
             let read = self.lines.read::<FromWorker>();
             let had_message = matches!(read, Ok(Read::Message(_)));
@@ -491,7 +493,7 @@ impl Worker {
             last_look = Instant::now();
             // Read at each look, not at each case: the kernel writes out
             // every counter it has to give this one.
-            oom_kills = death::oom_kills();
+            oom_kills = self.oom_kills.read();
             if let Some(running) = running {
                 if let Some((vm, rss)) = self.memory.sample() {
                     running.last = Some((vm, rss));
