@@ -16,6 +16,12 @@ pub(crate) struct Round {
     pub calls: u64,
     /// Samples kept, after one dropped.
     pub samples: u32,
+    /// Calls of the dropped sample, where fewer than a kept one's do: a
+    /// worker kept from an earlier round of the case has its pages
+    /// faulted in and needs only its caches filled again. A build that
+    /// does not know it drops a whole sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_up: Option<u64>,
 }
 
 impl Round {
@@ -23,7 +29,17 @@ impl Round {
     pub(crate) const CALIBRATE: Round = Round {
         calls: 0,
         samples: SAMPLES,
+        warm_up: None,
     };
+
+    /// The round after the first on a worker kept since: the same, with a
+    /// quarter of a sample's calls dropped first (one at least).
+    pub(crate) fn on_a_warm_worker(self) -> Round {
+        Round {
+            warm_up: Some((self.calls / 4).max(1)),
+            ..self
+        }
+    }
 }
 
 /// How long one sample of a round should take: long enough that the
@@ -39,8 +55,9 @@ pub(crate) const SAMPLES: u32 = 3;
 /// Samples `routine` (which makes the calls it is given and returns their
 /// time) for one round: `round.calls` per sample, or, when that is 0, as
 /// many as take [`TARGET`], found by growing the count. One sample is
-/// taken first and dropped (the calibration's last, when calibrating): a
-/// fresh process's first calls fault in pages and fill caches.
+/// taken first and dropped (the calibration's last, when calibrating; of
+/// `round.warm_up` calls where given): a fresh process's first calls fault
+/// in pages and fill caches.
 pub(crate) fn sample<E>(
     round: Round,
     mut routine: impl FnMut(u64) -> Result<Elapsed, E>,
@@ -48,7 +65,12 @@ pub(crate) fn sample<E>(
     let calls = if round.calls == 0 {
         calibrate(&mut routine)?
     } else {
-        routine(round.calls)?;
+        routine(
+            round
+                .warm_up
+                .unwrap_or(round.calls)
+                .clamp(1, round.calls.max(1)),
+        )?;
         round.calls
     };
     (0..round.samples.max(1))
@@ -103,6 +125,7 @@ mod tests {
         let round = Round {
             calls: 7,
             samples: 3,
+            warm_up: None,
         };
         let samples = sample(round, |calls| {
             made.push(calls);
@@ -113,6 +136,33 @@ mod tests {
         assert!(samples.iter().all(|s| s.0 == 7));
         let slow = sample(Round::CALIBRATE, taking(Duration::from_millis(20))).unwrap();
         assert!(slow.iter().all(|s| s.0 == 1));
+    }
+
+    #[test]
+    fn a_warm_worker_drops_a_quarter_of_a_sample_first() {
+        let mut made = Vec::new();
+        let round = Round {
+            calls: 40,
+            samples: 3,
+            warm_up: None,
+        }
+        .on_a_warm_worker();
+        sample(round, |calls| {
+            made.push(calls);
+            taking(Duration::from_nanos(10))(calls)
+        })
+        .unwrap();
+        assert_eq!(made, [10, 40, 40, 40]);
+        let slow = Round {
+            calls: 1,
+            samples: 3,
+            warm_up: None,
+        };
+        assert_eq!(
+            slow.on_a_warm_worker().warm_up,
+            Some(1),
+            "one call at least"
+        );
     }
 
     #[test]

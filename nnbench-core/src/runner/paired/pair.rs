@@ -153,13 +153,21 @@ impl<'a> Pair<'a> {
     /// first round calibrated its calls per sample. A call judged by wall
     /// time (other threads, or waits) gets [`WALL_SAMPLES`] samples: on a
     /// busy machine the scheduler preempts some of them, which CPU time
-    /// does not see and the median of many short samples leaves out.
-    pub(super) fn round(&self, judging: &Judging) -> Option<Round> {
+    /// does not see and the median of many short samples leaves out. On
+    /// workers `kept` since an earlier round of the case, a shorter
+    /// sample is dropped first ([`Round::on_a_warm_worker`]).
+    pub(super) fn round(&self, judging: &Judging, kept: bool) -> Option<Round> {
         let calls = self.calls?;
         let wall = self.rounds() > 0 && self.judged_clock(judging.clock) == PairedClock::Wall;
-        Some(Round {
+        let round = Round {
             calls,
             samples: if wall { WALL_SAMPLES } else { round::SAMPLES },
+            warm_up: None,
+        };
+        Some(if kept && self.rounds() > 0 {
+            round.on_a_warm_worker()
+        } else {
+            round
         })
     }
 

@@ -145,7 +145,7 @@ impl Rounds<'_> {
                 timed,
                 counted,
                 order,
-            } = self.side_run(pairs, active, later, side);
+            } = self.side_run(pairs, active, later, side, keep);
             let (start, slot) = match side {
                 Side::Head => (self.head, &mut self.kept.head),
                 Side::Base => (self.base, &mut self.kept.base),
@@ -220,7 +220,7 @@ impl Rounds<'_> {
             }
         }
         let [head_run, base_run] =
-            [Side::Head, Side::Base].map(|side| self.side_run(pairs, active, later, side));
+            [Side::Head, Side::Base].map(|side| self.side_run(pairs, active, later, side, true));
         let (socket, settings, limits) =
             (self.socket, self.following.settings, self.following.limits);
         let (head_slot, base_slot) = (&mut self.kept.head, &mut self.kept.base);
@@ -265,15 +265,17 @@ impl Rounds<'_> {
         Some(spent)
     }
 
-    /// What `side` is given of the `active` cases in a round: those it
-    /// times, those it counts, and its worker's assignment (`later`: the
-    /// cases of the groups after this one).
+    /// What `side` is given of the `active` cases in a round (on `kept`
+    /// workers or new ones): those it times, those it counts, and its
+    /// worker's assignment (`later`: the cases of the groups after this
+    /// one).
     fn side_run<'c>(
         &self,
         pairs: &[Pair<'c>],
         active: &[usize],
         later: &[usize],
         side: Side,
+        kept: bool,
     ) -> SideRun<'c> {
         let on_side = |at: &usize| side == Side::Head || pairs[*at].in_base;
         let runs = |counted: bool| -> Vec<&'c Case> {
@@ -285,7 +287,12 @@ impl Rounds<'_> {
         };
         let rounds: BTreeMap<String, Round> = active
             .iter()
-            .filter_map(|&at| Some((pairs[at].case.id.clone(), pairs[at].round(&self.judging)?)))
+            .filter_map(|&at| {
+                Some((
+                    pairs[at].case.id.clone(),
+                    pairs[at].round(&self.judging, kept)?,
+                ))
+            })
             .collect();
         SideRun {
             timed: runs(false),
