@@ -217,7 +217,7 @@ fn measure() -> Result<(), String> {
 
 fn main() {
     if std::env::var_os(CHILD).is_some() {
-        nnbench::__private::main("capacity", env!("CARGO_MANIFEST_DIR"));
+        nnbench::main!(bench = "capacity");
     }
     if !harness::should_run("capacity") {
         return;

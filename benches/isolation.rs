@@ -140,7 +140,7 @@ fn compare() -> Result<(), String> {
 
 fn main() {
     if std::env::var_os(CHILD).is_some() {
-        nnbench::__private::main("isolation", env!("CARGO_MANIFEST_DIR"));
+        nnbench::main!(bench = "isolation");
     }
     if !harness::should_run("isolation") {
         return;

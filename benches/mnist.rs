@@ -71,7 +71,7 @@ fn main() {
     let measuring = std::env::var_os("NNBENCH_FIGURES").is_some()
         && std::env::var_os(mnist_figures::CHILD).is_none();
     if !measuring {
-        nnbench::__private::main("mnist", env!("CARGO_MANIFEST_DIR"));
+        nnbench::main!(bench = "mnist");
     }
     if harness::should_run("mnist") {
         mnist_figures::main();

@@ -6,7 +6,9 @@
 //!    trivial function, with memory recording on and off, and the bytes a
 //!    case takes in the record file;
 //! 3. what reading and resetting the peaks around the call (the call's
-//!    own memory, apart from its memos) adds to each case;
+//!    own memory, apart from its memos) adds to each case: 1,000 cases
+//!    with a setup hook, and with a teardown hook, against as many
+//!    without;
 //! 4. a resolve of a memo already in the cache;
 //! 5. Python nnbench 0.4's cost per case on the same grid, alternating
 //!    with (2), when `scripts/python-peer.sh` can make its environment:
@@ -52,6 +54,27 @@ fn overhead_trivial() -> u64 {
 
 #[nnbench::product(a = 0..100, b = 0..100)]
 fn overhead_grid(a: u32, b: u32) -> u32 {
+    black_box(a ^ b)
+}
+
+/// A hook that does nothing: what a case with one pays is the call's own
+/// memory figures around it.
+fn nothing(_: &nnbench::State, _: &nnbench::Params) {}
+
+/// 1,000 cases alike, without hooks and with each kind: the difference of
+/// their costs a case is what the call's own memory window adds.
+#[nnbench::product(a = 0..100, b = 0..10)]
+fn window_none(a: u32, b: u32) -> u32 {
+    black_box(a ^ b)
+}
+
+#[nnbench::product(a = 0..100, b = 0..10, setup = nothing)]
+fn window_setup(a: u32, b: u32) -> u32 {
+    black_box(a ^ b)
+}
+
+#[nnbench::product(a = 0..100, b = 0..10, teardown = nothing)]
+fn window_teardown(a: u32, b: u32) -> u32 {
     black_box(a ^ b)
 }
 
@@ -121,10 +144,15 @@ fn median_of_sample_file(path: &Path) -> f64 {
 /// registry and the schedule included, less the function's own time; and
 /// the pages the process faulted in meanwhile, per case.
 fn per_case_cost(record_memory: bool) -> (f64, f64) {
+    grid_cost("overhead_grid/", record_memory)
+}
+
+/// [`per_case_cost`] of the cases `filter` selects.
+fn grid_cost(filter: &str, record_memory: bool) -> (f64, f64) {
     let faults = minor_faults();
     let start = Instant::now();
     let record = Runner::new()
-        .filter("overhead_grid/")
+        .filter(filter)
         .timing(Timing::Once)
         .record_memory(record_memory)
         .quiet(true)
@@ -489,10 +517,13 @@ fn main() {
             ]);
         }
     }
-    let windows: Vec<(f64, f64)> = (0..if test_mode { 1 } else { 7 })
+    // Alternating, so that the machine's mood weighs on all three alike.
+    let windows: Vec<(f64, f64)> = (0..if test_mode { 1 } else { 9 })
         .map(|_| {
-            let (enter, leave) = nnbench::__private::call_window_cost(10_000);
-            (enter.as_nanos() as f64, leave.as_nanos() as f64)
+            let none = grid_cost("window_none/", true).0;
+            let setup = grid_cost("window_setup/", true).0;
+            let teardown = grid_cost("window_teardown/", true).0;
+            (setup - none, teardown - none)
         })
         .collect();
     let enter = median(windows.iter().map(|w| w.0).collect::<Vec<_>>());

@@ -115,7 +115,7 @@ fn summarize(runs: &[Measured]) -> Summary {
 
 fn main() {
     if std::env::var_os(CHILD).is_some() {
-        nnbench::__private::main("seed_sweep", env!("CARGO_MANIFEST_DIR"));
+        nnbench::main!(bench = "seed_sweep");
     }
     if !harness::should_run("seed_sweep") {
         return;

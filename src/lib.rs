@@ -151,6 +151,12 @@ pub use nnbench_macros::product;
 /// --help` lists the flags), runs the selected cases, writes
 /// `target/nnbench/<bench>/latest.json`, and exits non-zero if a case failed.
 ///
+/// `nnbench::main!()` writes the target's `fn main`. Within a `main` of your
+/// own, `nnbench::main!(bench = "NAME")` does the same as a statement, for
+/// the bench target `NAME`, and does not return: a bench whose `main` sets
+/// something up first, or that runs itself in a child process as a bench
+/// binary (a build of itself, say) and as something else otherwise.
+///
 /// # Example
 ///
 /// ```no_run
@@ -165,14 +171,31 @@ pub use nnbench_macros::product;
 ///
 /// nnbench::main!();
 /// ```
+///
+/// A `main` of your own:
+///
+/// ```no_run
+/// #[nnbench::benchmark]
+/// fn startup() -> usize {
+///     (0..1000).sum()
+/// }
+///
+/// fn main() {
+///     if std::env::var_os("SWEEP_AS_REPORT").is_some() {
+///         println!("a report of the last run, say");
+///         return;
+///     }
+///     nnbench::main!(bench = "sweep");
+/// }
+/// ```
 #[macro_export]
 macro_rules! main {
     () => {
         fn main() {
-            $crate::__private::main(
-                ::core::env!("CARGO_CRATE_NAME"),
-                ::core::env!("CARGO_MANIFEST_DIR"),
-            )
+            $crate::main!(bench = ::core::env!("CARGO_CRATE_NAME"))
         }
+    };
+    (bench = $bench:expr $(,)?) => {
+        $crate::__private::main($bench, ::core::env!("CARGO_MANIFEST_DIR"))
     };
 }

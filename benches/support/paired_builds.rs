@@ -195,7 +195,7 @@ pub fn run_as_build(name: &str) {
         .and_then(|t| t.parse().ok())
         .unwrap_or(0);
     EXTRA_TENTHS.store(tenths, Ordering::Relaxed);
-    nnbench::__private::main(name, env!("CARGO_MANIFEST_DIR"));
+    nnbench::main!(bench = name);
 }
 
 /// The number of trials to run: `var`, else `default` (one in test

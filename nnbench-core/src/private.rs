@@ -291,27 +291,6 @@ impl<T> Ret<T> {
     }
 }
 
-/// What reading and resetting the peaks around a case's call costs,
-/// averaged over `rounds`: starting the call's figures (every case with
-/// memos or a setup hook), and ending them apart from the case's (only
-/// before a teardown hook). The overhead bench prints both.
-pub fn call_window_cost(rounds: u32) -> (std::time::Duration, std::time::Duration) {
-    use std::time::{Duration, Instant};
-    let mut meter = crate::measure::CaseMeter::start();
-    let (mut enter, mut leave) = (Duration::ZERO, Duration::ZERO);
-    for _ in 0..rounds {
-        let start = Instant::now();
-        meter.enter_call();
-        let entered = Instant::now();
-        meter.leave_call();
-        enter += entered - start;
-        leave += entered.elapsed();
-    }
-    let _ = meter.finish(0, 0);
-    let rounds = rounds.max(1);
-    (enter / rounds, leave / rounds)
-}
-
 /// A `throughput = elements(EXPR)` count: an integer of any width.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a count: `throughput = elements(EXPR)` and `bytes(EXPR)` take an integer",

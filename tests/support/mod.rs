@@ -22,7 +22,7 @@ pub const BENCH_CHILD: &str = "NNBENCH_TEST_BENCH_CHILD";
 /// libtest would, and exits 101 if any failed.
 pub fn main(bench: &str, checks: &[(&str, fn())]) {
     if std::env::var_os(BENCH_CHILD).is_some() {
-        nnbench::__private::main(bench, env!("CARGO_MANIFEST_DIR"));
+        nnbench::main!(bench = bench);
     }
     let (filters, skips) = filters(std::env::args().skip(1));
     let chosen: Vec<&(&str, fn())> = checks
