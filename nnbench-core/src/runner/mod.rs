@@ -1,41 +1,28 @@
-//! Runs the registered cases: select, order, run each through its
-//! lifecycle, evict memos past their last use, record, report.
+//! Runs the registered cases, in the order of a run's stages:
 //!
-//! [`Runner`] is the builder ([`builder`]) and the run ([`run`]); a bench
-//! binary's `main` ([`bench_main`]) is a runner made from the command line.
-//! Below them: which cases ([`select`]), in what order ([`order`]), the
-//! loop over them ([`case_loop`]), one case's steps ([`lifecycle`]) and
-//! timing ([`engine`]), and what the run keeps as it goes ([`ledger`],
-//! [`progress`]).
+//! - [`setup`]: the [`Runner`] and its builder, a bench binary's `main`,
+//!   which cases, where the figures come from, Ctrl-C;
+//! - [`order`]: the order the cases run in, kept to their memos and to a
+//!   memory budget;
+//! - [`run`]: where the cases run (in process, in workers, paired,
+//!   counted), one function for each;
+//! - [`sweep`]: the loop over the cases in the process that runs them;
+//! - [`case`]: one case's steps, its timing and its profile;
+//! - [`workers`]: the worker processes of `--isolate`, paired runs and
+//!   counted cases, and their supervisor;
+//! - [`paired`]: the rounds of `--paired` between two builds' workers;
+//! - [`report`]: what the run keeps, prints and judges against a baseline.
 
-mod bench_main;
-mod builder;
-mod case_loop;
-mod console;
-mod criterion_sampler;
-mod engine;
-mod gate;
-mod git_head;
-mod interrupt;
-#[cfg(unix)]
-mod isolate;
-mod ledger;
-mod lifecycle;
-mod measured_value;
+mod case;
 mod order;
 #[cfg(unix)]
 mod paired;
-mod prefetch;
-mod profile;
-mod progress;
-mod provenance;
+mod report;
 mod run;
-mod scaling_rounds;
-mod select;
-#[cfg(feature = "criterion")]
-mod silence;
-mod tier_limit;
-mod watchdog;
+mod setup;
+mod sweep;
+#[cfg(unix)]
+mod workers;
 
-pub use bench_main::bench_main;
-pub use builder::Runner;
+pub use setup::bench_main::bench_main;
+pub use setup::builder::Runner;

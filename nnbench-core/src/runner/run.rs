@@ -4,14 +4,15 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::case_loop::{self, Sink};
-use super::console::Console;
-use super::ledger::{Closing, Ledger, Stop};
+use super::Runner;
 use super::order::Schedule;
 use super::order::{self, Planning};
-use super::progress::{self, Progress};
-use super::watchdog::{self, Watchdog};
-use super::{Runner, interrupt, provenance, select};
+use super::report::console::Console;
+use super::report::ledger::{Closing, Ledger, Stop};
+use super::report::progress::{self, Progress};
+use super::setup::{interrupt, provenance, select};
+use super::sweep::case_loop::{self, Sink};
+use super::sweep::watchdog::{self, Watchdog};
 use crate::memo;
 use crate::memo::journal::{self, Said};
 use crate::record::{OutputFormat, RecordError, RunMemoRecord, RunRecord};
@@ -169,7 +170,7 @@ impl Runner {
         let mut warnings = run_warnings(settings);
         let counts = selected
             .iter()
-            .any(|case| super::engine::counted(case, settings));
+            .any(|case| super::case::engine::counted(case, settings));
         if counts && let Some(why) = crate::measure::perf::unavailable() {
             warnings.push(format!(
                 "no hardware instruction counts here, beside Callgrind's ({why}): time.hw_instructions is null"
@@ -196,7 +197,7 @@ impl Runner {
             warnings,
             said: Vec::new(),
             progress,
-            loading: super::ledger::Loading::default(),
+            loading: super::report::ledger::Loading::default(),
         }));
         let closing = Arc::new(Closing {
             settings: settings.clone(),
@@ -226,7 +227,7 @@ impl Runner {
             if settings.process.bench_binary && !matches!(mode, Mode::Paired(_)) {
                 let (counted, timed) = selected
                     .into_iter()
-                    .partition(|case| super::engine::counted(case, settings));
+                    .partition(|case| super::case::engine::counted(case, settings));
                 selected = timed;
                 counted
             } else {
@@ -285,7 +286,7 @@ fn refuse_unrunnable(settings: &Settings) -> Result<()> {
     }
     #[cfg(not(feature = "criterion"))]
     if settings.timing.forced.0 == Some(crate::settings::Timing::Sampled) {
-        return Err(Error::msg(super::criterion_sampler::UNAVAILABLE));
+        return Err(Error::msg(super::case::criterion_sampler::UNAVAILABLE));
     }
     Ok(())
 }
@@ -422,17 +423,17 @@ fn run_in_workers(selected: &[&Case], on: &On, counted: bool) -> Result<Ran> {
     } else {
         "--isolate"
     };
-    let mut start = super::isolate::watch::Start::this_binary()
+    let mut start = super::workers::watch::Start::this_binary()
         .map_err(|e| Error::msg(format!("{flag}: this bench binary's path: {e}")))?;
     // Its folder of dumps lives as long as the workers.
     let callgrind = counted
-        .then(super::isolate::valgrind::Callgrind::find)
+        .then(super::workers::valgrind::Callgrind::find)
         .transpose()?;
     if let Some(callgrind) = &callgrind {
         start = callgrind.wrap(&start);
     }
     let outcome =
-        super::isolate::supervise(selected, settings, &start, flag, stop, &mut |record| {
+        super::workers::supervise(selected, settings, &start, flag, stop, &mut |record| {
             lock(ledger).add(record, console)
         })?;
     let mut ledger = lock(ledger);

@@ -340,7 +340,7 @@ mod tests {
                     "nnbench_core::measure::timer::Timer::time",
                     generated,
                     "core::ops::function::Fn::call",
-                    "nnbench_core::runner::profile::calls::{{closure}}",
+                    "nnbench_core::runner::case::profile::calls::{{closure}}",
                     WITHIN,
                 ],
                 3,

@@ -160,7 +160,7 @@ fn signed_rank_depth(n: usize, alpha: f64) -> usize {
     }
 }
 
-/// [`signed_rank_depth`] for `n` past [`EXACT_UP_TO`], from the normal
+/// `signed_rank_depth` for `n` past [`EXACT_UP_TO`], from the normal
 /// approximation of the statistic.
 fn approximate_depth(n: usize, alpha: f64) -> usize {
     let total = n * (n + 1) / 2;

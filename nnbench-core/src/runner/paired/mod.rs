@@ -45,15 +45,15 @@ use std::path::Path;
 
 pub(crate) use sides::check_base;
 
-use super::interrupt::Signal;
-use super::isolate::Socket;
-use super::isolate::affinity;
-use super::isolate::protocol::Assignment;
-use super::isolate::valgrind::Callgrind;
-use super::isolate::watch::{Following, Limits, Start};
 use super::order::Schedule;
 use crate::record::{CaseRecord, MemoBuilds, PairedRun, RunMemoRecord};
 use crate::registry::Case;
+use crate::runner::setup::interrupt::Signal;
+use crate::runner::workers::Socket;
+use crate::runner::workers::affinity;
+use crate::runner::workers::protocol::Assignment;
+use crate::runner::workers::valgrind::Callgrind;
+use crate::runner::workers::watch::{Following, Limits, Start};
 use crate::settings::Keep;
 use crate::settings::Settings;
 use crate::{Error, Result};
@@ -143,7 +143,7 @@ pub(crate) fn supervise(
     let mut pairs: Vec<Pair> = selected
         .iter()
         .map(|case| {
-            let counted = super::engine::counted(case, settings);
+            let counted = crate::runner::case::engine::counted(case, settings);
             Pair::new(case, base_cases.contains(&case.id), counted)
         })
         .collect();
@@ -338,8 +338,10 @@ fn profile_regressed(
         );
         for (id, record) in ran {
             let stacks = match &record.profile {
-                Some(svg) => std::fs::read_to_string(super::profile::folded_path(svg))
-                    .map_err(|e| Error::msg(format!("its folded stacks could not be read: {e}"))),
+                Some(svg) => std::fs::read_to_string(crate::runner::case::profile::folded_path(
+                    svg,
+                ))
+                .map_err(|e| Error::msg(format!("its folded stacks could not be read: {e}"))),
                 None => Err(Error::msg(
                     record
                         .warnings
@@ -353,7 +355,7 @@ fn profile_regressed(
             folded[side].insert(id, stacks);
         }
     }
-    let dir = super::profile::dir(settings);
+    let dir = crate::runner::case::profile::dir(settings);
     for record in records.iter_mut() {
         let (Some(base), Some(head)) = (folded[0].remove(&record.id), folded[1].remove(&record.id))
         else {
@@ -362,7 +364,7 @@ fn profile_regressed(
         let drawn = match (base, head) {
             (Ok(base), Ok(head)) => {
                 let ratio = record.paired.as_ref().map_or(1.0, |p| p.estimate);
-                super::profile::differential(&record.id, (&base, &head), ratio, &dir)
+                crate::runner::case::profile::differential(&record.id, (&base, &head), ratio, &dir)
             }
             (Err(why), _) => Err(format!("the base build's profile: {why:#}")),
             (_, Err(why)) => Err(format!("this build's profile: {why:#}")),

@@ -317,7 +317,7 @@ impl<'a> Pair<'a> {
                 });
                 record
             }
-            None => crate::runner::lifecycle::unfinished(
+            None => crate::runner::case::lifecycle::unfinished(
                 self.case,
                 Stage::Call,
                 message,
@@ -357,7 +357,7 @@ impl<'a> Pair<'a> {
             return failure.clone();
         }
         let Some(mut head) = joined(&self.head) else {
-            return crate::runner::lifecycle::unfinished(
+            return crate::runner::case::lifecycle::unfinished(
                 self.case,
                 Stage::Call,
                 "no round ran it: the run was stopped first".into(),

@@ -11,11 +11,11 @@ use super::workers::{self, Kept, Workers};
 use crate::measure::round::Round;
 use crate::record::CaseRecord;
 use crate::registry::Case;
-use crate::runner::interrupt::Signal;
-use crate::runner::isolate::Socket;
-use crate::runner::isolate::protocol::Assignment;
-use crate::runner::isolate::valgrind::Callgrind;
-use crate::runner::isolate::watch::{Following, Start, Worker};
+use crate::runner::setup::interrupt::Signal;
+use crate::runner::workers::Socket;
+use crate::runner::workers::protocol::Assignment;
+use crate::runner::workers::valgrind::Callgrind;
+use crate::runner::workers::watch::{Following, Start, Worker};
 use crate::settings::Keep;
 
 /// Which build a worker is.

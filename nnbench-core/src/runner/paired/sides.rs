@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use super::super::isolate::Socket;
-use super::super::isolate::watch::{self, Limits, Start};
-use crate::runner::isolate::protocol::{OLDEST_PROTOCOL, PROTOCOL};
+use crate::runner::workers::Socket;
+use crate::runner::workers::protocol::{OLDEST_PROTOCOL, PROTOCOL};
+use crate::runner::workers::watch::{self, Limits, Start};
 use crate::settings::Settings;
 
 /// The first line of a file that stands for a base revision without the

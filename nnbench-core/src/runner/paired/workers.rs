@@ -8,10 +8,10 @@ use std::ffi::OsString;
 use super::Outcome;
 use crate::record::{CaseRecord, MemoryRecord, Stage};
 use crate::registry::Case;
-use crate::runner::isolate::Socket;
-use crate::runner::isolate::protocol::Assignment;
-use crate::runner::isolate::watch::{Following, Report, Start, Worker};
-use crate::runner::lifecycle;
+use crate::runner::case::lifecycle;
+use crate::runner::workers::Socket;
+use crate::runner::workers::protocol::Assignment;
+use crate::runner::workers::watch::{Following, Report, Start, Worker};
 
 /// How a build's cases get a worker.
 pub(super) enum Workers<'a> {

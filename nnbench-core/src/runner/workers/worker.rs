@@ -17,10 +17,10 @@ use super::{affinity, redraw};
 use crate::memo::{self, Distinct, journal};
 use crate::record::{CaseRecord, RunMemoRecord, Stage};
 use crate::registry::{self, Case};
-use crate::runner::case_loop::{self, End, Sink};
-use crate::runner::console::Console;
-use crate::runner::interrupt::{self, Signal};
-use crate::runner::select;
+use crate::runner::report::console::Console;
+use crate::runner::setup::interrupt::{self, Signal};
+use crate::runner::setup::select;
+use crate::runner::sweep::case_loop::{self, End, Sink};
 use crate::settings::Settings;
 
 /// Runs as the worker of the supervisor at `socket`, and exits.

@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 use nnbench_units::format_bytes;
 use serde_json::Value as Json;
 
-use super::console::Console;
 use super::engine::{self, Engine, Timed, TimingPlan};
-use super::order::Ahead;
 use super::profile;
 use crate::error::panic_message;
 use crate::measure::CaseMeter;
@@ -22,6 +20,8 @@ use crate::record::{
     TimingMode,
 };
 use crate::registry::{Args, Body, Call, Case, Hook};
+use crate::runner::order::Ahead;
+use crate::runner::report::console::Console;
 use crate::settings::Settings;
 use crate::{Error, Result, State};
 

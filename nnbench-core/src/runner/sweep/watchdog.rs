@@ -99,7 +99,7 @@ impl Watchdog {
 
     /// `case` starts now.
     pub(crate) fn arm(&self, case: &Case) {
-        let record = super::lifecycle::unfinished(
+        let record = crate::runner::case::lifecycle::unfinished(
             case,
             Stage::Memo,
             String::new(),

@@ -29,7 +29,7 @@ use crate::{Error, Result, Sampling, Timing};
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Runner {
-    pub(super) settings: Settings,
+    pub(in crate::runner) settings: Settings,
 }
 
 impl Runner {

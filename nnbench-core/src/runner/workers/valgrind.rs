@@ -14,7 +14,7 @@ use std::process::Command;
 
 use super::watch::Start;
 use crate::measure::callgrind::{OUT_DIR_ENV, OUT_FILE};
-use crate::runner::engine::counted;
+use crate::runner::case::engine::counted;
 use crate::settings::Settings;
 use crate::{Error, Result};
 
@@ -93,7 +93,7 @@ impl Callgrind {
 /// counted: `Err` says how to install it, for an exit with status 2.
 pub(crate) fn check(settings: &Settings) -> std::result::Result<(), String> {
     let cases = crate::registry::cases();
-    let (selected, _) = crate::runner::select::select(settings, &cases);
+    let (selected, _) = crate::runner::setup::select::select(settings, &cases);
     if selected.iter().any(|case| counted(case, settings)) {
         valgrind().map(drop).map_err(|e| e.to_string())
     } else {

@@ -10,7 +10,7 @@ use crate::settings::{Output, Selection, Settings};
 use crate::{Result, RunRecord, Runner};
 
 /// The baseline `--baseline NAME` names, when measuring.
-pub(super) fn load(
+pub(in crate::runner) fn load(
     settings: &Settings,
 ) -> std::result::Result<Option<(String, RunRecord)>, String> {
     let (Some(name), Some(dir)) = (&settings.baselines.compare, &settings.output.latest_dir) else {
@@ -36,7 +36,7 @@ pub(super) fn load(
 /// call of a run for seconds. The measurement that agrees with the verdict
 /// replaces the first in the record, which is written again where the run
 /// wrote it.
-pub(super) fn judge(
+pub(in crate::runner) fn judge(
     settings: &Settings,
     name: &str,
     base: &RunRecord,
@@ -127,7 +127,7 @@ pub(super) fn judge(
 
 /// A paired run (`--paired BASE`) judged against the base build's figures
 /// it keeps; prints what changed unless quiet.
-pub(super) fn judge_paired(settings: &Settings, record: &RunRecord) -> Comparison {
+pub(in crate::runner) fn judge_paired(settings: &Settings, record: &RunRecord) -> Comparison {
     let thresholds = settings.baselines.fail_on.clone().unwrap_or_default();
     let comparison = crate::compare::paired(record, &thresholds);
     if !settings.output.quiet {

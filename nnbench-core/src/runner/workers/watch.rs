@@ -17,8 +17,8 @@ use super::tail::Tail;
 use crate::memo::journal::Said;
 use crate::record::{CaseRecord, MemoCounters, MemoryRecord, RssMethod, RunMemoRecord, Stage};
 use crate::registry::Case;
-use crate::runner::interrupt::Signal;
-use crate::runner::lifecycle;
+use crate::runner::case::lifecycle;
+use crate::runner::setup::interrupt::Signal;
 use crate::settings::Settings;
 
 /// How often the supervisor looks at its worker: its memory, the running

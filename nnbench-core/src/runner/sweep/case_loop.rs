@@ -3,21 +3,21 @@
 //! [`Sink`], stop when asked. The runner's own process and an `--isolate`
 //! worker share it; they differ in their sinks.
 
-use super::console::Console;
-use super::engine::Engine;
-use super::interrupt::Signal;
-use super::ledger::Loading;
-use super::lifecycle::{self, Around};
-use super::order::{Ahead, Schedule};
-use super::order::{Planning, Sizebook};
-use super::prefetch::Prefetcher;
-use super::scaling_rounds::{CaseRounds, Groups};
 use super::tier_limit::TierLimit;
 use crate::measure::rss;
 use crate::memo::journal::{self, Said};
 use crate::memo::{self, ErasedMemo};
 use crate::record::{CaseRecord, Stage};
 use crate::registry::Case;
+use crate::runner::case::engine::Engine;
+use crate::runner::case::lifecycle::{self, Around};
+use crate::runner::case::prefetch::Prefetcher;
+use crate::runner::case::scaling_rounds::{CaseRounds, Groups};
+use crate::runner::order::{Ahead, Schedule};
+use crate::runner::order::{Planning, Sizebook};
+use crate::runner::report::console::Console;
+use crate::runner::report::ledger::Loading;
+use crate::runner::setup::interrupt::Signal;
 use crate::settings::Settings;
 
 /// Where the cases of a run report as they go.

@@ -29,13 +29,13 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     // supervisor would.
     settings.profiling.dir = Some(dir.join("profiles"));
     #[cfg(unix)]
-    if let Some(socket) = std::env::var_os(super::isolate::WORKER_ENV) {
+    if let Some(socket) = std::env::var_os(crate::runner::workers::WORKER_ENV) {
         // SAFETY: the bench binary's `main` starts here, before any thread
         // that could read the environment. A process the worker's cases
         // start must not take itself for a worker.
-        unsafe { std::env::remove_var(super::isolate::WORKER_ENV) };
+        unsafe { std::env::remove_var(crate::runner::workers::WORKER_ENV) };
         settings.process.interruptible = super::interrupt::install().is_ok();
-        super::isolate::worker::main(worker_settings(settings), socket.as_ref());
+        crate::runner::workers::worker::main(worker_settings(settings), socket.as_ref());
     }
     if let Some(path) = &settings.sharding.costs_file {
         match crate::shard::ShardCosts::read(path, Some(bench)) {
@@ -73,7 +73,7 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         std::process::exit(0);
     }
     // Read before the run, so that a missing baseline costs no run.
-    let baseline = match super::gate::load(&settings) {
+    let baseline = match crate::runner::report::gate::load(&settings) {
         Ok(baseline) => baseline,
         Err(message) => {
             eprintln!("error: {message}");
@@ -89,8 +89,8 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
     let checked = history_moved(&settings, bench).and_then(|()| built_in(&settings));
     #[cfg(unix)]
     let checked = checked
-        .and_then(|()| super::paired::check_base(&settings, bench))
-        .and_then(|()| super::isolate::valgrind::check(&settings));
+        .and_then(|()| crate::runner::paired::check_base(&settings, bench))
+        .and_then(|()| crate::runner::workers::valgrind::check(&settings));
     if let Err(message) = checked {
         eprintln!("error: {message}");
         std::process::exit(2);
@@ -109,7 +109,9 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         });
     }
     let paired = match &outcome {
-        Ok(record) if record.paired.is_some() => Some(super::gate::judge_paired(&settings, record)),
+        Ok(record) if record.paired.is_some() => {
+            Some(crate::runner::report::gate::judge_paired(&settings, record))
+        }
         _ => None,
     };
     if let Some(message) = failure_message(&outcome) {
@@ -128,7 +130,7 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         std::process::exit(1);
     }
     if let (Ok(record), Some((name, base))) = (&mut outcome, baseline) {
-        match super::gate::judge(&settings, &name, &base, record) {
+        match crate::runner::report::gate::judge(&settings, &name, &base, record) {
             Ok(comparison) if comparison.regressed() => {
                 eprintln!(
                     "error: {} of {} cases regressed against baseline {name}",
@@ -186,7 +188,7 @@ fn built_in(settings: &Settings) -> Result<(), String> {
     }
     #[cfg(not(feature = "criterion"))]
     if settings.timing.forced.0 == Some(crate::settings::Timing::Sampled) {
-        return Err(super::criterion_sampler::UNAVAILABLE.to_owned());
+        return Err(crate::runner::case::criterion_sampler::UNAVAILABLE.to_owned());
     }
     let _ = settings;
     Ok(())

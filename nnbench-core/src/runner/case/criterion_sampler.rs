@@ -7,7 +7,7 @@ use crate::measure::cpu::Elapsed;
 use crate::settings::Baselines;
 use crate::{Error, Result};
 #[cfg(not(feature = "criterion"))]
-use {super::console::Console, crate::settings::Sampling};
+use {crate::runner::report::console::Console, crate::settings::Sampling};
 
 /// One criterion for the whole run, made when a case first samples.
 pub(crate) struct CriterionSampler {
@@ -32,7 +32,7 @@ mod driven {
     use criterion::Criterion;
 
     use super::{CriterionSampler, Elapsed, Error, Result};
-    use crate::runner::console::Console;
+    use crate::runner::report::console::Console;
     use crate::settings::Sampling;
 
     /// criterion's defaults, restated because its builder has no reset.

@@ -1,5 +1,6 @@
-//! `--isolate`: the cases run in a worker process that the bench binary
-//! starts from its own executable, so that a case that aborts, segfaults,
+//! The worker processes: with `--isolate` (and for paired runs and counted
+//! cases) the cases run in a worker process that the bench binary starts
+//! from its own executable, so that a case that aborts, segfaults,
 //! is killed by the OOM killer or runs past `--case-timeout` takes only
 //! itself down. The supervisor records that case as failed, with how it
 //! died, and starts a new worker for the cases left; the new worker loads
@@ -20,12 +21,12 @@ use std::path::PathBuf;
 
 pub(crate) use protocol::WORKER_ENV;
 
-use super::interrupt::Signal;
-use super::lifecycle;
-use super::order::Schedule;
 use crate::memo::journal::Said;
 use crate::record::{CaseRecord, MemoryRecord, RunMemoRecord, Stage};
 use crate::registry::Case;
+use crate::runner::case::lifecycle;
+use crate::runner::order::Schedule;
+use crate::runner::setup::interrupt::Signal;
 use crate::settings::Settings;
 use crate::{Error, Result};
 

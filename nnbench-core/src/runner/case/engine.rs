@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use super::console::Console;
 use super::criterion_sampler::CriterionSampler;
 use super::measured_value;
 use crate::measure::adaptive::{self, StopRule};
@@ -22,6 +21,7 @@ use crate::record::{
     CallgrindRecord, ConcurrencyRecord, Sampler, ThreadsRecord, TimeRecord, TimingMode,
 };
 use crate::registry::{Args, Call, Case, Parallel};
+use crate::runner::report::console::Console;
 use crate::settings::{Baselines, Sampling, Timing, TimingSettings};
 use crate::{Error, Result};
 use nnbench_units::LatencyTarget;

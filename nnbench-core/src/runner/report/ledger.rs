@@ -4,7 +4,6 @@
 //! so both reach the ledger through a lock.
 
 use super::console::Console;
-use super::interrupt::Signal;
 use super::progress::Progress;
 use crate::Result;
 use crate::memo::journal::Said;
@@ -13,6 +12,7 @@ use crate::record::{
     CaseRecord, MemoSize, MemosRecord, PlanRecord, RunContext, RunMemoRecord, RunRecord, SCHEMA,
     ShardRecord,
 };
+use crate::runner::setup::interrupt::Signal;
 use crate::settings::Settings;
 
 /// The finished cases and the run's warnings so far.
