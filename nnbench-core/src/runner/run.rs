@@ -108,110 +108,13 @@ impl Runner {
         if settings.memory.clears_disk_tier() {
             memo::clear_disk_tier()?;
         }
-        let started_at = crate::record::now_rfc3339();
-        let repo_dir = settings
-            .output
-            .repo_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("."));
-        // The context (git, host, GPU) takes milliseconds to gather: it is
-        // gathered while the grids are built, and done before the first case
-        // starts, so that it disturbs no case's figures.
-        let command: Vec<String> = std::env::args().collect();
-        // A thread's exit raises the process's lasting peak to the mark
-        // (which getrusage then reports): lowered to what is resident
-        // first, as an earlier run's memory was freed, the context's
-        // thread leaves no peak above the cases' to read around.
-        if !settings.memory.no_memory {
-            crate::measure::rss::reset_peak();
-        }
-        let context = std::thread::Builder::new()
-            .name("nnbench-context".into())
-            .spawn({
-                let (dir, command) = (repo_dir.clone(), command.clone());
-                move || provenance::collect(&dir, command)
-            });
         let cases = registry::cases();
-        let (mut selected, shard) = select::select(settings, &cases);
-        if let Some(shard) = &shard
-            && !settings.output.quiet
-        {
-            eprintln!("{}", shard.describe());
-        }
-        let shard = shard.map(|s| s.record);
-        let progress_path = settings
-            .output
-            .latest_dir
-            .as_ref()
-            .map(|dir| dir.join("progress.ndjson"));
-        let total = selected.len();
-        let (previous, mut resumed) = resume(settings, progress_path.as_deref(), &mut selected);
-        // Room for every record at once: growing a vector of ten thousand
-        // copies it, page by page, a dozen times.
-        resumed.reserve_exact(selected.len());
-        if !settings.memory.no_memory {
-            fault_in_spare_capacity(&mut resumed);
-        }
-
-        let console = Console::new(settings.output.quiet, selected.len());
-        // Cases this process runs have their records' parameters made
-        // while git finishes: work of the cases' loop, done off it.
-        if !settings.isolation.isolate && settings.pairing.base.is_none() {
-            for case in &selected {
-                case.prepare_record();
-            }
-        }
-        let context = match context {
-            Ok(handle) => handle
-                .join()
-                .unwrap_or_else(|_| provenance::collect(&repo_dir, command)),
-            Err(_) => provenance::collect(&repo_dir, command),
-        };
-        let mut warnings = run_warnings(settings);
-        let counts = selected
-            .iter()
-            .any(|case| super::case::engine::counted(case, settings));
-        if counts && let Some(why) = crate::measure::perf::unavailable() {
-            warnings.push(format!(
-                "no hardware instruction counts here, beside Callgrind's ({why}): time.hw_instructions is null"
-            ));
-        }
-        warnings.extend(previous.warnings);
-        let progress = match &progress_path {
-            Some(path) => {
-                match Progress::open(path, settings.selection.resume && !resumed.is_empty()) {
-                    Ok(progress) => Some(progress),
-                    Err(e) => {
-                        warnings.push(format!(
-                            "{}: finished cases are not written as the run goes ({e})",
-                            path.display()
-                        ));
-                        None
-                    }
-                }
-            }
-            None => None,
-        };
-        let ledger = Arc::new(Mutex::new(Ledger {
-            records: resumed,
-            warnings,
-            said: Vec::new(),
-            progress,
-            loading: super::report::ledger::Loading::default(),
-        }));
-        let closing = Arc::new(Closing {
-            settings: settings.clone(),
-            name: settings
-                .output
-                .name
-                .clone()
-                .unwrap_or_else(default_run_name),
-            started_at,
-            context,
-            stats_before: memo::global_cache().stats(),
-            total,
-            shard,
-        });
+        let Started {
+            mut selected,
+            console,
+            ledger,
+            closing,
+        } = start(settings, &cases);
         let stop = || {
             settings
                 .process
@@ -256,6 +159,137 @@ impl Runner {
         record.paired = ran.paired;
         closing.finish(&record, &console)?;
         Ok(record)
+    }
+}
+
+/// What a run has once it starts its first case: the cases left to run,
+/// in the selection's order, and where their records go.
+struct Started<'c> {
+    selected: Vec<&'c Case>,
+    console: Console,
+    ledger: Arc<Mutex<Ledger>>,
+    closing: Arc<Closing>,
+}
+
+/// Everything before the first case: the selection (this shard's, less
+/// what a resumed run finished), the context, the warnings so far, and the
+/// ledger the cases' records go to.
+fn start<'c>(settings: &Settings, cases: &'c [Case]) -> Started<'c> {
+    let started_at = crate::record::now_rfc3339();
+    let repo_dir = settings
+        .output
+        .repo_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
+    // The context (git, host, GPU) takes milliseconds to gather: it is
+    // gathered while the grids are built, and done before the first case
+    // starts, so that it disturbs no case's figures.
+    let command: Vec<String> = std::env::args().collect();
+    // A thread's exit raises the process's lasting peak to the mark
+    // (which getrusage then reports): lowered to what is resident
+    // first, as an earlier run's memory was freed, the context's
+    // thread leaves no peak above the cases' to read around.
+    if !settings.memory.no_memory {
+        crate::measure::rss::reset_peak();
+    }
+    let context = std::thread::Builder::new()
+        .name("nnbench-context".into())
+        .spawn({
+            let (dir, command) = (repo_dir.clone(), command.clone());
+            move || provenance::collect(&dir, command)
+        });
+    let (mut selected, shard) = select::select(settings, cases);
+    if let Some(shard) = &shard
+        && !settings.output.quiet
+    {
+        eprintln!("{}", shard.describe());
+    }
+    let shard = shard.map(|s| s.record);
+    let progress_path = settings
+        .output
+        .latest_dir
+        .as_ref()
+        .map(|dir| dir.join("progress.ndjson"));
+    let total = selected.len();
+    let (previous, mut resumed) = resume(settings, progress_path.as_deref(), &mut selected);
+    // Room for every record at once: growing a vector of ten thousand
+    // copies it, page by page, a dozen times.
+    resumed.reserve_exact(selected.len());
+    if !settings.memory.no_memory {
+        fault_in_spare_capacity(&mut resumed);
+    }
+
+    let console = Console::new(settings.output.quiet, selected.len());
+    // Cases this process runs have their records' parameters made
+    // while git finishes: work of the cases' loop, done off it.
+    if !settings.isolation.isolate && settings.pairing.base.is_none() {
+        for case in &selected {
+            case.prepare_record();
+        }
+    }
+    let context = match context {
+        Ok(handle) => handle
+            .join()
+            .unwrap_or_else(|_| provenance::collect(&repo_dir, command)),
+        Err(_) => provenance::collect(&repo_dir, command),
+    };
+    let mut warnings = run_warnings(settings);
+    let counts = selected
+        .iter()
+        .any(|case| super::case::engine::counted(case, settings));
+    if counts && let Some(why) = crate::measure::perf::unavailable() {
+        warnings.push(format!(
+                "no hardware instruction counts here, beside Callgrind's ({why}): time.hw_instructions is null"
+            ));
+    }
+    warnings.extend(previous.warnings);
+    let progress = open_progress(settings, progress_path.as_deref(), &resumed, &mut warnings);
+    let ledger = Arc::new(Mutex::new(Ledger {
+        records: resumed,
+        warnings,
+        said: Vec::new(),
+        progress,
+        loading: super::report::ledger::Loading::default(),
+    }));
+    let closing = Arc::new(Closing {
+        settings: settings.clone(),
+        name: settings
+            .output
+            .name
+            .clone()
+            .unwrap_or_else(default_run_name),
+        started_at,
+        context,
+        stats_before: memo::global_cache().stats(),
+        total,
+        shard,
+    });
+    Started {
+        selected,
+        console,
+        ledger,
+        closing,
+    }
+}
+
+/// `progress.ndjson`, appended to by a resumed run; a warning where it
+/// cannot be written, and the run goes on without it.
+fn open_progress(
+    settings: &Settings,
+    path: Option<&std::path::Path>,
+    resumed: &[crate::CaseRecord],
+    warnings: &mut Vec<String>,
+) -> Option<Progress> {
+    let path = path?;
+    match Progress::open(path, settings.selection.resume && !resumed.is_empty()) {
+        Ok(progress) => Some(progress),
+        Err(e) => {
+            warnings.push(format!(
+                "{}: finished cases are not written as the run goes ({e})",
+                path.display()
+            ));
+            None
+        }
     }
 }
 

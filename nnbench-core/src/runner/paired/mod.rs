@@ -205,7 +205,7 @@ pub(crate) fn supervise(
                 Keep::Above(_) => selected[group[0]].params.memos().next().is_some(),
                 Keep::Off => false,
             };
-        let mut ran = rounds.run(&mut pairs, group, &later, keep, stop, &mut outcome);
+        let mut ran = rounds.decide_group(&mut pairs, group, &later, keep, stop, &mut outcome);
         if ran == Ok(true) {
             kept_groups.push(group_name(selected[group[0]]));
             // A verdict drawn on kept workers may be their own speed's: a
@@ -219,7 +219,7 @@ pub(crate) fn supervise(
                 pairs[at].again(&judging);
             }
             if !moved.is_empty() {
-                ran = rounds.run(&mut pairs, &moved, &later, false, stop, &mut outcome);
+                ran = rounds.decide_group(&mut pairs, &moved, &later, false, stop, &mut outcome);
             }
         }
         for &at in group.iter().filter(|&&at| pairs[at].decided) {

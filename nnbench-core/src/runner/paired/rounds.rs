@@ -55,7 +55,7 @@ impl Rounds<'_> {
     /// the group uses memos, that round builds them on both builds at once
     /// ([`Rounds::prepare`]). Returns whether the workers were kept, or the
     /// signal that stopped the rounds.
-    pub(super) fn run(
+    pub(super) fn decide_group(
         &mut self,
         pairs: &mut [Pair<'_>],
         members: &[usize],

@@ -122,7 +122,7 @@ pub(super) struct Base {
 /// Starts a worker of `start` that runs nothing: what it says of itself,
 /// or why it cannot be a base build of `bench`.
 pub(super) fn hello(socket: &Socket, start: &Start, bench: &str) -> Result<Base, String> {
-    let report = watch::run(
+    let report = watch::run_in_new_worker(
         socket,
         start,
         &[],

@@ -98,7 +98,7 @@ pub(super) fn run_side(
                             ..order.clone()
                         };
                         if let Some(worker) =
-                            worker.run(once, &left, following, &mut report, &mut done)
+                            worker.assign(once, &left, following, &mut report, &mut done)
                         {
                             worker.quit();
                         }
@@ -120,7 +120,7 @@ pub(super) fn run_side(
                             pad: fastrand::u16(..4096),
                             ..order.clone()
                         };
-                        **slot = worker.run(kept, &left, following, &mut report, &mut done);
+                        **slot = worker.assign(kept, &left, following, &mut report, &mut done);
                         (start.exe.clone(), None)
                     }
                     Err(lost) => (start.exe.clone(), Some(lost)),

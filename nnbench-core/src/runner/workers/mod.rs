@@ -93,7 +93,7 @@ pub(crate) fn supervise(
             outcome.interrupted = Some(signal);
             break;
         }
-        let report = watch::run(&socket, start, &left, settings, &limits, stop, done);
+        let report = watch::run_in_new_worker(&socket, start, &left, settings, &limits, stop, done);
         left.retain(|c| !report.settled.contains(&c.id));
         if report.ended.is_none() {
             outcome.memo.counters += report.cases_memo;

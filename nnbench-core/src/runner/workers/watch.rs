@@ -104,7 +104,7 @@ impl Limits {
 }
 
 /// Runs `cases` in a new worker, once; each record goes to `done`.
-pub(crate) fn run(
+pub(crate) fn run_in_new_worker(
     socket: &super::Socket,
     start: &Start,
     cases: &[&Case],
@@ -127,7 +127,7 @@ pub(crate) fn run(
                 limits,
                 stop,
             };
-            worker.run(order, cases, &following, &mut report, done);
+            worker.assign(order, cases, &following, &mut report, done);
         }
         Err(lost) => report.lost = Some(lost),
     }
@@ -191,7 +191,7 @@ impl Worker {
     /// `report`. Returns the worker where it waits for another run
     /// ([`Assignment::more`]); `None` where it ended, or died (in a case, whose
     /// record then says how, or outside one, which `report.lost` says).
-    pub(crate) fn run(
+    pub(crate) fn assign(
         mut self,
         mut order: Assignment,
         cases: &[&Case],

@@ -65,7 +65,7 @@ pub(crate) fn main(settings: Settings, socket: &Path) -> ! {
     // The supervisor's Quit closes the channel.
     while let Ok(order) = orders.recv() {
         let more = order.more;
-        let (end, memo) = worker.run(order, &mut sink);
+        let (end, memo) = worker.run_assignment(order, &mut sink);
         sink.send(&FromWorker::Ended {
             memo,
             warnings: end.warnings,
@@ -95,7 +95,11 @@ struct Worker<'a> {
 
 impl<'a> Worker<'a> {
     /// Runs the cases of `order`; what its memo cache did meanwhile.
-    fn run(&mut self, order: Assignment, sink: &mut ToSupervisor) -> (End, RunMemoRecord) {
+    fn run_assignment(
+        &mut self,
+        order: Assignment,
+        sink: &mut ToSupervisor,
+    ) -> (End, RunMemoRecord) {
         let mut settings = self.settings.clone();
         settings.timing.rounds = order.rounds.map(Arc::new);
         memo::keep_per_build(order.per_build);
