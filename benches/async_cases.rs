@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::{Runner, Sampling, Timing};
-use nnbench_units::format_ns;
+use nnbench_vocab::format_ns;
 use stats::median;
 
 /// `n` rounds of a chain of arithmetic the optimizer cannot remove: each

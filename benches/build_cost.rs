@@ -28,7 +28,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use nnbench_units::format_bytes;
+use nnbench_vocab::format_bytes;
 use support::quick_start::{packed, quick_start_crate, workspace};
 
 /// The packages of the quick start's graph, at most.

@@ -18,7 +18,7 @@ use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::RunRecord;
 use nnbench_core::compare::{Format, Thresholds, compare};
 use nnbench_core::measure::rss;
-use nnbench_units::{format_bytes, format_ns};
+use nnbench_vocab::{format_bytes, format_ns};
 use stats::median;
 use synthetic::synthetic;
 

@@ -22,7 +22,7 @@ mod paired_builds;
 use harness::stats;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use nnbench_units::format_ns;
+use nnbench_vocab::format_ns;
 use paired_builds::{Method, trial};
 use stats::{median, rate_bounds};
 

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::{Bencher, RunRecord, Runner, Sampling, Timing};
-use nnbench_units::{format_bytes, format_ns};
+use nnbench_vocab::{format_bytes, format_ns};
 
 /// The inputs' sizes: in glibc's heap, and each a mapping of its own.
 const SIZES: [usize; 2] = [8 << 20, 64 << 20];

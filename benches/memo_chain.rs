@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::{Memo, Runner, Timing};
-use nnbench_units::format_ns;
+use nnbench_vocab::format_ns;
 use stats::median;
 
 /// How many splits the models share.

@@ -17,7 +17,7 @@ use std::time::Instant;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::memo::{self, DiskTier};
 use nnbench::{Memo, Runner, Timing};
-use nnbench_units::{format_bytes, format_ns};
+use nnbench_vocab::{format_bytes, format_ns};
 
 /// The fixture size: 64 MiB, as the sweep; 1 MiB in test mode.
 fn unit() -> u64 {

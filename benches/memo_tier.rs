@@ -18,7 +18,7 @@ use ndarray::{Array2, Ix2, s};
 use nnbench::Memo;
 use nnbench::store::{Format, MappedArray, MappedNpy, Npy};
 use nnbench_core::measure::rss;
-use nnbench_units::{format_bytes, format_ns};
+use nnbench_vocab::{format_bytes, format_ns};
 
 fn side() -> usize {
     // 8192² f64 = 512 MiB; 1448² ≈ 16 MiB.

@@ -30,7 +30,7 @@ use ndarray::Array2;
 use nnbench::Runner;
 use nnbench::alloc::TrackingAllocator;
 use nnbench_core::measure::rss;
-use nnbench_units::{format_bytes, format_ns};
+use nnbench_vocab::{format_bytes, format_ns};
 use stats::median;
 
 #[global_allocator]

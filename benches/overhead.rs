@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use criterion::Criterion;
 use nnbench::{Memo, Runner, Sampling, Timing};
-use nnbench_units::format_ns;
+use nnbench_vocab::format_ns;
 use stats::median;
 
 /// Some nanoseconds of work that the optimizer cannot remove.

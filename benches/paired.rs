@@ -45,7 +45,7 @@ use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::RunRecord;
-use nnbench_units::format_ns;
+use nnbench_vocab::format_ns;
 use paired_builds::{Method, build, trial};
 use stats::{median, rate_bounds};
 

@@ -28,7 +28,7 @@ use std::time::Instant;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::record::{CaseRecord, Clock, StopReason};
 use nnbench::{RunRecord, Runner, Sampling, Timing};
-use nnbench_units::format_ns;
+use nnbench_vocab::format_ns;
 use stats::{median, spread};
 
 /// Some tens of nanoseconds of work, more with larger parameters.

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::RunRecord;
-use nnbench_units::{format_bytes, format_ns};
+use nnbench_vocab::{format_bytes, format_ns};
 use stats::median;
 
 /// Set in the processes this bench starts as the user's `cargo bench`.

@@ -34,13 +34,13 @@ if [[ "${1:-}" == "--test" ]]; then
     test_mode=true
     shift
 elif [[ "${1:-}" == "--stale" ]]; then
-    runtime="nnbench-core/src src nnbench-macros/src nnbench-units/src Cargo.lock"
+    runtime="nnbench-core/src src nnbench-macros/src nnbench-vocab/src Cargo.lock"
     measures() {
         case $1 in
             npy_load) echo "benches/npy_load.rs benches/support nnbench-core/src/npy Cargo.lock" ;;
-            compare) echo "benches/compare.rs benches/support nnbench-core/src/compare nnbench-core/src/record nnbench-units/src Cargo.lock" ;;
-            history) echo "nnbench-cli/benches benches/support nnbench-cli/src nnbench-core/src/compare nnbench-core/src/record nnbench-units/src Cargo.lock" ;;
-            build_cost) echo "benches/build_cost.rs benches/support $runtime Cargo.toml nnbench-core/Cargo.toml nnbench-macros/Cargo.toml nnbench-units/Cargo.toml" ;;
+            compare) echo "benches/compare.rs benches/support nnbench-core/src/compare nnbench-core/src/record nnbench-vocab/src Cargo.lock" ;;
+            history) echo "nnbench-cli/benches benches/support nnbench-cli/src nnbench-core/src/compare nnbench-core/src/record nnbench-vocab/src Cargo.lock" ;;
+            build_cost) echo "benches/build_cost.rs benches/support $runtime Cargo.toml nnbench-core/Cargo.toml nnbench-macros/Cargo.toml nnbench-vocab/Cargo.toml" ;;
             fuzz) echo "benches/fuzz.rs benches/support fuzz scripts/fuzz.sh $runtime nnbench-cli/src" ;;
             gpu) echo "benches/gpu.rs benches/mnist.rs benches/support scripts/gpu-check.sh scripts/gpu_check.py $runtime" ;;
             *) echo "benches/$1.rs benches/support $runtime" ;;

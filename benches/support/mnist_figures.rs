@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::RunRecord;
-use nnbench_units::{format_bytes, format_ns};
+use nnbench_vocab::{format_bytes, format_ns};
 
 use crate::harness;
 use crate::stats::{median, spread};

@@ -27,7 +27,7 @@ use std::time::Instant;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::record::Git;
 use nnbench_cli::history::{History, RunFilter, StepSearch};
-use nnbench_units::{format_bytes, format_ns};
+use nnbench_vocab::{format_bytes, format_ns};
 use stats::{median, rate_bounds};
 use synthetic::synthetic;
 

@@ -222,7 +222,7 @@ fn a_search_is_drawn_as_latency_against_the_rates_tried() {
     );
     let found = format!(
         "searched_service/rate=max: p90 &lt;= 20ms up to {}/s",
-        nnbench_units::format_count(search.max_rate)
+        nnbench_vocab::format_count(search.max_rate)
     );
     assert!(html.contains(&found), "{found} is not in the report");
 }

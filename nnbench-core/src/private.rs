@@ -18,7 +18,7 @@ pub use inventory;
 
 pub use crate::measure::arrivals::Arrivals;
 pub use crate::measure::{Bencher, Timer};
-pub use nnbench_units::LatencyTarget;
+pub use nnbench_vocab::LatencyTarget;
 
 /// A family's sampling settings, as its attribute gave them.
 pub const fn sampling(

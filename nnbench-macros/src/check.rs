@@ -379,7 +379,7 @@ fn field_limits(options: &Options) -> syn::Result<()> {
         Some(Metric::Fields(fields)) => fields.iter().map(|f| f.path.as_str()).collect(),
         _ => Vec::new(),
     };
-    let limits = nnbench_units::parse_limits(&spec.value()).unwrap_or_default();
+    let limits = nnbench_vocab::parse_limits(&spec.value()).unwrap_or_default();
     for field in limits.iter().filter_map(|l| l.field.as_deref()) {
         if !named.contains(&field) {
             let why = if named.is_empty() {

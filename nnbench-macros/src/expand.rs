@@ -40,9 +40,9 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
         };
         quote!(#krate::Timing::#variant)
     }));
-    let direction_of = |direction: nnbench_units::Direction| match direction {
-        nnbench_units::Direction::Higher => quote!(#krate::Direction::Higher),
-        nnbench_units::Direction::Lower => quote!(#krate::Direction::Lower),
+    let direction_of = |direction: nnbench_vocab::Direction| match direction {
+        nnbench_vocab::Direction::Higher => quote!(#krate::Direction::Higher),
+        nnbench_vocab::Direction::Lower => quote!(#krate::Direction::Lower),
     };
     let (direction, directions) = match &options.metric {
         Some(Metric::Number(direction)) => (Some(direction_of(*direction)), Vec::new()),

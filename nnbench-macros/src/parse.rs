@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use nnbench_units::{Direction, MetricField};
+use nnbench_vocab::{Direction, MetricField};
 use proc_macro2::Span;
 use syn::ext::IdentExt as _;
 use syn::parse::{Parse, ParseStream};
@@ -70,7 +70,7 @@ pub(crate) struct Options {
     pub request_timeout: Option<(Duration, Span)>,
     /// `latency_target = "p99 <= 20ms"`: the highest rate that meets it is
     /// searched, with the span of the option's name.
-    pub latency_target: Option<(nnbench_units::LatencyTarget, Span)>,
+    pub latency_target: Option<(nnbench_vocab::LatencyTarget, Span)>,
     /// `scaling = n`: the numeric parameter the family's figures are
     /// fitted against.
     pub scaling: Option<Ident>,
@@ -307,7 +307,7 @@ impl Sorted {
             }),
             "latency_target" => set_once(&mut o.latency_target, &name, || {
                 let text = string_literal(&value, "latency_target")?;
-                let target = nnbench_units::parse_latency_target(&text.value())
+                let target = nnbench_vocab::parse_latency_target(&text.value())
                     .map_err(|e| syn::Error::new(text.span(), format!("latency_target: {e}")))?;
                 Ok((target, name.span()))
             }),
@@ -380,7 +380,7 @@ fn word(value: &Expr) -> Option<String> {
 }
 
 /// `higher` or `lower` for a number; a string of `field:direction` for
-/// the fields of a struct value, which `nnbench_units::parse_metric`
+/// the fields of a struct value, which `nnbench_vocab::parse_metric`
 /// accepts.
 fn metric(value: &Expr) -> syn::Result<Metric> {
     const WHAT: &str = "metric is `higher` or `lower` (which way the returned number is better), or \"field:higher, field:lower\" for the fields of a returned struct";
@@ -391,7 +391,7 @@ fn metric(value: &Expr) -> syn::Result<Metric> {
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(spec),
             ..
-        }) => nnbench_units::parse_metric(&spec.value())
+        }) => nnbench_vocab::parse_metric(&spec.value())
             .map(Metric::Fields)
             .map_err(|e| syn::Error::new(spec.span(), format!("metric: {e}"))),
         _ => Err(syn::Error::new(value.span(), WHAT)),
@@ -603,14 +603,14 @@ fn duration(name: &Ident, value: &Expr) -> syn::Result<Duration> {
             format!("{name} must be a duration such as \"500ms\", or seconds"),
         ));
     };
-    nnbench_units::parse_duration(&text)
+    nnbench_vocab::parse_duration(&text)
         .map_err(|e| syn::Error::new(value.span(), format!("{name}: {e}")))
 }
 
-/// A string of limits that `nnbench_units::parse_limits` accepts.
+/// A string of limits that `nnbench_vocab::parse_limits` accepts.
 fn fail_on(value: &Expr) -> syn::Result<LitStr> {
     let spec = string_literal(value, "fail_on")?;
-    nnbench_units::parse_limits(&spec.value())
+    nnbench_vocab::parse_limits(&spec.value())
         .map_err(|e| syn::Error::new(spec.span(), format!("fail_on: {e}")))?;
     Ok(spec)
 }

@@ -7,7 +7,7 @@ use std::process::Command;
 
 /// The packages, the runtime's four first: a bench depends on those.
 pub const CRATES: [&str; 5] = [
-    "nnbench-units",
+    "nnbench-vocab",
     "nnbench-macros",
     "nnbench-core",
     "nnbench",

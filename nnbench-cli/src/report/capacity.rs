@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use nnbench_units::Unit;
+use nnbench_vocab::Unit;
 
 use super::chart::{Chart, Line, XAxis};
 use super::xml::escape;

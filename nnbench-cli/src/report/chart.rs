@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use nnbench_units::{Unit, format_amount};
+use nnbench_vocab::{Unit, format_amount};
 
 use super::frame::{self, BOTTOM, COLOURS, HEIGHT, TOP};
 use super::scale::{Scale, bounds};

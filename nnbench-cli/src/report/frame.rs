@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use nnbench_units::{Unit, format_amount};
+use nnbench_vocab::{Unit, format_amount};
 
 use super::scale::Scale;
 use super::xml::escape;

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use nnbench_units::{Unit, format_field, format_figure};
+use nnbench_vocab::{Unit, format_field, format_figure};
 
 use super::chart::{Chart, Line, Marker, XAxis};
 use super::frame::COLOURS;

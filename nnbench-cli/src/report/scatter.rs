@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use nnbench_units::{Unit, format_amount, format_field};
+use nnbench_vocab::{Unit, format_amount, format_field};
 
 use super::frame::{self, COLOURS};
 use super::scale::{Scale, bounds};

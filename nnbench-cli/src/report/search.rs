@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use nnbench_units::{Unit, format_count};
+use nnbench_vocab::{Unit, format_count};
 
 use super::chart::{Chart, Line, XAxis};
 use super::xml::escape;
@@ -57,7 +57,7 @@ pub(super) fn shown(
             (low, high) = (low.min(rate), high.max(rate));
         }
         limit = limit.or_else(|| {
-            nnbench_units::parse_latency_target(&search.target)
+            nnbench_vocab::parse_latency_target(&search.target)
                 .ok()
                 .map(|t| t.limit.as_nanos() as f64)
         });

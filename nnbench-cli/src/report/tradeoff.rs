@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use nnbench_units::{Direction, Unit};
+use nnbench_vocab::{Direction, Unit};
 
 use super::scatter::{Scatter, Spot};
 

@@ -108,7 +108,7 @@ impl CapacityComparison {
             self.parameter,
             fits(&self.base),
             fits(&self.head),
-            nnbench_units::format_bytes(self.limit_bytes),
+            nnbench_vocab::format_bytes(self.limit_bytes),
         )
     }
 }

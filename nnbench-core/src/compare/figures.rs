@@ -3,7 +3,7 @@
 use serde_json::Value as Json;
 
 use super::mann_whitney;
-use nnbench_units::format_ns;
+use nnbench_vocab::format_ns;
 
 use super::{CaseComparison, FigureComparison, Presence, Threshold, Thresholds, Verdict};
 use crate::record::{
@@ -275,8 +275,8 @@ fn memos(base: &CaseRecord, head: &CaseRecord, threshold: Threshold) -> Option<F
                 format!(
                     "memo {} {} → {}",
                     h.memo,
-                    nnbench_units::format_bytes(bytes(b) as u64),
-                    nnbench_units::format_bytes(bytes(h) as u64)
+                    nnbench_vocab::format_bytes(bytes(b) as u64),
+                    nnbench_vocab::format_bytes(bytes(h) as u64)
                 )
             })
         })

@@ -107,12 +107,12 @@ pub fn rounds_table(record: &RunRecord) -> String {
         ]);
     for case in &record.cases {
         let Some(p) = &case.paired else { continue };
-        let ns = |v: Option<f64>| v.map_or_else(|| "-".into(), nnbench_units::format_ns);
+        let ns = |v: Option<f64>| v.map_or_else(|| "-".into(), nnbench_vocab::format_ns);
         let (base, head) = if p.clock == PairedClock::Instructions {
             let count = |t: &TimeRecord| {
                 t.instructions.map_or_else(
                     || "-".into(),
-                    |n| format!("{} instr", nnbench_units::format_count(n as f64)),
+                    |n| format!("{} instr", nnbench_vocab::format_count(n as f64)),
                 )
             };
             (count(&p.base.time), count(&case.time))

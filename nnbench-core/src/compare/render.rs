@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
 
-use nnbench_units::{Figure, Unit, format_count, format_field, format_figure};
+use nnbench_vocab::{Figure, Unit, format_count, format_field, format_figure};
 
 use super::{CaseComparison, Comparison, FigureComparison, Presence, Verdict};
 

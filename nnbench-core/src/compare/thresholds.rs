@@ -1,7 +1,7 @@
 //! How much change each figure may show before it counts, and which
 //! figures can fail a comparison.
 
-use nnbench_units::{Figure, FigureLimit, Limit};
+use nnbench_vocab::{Figure, FigureLimit, Limit};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -224,7 +224,7 @@ impl Thresholds {
             figure,
             field,
             limit,
-        } in nnbench_units::parse_limits(spec)?
+        } in nnbench_vocab::parse_limits(spec)?
         {
             let threshold = match limit {
                 Limit::Off => Threshold {
@@ -313,7 +313,7 @@ pub fn measured_field(path: &str) -> bool {
 /// let err = nnbench_core::compare::Thresholds::default().with_spec("time=fast").unwrap_err();
 /// assert!(err.to_string().contains("time=fast"));
 /// ```
-pub type ThresholdError = nnbench_units::LimitError;
+pub type ThresholdError = nnbench_vocab::LimitError;
 
 #[cfg(test)]
 mod tests {

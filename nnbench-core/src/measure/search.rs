@@ -21,7 +21,7 @@
 
 use std::time::Duration;
 
-use nnbench_units::LatencyTarget;
+use nnbench_vocab::LatencyTarget;
 
 /// Bisection stops once the bracket's ends are this close.
 const PRECISION: f64 = 0.05;
@@ -138,7 +138,7 @@ mod tests {
     use super::*;
 
     fn target() -> LatencyTarget {
-        nnbench_units::parse_latency_target("p99 <= 5ms").unwrap()
+        nnbench_vocab::parse_latency_target("p99 <= 5ms").unwrap()
     }
 
     /// A service whose p99 crosses 5 ms at `knee` requests a second.

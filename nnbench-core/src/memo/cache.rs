@@ -978,7 +978,7 @@ impl Cache {
                         journal::warn(format!(
                             "memo {} waited {} for another process computing it",
                             memo.describe(),
-                            nnbench_units::format_ns(waited.as_nanos() as f64)
+                            nnbench_vocab::format_ns(waited.as_nanos() as f64)
                         ));
                     }
                     // Another process may have saved it since the first look.

@@ -3,7 +3,7 @@
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
 use super::TypeStats;
-use nnbench_units::format_bytes;
+use nnbench_vocab::format_bytes;
 
 /// A table of `stats`, one row per memo type: misses are split into disk
 /// hits and computes, and the last column names the types a type's memos

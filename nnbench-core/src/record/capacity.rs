@@ -113,7 +113,7 @@ impl CapacityRecord {
 /// ```
 impl std::fmt::Display for CapacityRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let bytes = nnbench_units::format_bytes;
+        let bytes = nnbench_vocab::format_bytes;
         let from = match self.others_bytes {
             Some(others) => format!(
                 "{} of {}, {} of it held beside the cases",
@@ -150,7 +150,7 @@ impl std::fmt::Display for CapacityRecord {
 /// three digits (`3.90k`), or `∞` for an unbounded interval.
 pub(crate) fn format_n(n: f64) -> String {
     if n.is_finite() {
-        nnbench_units::format_count(n.floor())
+        nnbench_vocab::format_count(n.floor())
     } else {
         "∞".to_owned()
     }

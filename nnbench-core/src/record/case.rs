@@ -1,6 +1,6 @@
 //! What one case measured, as its record holds it.
 
-use nnbench_units::{Direction, Figure};
+use nnbench_vocab::{Direction, Figure};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 

@@ -48,7 +48,7 @@ pub use memo::{
     RunMemoRecord,
 };
 pub use method::{GpuMethod, RssMethod};
-pub use nnbench_units::{Direction, Figure};
+pub use nnbench_vocab::{Direction, Figure};
 pub use paired::{MemoBuilds, PairedClock, PairedRecord, PairedRun};
 pub use percentiles::Percentiles;
 pub use precision::{Clock, Precision, StopReason};

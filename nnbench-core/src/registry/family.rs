@@ -53,7 +53,7 @@ pub struct Family {
     pub request_timeout: Option<std::time::Duration>,
     /// The `latency_target` option: the highest rate whose latency meets
     /// it is searched, in a case of its own.
-    pub latency_target: Option<nnbench_units::LatencyTarget>,
+    pub latency_target: Option<nnbench_vocab::LatencyTarget>,
     /// The `scaling` option: the numeric parameter the family's figures
     /// are fitted against.
     pub scaling: Option<&'static str>,

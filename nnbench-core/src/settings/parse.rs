@@ -14,7 +14,7 @@ pub(crate) fn size(text: &str) -> Result<u64, String> {
 
 /// Seconds (`1.5`) or a duration (`500ms`, `2s`), as the attributes take them.
 pub(crate) fn duration(text: &str) -> Result<Duration, String> {
-    nnbench_units::parse_duration(text)
+    nnbench_vocab::parse_duration(text)
 }
 
 /// A sample size criterion accepts: 10 or more.

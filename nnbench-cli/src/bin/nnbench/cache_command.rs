@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use clap::{Args, Subcommand, ValueEnum};
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench_core::memo::{DiskEntry, DiskTier};
-use nnbench_units::format_bytes;
+use nnbench_vocab::format_bytes;
 
 /// Where the tier is, for every action.
 #[derive(Args)]

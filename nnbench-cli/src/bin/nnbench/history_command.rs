@@ -7,7 +7,7 @@ use clap::Subcommand;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench_cli::history::{FigureStep, History, Machine, RunFilter, StepSearch};
 use nnbench_core::compare::Verdict;
-use nnbench_units::format_figure;
+use nnbench_vocab::format_figure;
 
 use crate::inputs;
 

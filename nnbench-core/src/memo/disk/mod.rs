@@ -515,7 +515,7 @@ const SAY_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 pub(crate) fn hold(entry: &Path) -> io::Result<(Held, std::time::Duration)> {
     let limit = std::env::var("NNBENCH_MEMO_LOCK_TIMEOUT")
         .ok()
-        .and_then(|limit| nnbench_units::parse_duration(&limit).ok())
+        .and_then(|limit| nnbench_vocab::parse_duration(&limit).ok())
         .unwrap_or(LOCK_TIMEOUT);
     hold_within(entry, limit)
 }
@@ -545,7 +545,7 @@ pub(crate) fn hold_within(
                     io::ErrorKind::TimedOut,
                     format!(
                         "gave up after {} waiting for {} (NNBENCH_MEMO_LOCK_TIMEOUT sets how long)",
-                        nnbench_units::format_ns(waited.as_nanos() as f64),
+                        nnbench_vocab::format_ns(waited.as_nanos() as f64),
                         holder(&path)
                     ),
                 ));

@@ -24,7 +24,7 @@ use crate::registry::{Args, Call, Case, Parallel};
 use crate::runner::report::console::Console;
 use crate::settings::{Baselines, Sampling, Timing, TimingSettings};
 use crate::{Error, Result};
-use nnbench_units::LatencyTarget;
+use nnbench_vocab::LatencyTarget;
 
 /// How long a case under `concurrency` makes requests before they are
 /// recorded, and for how long they are, unless its family says.

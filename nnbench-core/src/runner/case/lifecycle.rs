@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use nnbench_units::format_bytes;
+use nnbench_vocab::format_bytes;
 use serde_json::Value as Json;
 
 use super::engine::{self, Engine, Timed, TimingPlan};

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use nnbench_units::format_bytes;
+use nnbench_vocab::format_bytes;
 
 use super::blocks::BlockOrder;
 use super::{MemoId, Schedule};

@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 #[cfg(feature = "criterion")]
 use super::silence;
 use crate::record::{CaseRecord, RunRecord, TimingMode, numeric_fields};
-use nnbench_units::{format_bytes, format_count, format_field, format_ns};
+use nnbench_vocab::{format_bytes, format_count, format_field, format_ns};
 
 /// Prints progress, warnings and the final table, unless quiet.
 pub(crate) struct Console {

@@ -4,7 +4,7 @@
 
 use std::time::SystemTime;
 
-use nnbench_units::format_bytes;
+use nnbench_vocab::format_bytes;
 
 use crate::memo::{self, DiskTier, journal};
 use crate::settings::Settings;

@@ -6,7 +6,7 @@ use std::os::unix::process::ExitStatusExt as _;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use nnbench_units::format_bytes;
+use nnbench_vocab::format_bytes;
 
 /// What the supervisor saw of a worker that died in a case.
 pub(crate) struct Evidence<'a> {

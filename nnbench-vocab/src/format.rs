@@ -8,7 +8,7 @@ use crate::{Figure, Unit};
 /// # Example
 ///
 /// ```
-/// use nnbench_units::format_ns;
+/// use nnbench_vocab::format_ns;
 /// assert_eq!(format_ns(850.0), "850 ns");
 /// assert_eq!(format_ns(3.25), "3.25 ns");
 /// assert_eq!(format_ns(12_345.0), "12.3 µs");
@@ -29,7 +29,7 @@ pub fn format_ns(ns: f64) -> String {
 /// # Example
 ///
 /// ```
-/// use nnbench_units::format_bytes;
+/// use nnbench_vocab::format_bytes;
 /// assert_eq!(format_bytes(512), "512 B");
 /// assert_eq!(format_bytes(3 << 20), "3.00 MiB");
 /// assert_eq!(format_bytes(1536 << 20), "1.50 GiB");
@@ -57,7 +57,7 @@ pub fn format_bytes(bytes: u64) -> String {
 /// # Example
 ///
 /// ```
-/// use nnbench_units::{Figure, format_figure};
+/// use nnbench_vocab::{Figure, format_figure};
 /// assert_eq!(format_figure(Figure::Time, 12_345.0), "12.3 µs");
 /// assert_eq!(format_figure(Figure::Rss, 3.0 * 1048576.0), "3.00 MiB");
 /// assert_eq!(format_figure(Figure::Value, 0.93), "0.93");
@@ -71,7 +71,7 @@ pub fn format_figure(figure: Figure, amount: f64) -> String {
 /// # Example
 ///
 /// ```
-/// use nnbench_units::{Unit, format_amount};
+/// use nnbench_vocab::{Unit, format_amount};
 /// assert_eq!(format_amount(Unit::Bytes, 2048.0), "2.00 KiB");
 /// assert_eq!(format_amount(Unit::Number, 1.5), "1.5");
 /// ```
@@ -92,7 +92,7 @@ pub fn format_amount(unit: Unit, amount: f64) -> String {
 /// # Example
 ///
 /// ```
-/// use nnbench_units::format_count;
+/// use nnbench_vocab::format_count;
 /// assert_eq!(format_count(850.0), "850");
 /// assert_eq!(format_count(18_019.0), "18.0k");
 /// assert_eq!(format_count(1_234_567_890.0), "1.23G");

@@ -7,7 +7,7 @@ use std::fmt;
 /// # Example
 ///
 /// ```
-/// use nnbench_units::{Figure, Unit};
+/// use nnbench_vocab::{Figure, Unit};
 /// assert_eq!(Figure::Rss.unit(), Unit::Bytes);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub enum Unit {
 /// # Example
 ///
 /// ```
-/// use nnbench_units::Figure;
+/// use nnbench_vocab::Figure;
 /// assert_eq!("rss".parse::<Figure>().unwrap(), Figure::Rss);
 /// assert_eq!(Figure::Time.to_string(), "time");
 /// ```
@@ -105,7 +105,7 @@ impl Figure {
     /// # Example
     ///
     /// ```
-    /// assert_eq!(nnbench_units::Figure::Gpu.name(), "gpu");
+    /// assert_eq!(nnbench_vocab::Figure::Gpu.name(), "gpu");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
@@ -132,7 +132,7 @@ impl Figure {
     /// # Example
     ///
     /// ```
-    /// use nnbench_units::{Figure, Unit};
+    /// use nnbench_vocab::{Figure, Unit};
     /// assert_eq!(Figure::Load.unit(), Unit::Time);
     /// ```
     pub fn unit(self) -> Unit {
@@ -155,7 +155,7 @@ impl Figure {
     /// # Example
     ///
     /// ```
-    /// use nnbench_units::Figure;
+    /// use nnbench_vocab::Figure;
     /// assert!(Figure::Requests.higher_is_better());
     /// assert!(!Figure::Time.higher_is_better());
     /// ```
@@ -178,7 +178,7 @@ impl fmt::Display for Figure {
 /// # Example
 ///
 /// ```
-/// let err = "speed".parse::<nnbench_units::Figure>().unwrap_err();
+/// let err = "speed".parse::<nnbench_vocab::Figure>().unwrap_err();
 /// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, scaling and capacity"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -55,7 +55,7 @@ fn kind(path: &str) -> Kind {
 /// # Example
 ///
 /// ```
-/// use nnbench_units::format_field;
+/// use nnbench_vocab::format_field;
 /// assert_eq!(format_field("latency_ms", 12.5), "12.5 ms");
 /// assert_eq!(format_field("eval.peak_mib", 3.0), "3.00 MiB");
 /// assert_eq!(format_field("images_per_second", 1_390_000.0), "1.39M/s");

@@ -12,10 +12,10 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// assert_eq!(nnbench_units::parse_duration("1.5"), Ok(Duration::from_millis(1500)));
-/// assert_eq!(nnbench_units::parse_duration("250ms"), Ok(Duration::from_millis(250)));
-/// assert!(nnbench_units::parse_duration("0").is_err());
-/// assert!(nnbench_units::parse_duration("soon").unwrap_err().contains("500ms"));
+/// assert_eq!(nnbench_vocab::parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+/// assert_eq!(nnbench_vocab::parse_duration("250ms"), Ok(Duration::from_millis(250)));
+/// assert!(nnbench_vocab::parse_duration("0").is_err());
+/// assert!(nnbench_vocab::parse_duration("soon").unwrap_err().contains("500ms"));
 /// ```
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();

@@ -10,7 +10,7 @@ use std::fmt;
 /// # Example
 ///
 /// ```
-/// use nnbench_units::Direction;
+/// use nnbench_vocab::Direction;
 /// assert!(Direction::Higher.improves(0.90, 0.93));
 /// assert!(Direction::Lower.improves(0.40, 0.31));
 /// assert_eq!("lower".parse::<Direction>(), Ok(Direction::Lower));
@@ -34,7 +34,7 @@ impl Direction {
     /// # Example
     ///
     /// ```
-    /// assert!(!nnbench_units::Direction::Higher.improves(2.0, 1.0));
+    /// assert!(!nnbench_vocab::Direction::Higher.improves(2.0, 1.0));
     /// ```
     pub fn improves(self, base: f64, head: f64) -> bool {
         match self {
@@ -48,7 +48,7 @@ impl Direction {
     /// # Example
     ///
     /// ```
-    /// assert_eq!(nnbench_units::Direction::Lower.name(), "lower");
+    /// assert_eq!(nnbench_vocab::Direction::Lower.name(), "lower");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
@@ -74,9 +74,9 @@ impl std::str::FromStr for Direction {
 /// # Example
 ///
 /// ```
-/// let fields = nnbench_units::parse_metric("accuracy:higher, eval.latency_ms:lower").unwrap();
+/// let fields = nnbench_vocab::parse_metric("accuracy:higher, eval.latency_ms:lower").unwrap();
 /// assert_eq!(fields[1].path, "eval.latency_ms");
-/// assert_eq!(fields[1].direction, nnbench_units::Direction::Lower);
+/// assert_eq!(fields[1].direction, nnbench_vocab::Direction::Lower);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MetricField {
@@ -91,7 +91,7 @@ pub struct MetricField {
 /// # Example
 ///
 /// ```
-/// let err = nnbench_units::parse_metric("accuracy:up").unwrap_err();
+/// let err = nnbench_vocab::parse_metric("accuracy:up").unwrap_err();
 /// assert!(err.to_string().contains("`up`"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -140,7 +140,7 @@ impl std::error::Error for MetricError {}
 /// # Example
 ///
 /// ```
-/// use nnbench_units::{parse_metric, Direction};
+/// use nnbench_vocab::{parse_metric, Direction};
 /// let fields = parse_metric("accuracy:higher,latency_ms:lower").unwrap();
 /// assert_eq!((fields[0].path.as_str(), fields[0].direction), ("accuracy", Direction::Higher));
 /// assert!(parse_metric("accuracy").is_err());
@@ -176,8 +176,8 @@ pub fn parse_metric(spec: &str) -> Result<Vec<MetricField>, MetricError> {
 /// # Example
 ///
 /// ```
-/// assert!(nnbench_units::is_field_path("eval.top5"));
-/// assert!(!nnbench_units::is_field_path("eval..top5"));
+/// assert!(nnbench_vocab::is_field_path("eval.top5"));
+/// assert!(!nnbench_vocab::is_field_path("eval..top5"));
 /// ```
 pub fn is_field_path(path: &str) -> bool {
     !path.is_empty()

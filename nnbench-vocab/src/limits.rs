@@ -9,7 +9,7 @@ use crate::{Figure, Unit};
 /// # Example
 ///
 /// ```
-/// use nnbench_units::{parse_limits, Limit};
+/// use nnbench_vocab::{parse_limits, Limit};
 /// let limits = parse_limits("rss=2%+4MiB").unwrap();
 /// assert_eq!(limits[0].limit, Limit::Within { relative: 0.02, absolute: 4194304.0 });
 /// ```
@@ -33,8 +33,8 @@ pub enum Limit {
 /// # Example
 ///
 /// ```
-/// use nnbench_units::Figure;
-/// let limits = nnbench_units::parse_limits("time=10%, gpu=off, value.accuracy=0.5%").unwrap();
+/// use nnbench_vocab::Figure;
+/// let limits = nnbench_vocab::parse_limits("time=10%, gpu=off, value.accuracy=0.5%").unwrap();
 /// assert_eq!((limits[0].figure, limits[1].figure), (Figure::Time, Figure::Gpu));
 /// assert_eq!((limits[2].figure, limits[2].field.as_deref()), (Figure::Value, Some("accuracy")));
 /// ```
@@ -54,7 +54,7 @@ pub struct FigureLimit {
 /// # Example
 ///
 /// ```
-/// let err = nnbench_units::parse_limits("time=fast").unwrap_err();
+/// let err = nnbench_vocab::parse_limits("time=fast").unwrap_err();
 /// assert!(err.to_string().contains("time=fast"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,7 +98,7 @@ impl std::error::Error for LimitError {}
 /// # Example
 ///
 /// ```
-/// use nnbench_units::{parse_limits, Limit};
+/// use nnbench_vocab::{parse_limits, Limit};
 /// let limits = parse_limits("time=5%+2ms,value=-0.01,load=off").unwrap();
 /// assert_eq!(limits[0].limit, Limit::Within { relative: 0.05, absolute: 2e6 });
 /// assert_eq!(limits[1].limit, Limit::Within { relative: 0.0, absolute: 0.01 });

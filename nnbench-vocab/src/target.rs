@@ -7,11 +7,11 @@ use std::time::Duration;
 /// # Example
 ///
 /// ```
-/// let target = nnbench_units::parse_latency_target("p99 <= 20ms").unwrap();
+/// let target = nnbench_vocab::parse_latency_target("p99 <= 20ms").unwrap();
 /// assert_eq!(target.quantile, 0.99);
 /// assert_eq!(target.limit, std::time::Duration::from_millis(20));
 /// assert_eq!(target.to_string(), "p99 <= 20ms");
-/// assert!(nnbench_units::parse_latency_target("p99 20ms").is_err());
+/// assert!(nnbench_vocab::parse_latency_target("p99 20ms").is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LatencyTarget {
@@ -40,7 +40,7 @@ const PERCENTILES: [(&str, f64); 5] = [
 /// # Example
 ///
 /// ```
-/// let target = nnbench_units::parse_latency_target("p99.9<=1.5").unwrap();
+/// let target = nnbench_vocab::parse_latency_target("p99.9<=1.5").unwrap();
 /// assert_eq!((target.quantile, target.limit.as_millis()), (0.999, 1500));
 /// ```
 pub fn parse_latency_target(text: &str) -> Result<LatencyTarget, String> {
