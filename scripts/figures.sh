@@ -8,6 +8,7 @@
 #   scripts/figures.sh --test           # each once, small, checking its section (CI)
 #   scripts/figures.sh --lint           # clippy on each, as CI runs it
 #   scripts/figures.sh --stale          # the sections measured before a change to what they measure
+#   scripts/figures.sh --stale --mark   # those, and each is marked so on the page
 #
 # Each section is stamped with the commit it measured (`-dirty` where
 # files outside the book differed from it). `--stale` names each section
@@ -34,6 +35,8 @@ if [[ "${1:-}" == "--test" ]]; then
     test_mode=true
     shift
 elif [[ "${1:-}" == "--stale" ]]; then
+    mark=false
+    [[ "${2:-}" == "--mark" ]] && mark=true
     runtime="nnbench-core/src src nnbench-macros/src nnbench-vocab/src Cargo.lock"
     measures() {
         case $1 in
@@ -49,6 +52,23 @@ elif [[ "${1:-}" == "--stale" ]]; then
     # The GPU section is measured where a CUDA machine is, not here.
     gpu_hint() { [[ "$1" == gpu ]] && echo " (scripts/gpu-check.sh measures it again on a CUDA machine)"; true; }
     page=docs/src/figures.md
+    # A section measured before a change to what it measures stays so
+    # until it is measured again, which rewrites it: the line below its
+    # stamp says so, once, naming the commit that found it.
+    mark_stale() {
+        python3 - "$page" "$1" "$2" <<'PY'
+import sys
+page, bench, head = sys.argv[1:]
+again = "`scripts/gpu-check.sh` on a CUDA machine" if bench == "gpu" else f"`scripts/figures.sh {bench}`"
+lines = open(page).read().split("\n")
+at = next(i for i, l in enumerate(lines) if l.startswith(f"<!-- figures {bench}:"))
+note = "**Measured before a change to the code it measures** (found at "
+if not lines[at + 3].startswith(note):
+    lines.insert(at + 2, "")
+    lines.insert(at + 3, note + f"{head}): its figures may no longer hold; {again} measures them again.")
+    open(page, "w").write("\n".join(lines))
+PY
+    }
     stale=0
     for bench in "${all[@]}" gpu; do
         stamp=$(grep -A1 -F "<!-- figures $bench:" "$page" | sed -n 2p || true)
@@ -69,6 +89,7 @@ elif [[ "${1:-}" == "--stale" ]]; then
         elif [[ "$commit" == *-dirty ]]; then
             echo "$bench: measured on $day at $commit, on uncommitted changes$(gpu_hint "$bench")"
             stale=1
+            $mark && mark_stale "$bench" "$(git rev-parse --short=10 HEAD)"
         elif ! git cat-file -e "$commit^{commit}" 2>/dev/null; then
             echo "$bench: measured on $day at $commit, a commit this repository does not have"
             stale=1
@@ -79,6 +100,7 @@ elif [[ "${1:-}" == "--stale" ]]; then
                 count=$(wc -l <<<"$changed")
                 echo "$bench: measured on $day at $commit; since, $count changed file(s) it measures: $(head -3 <<<"$changed" | paste -sd, -)$( ((count > 3)) && echo ", ...")$(gpu_hint "$bench")"
                 stale=1
+                $mark && mark_stale "$bench" "$(git rev-parse --short=10 HEAD)"
             fi
         fi
     done
