@@ -38,8 +38,8 @@ pub(crate) struct Case {
 
 impl Case {
     /// Makes its record's `params` now, while the run has time to spare
-    /// (it waits for its context before the first case starts): the map
-    /// costs a case about a tenth of a microsecond.
+    /// (it waits for its context before the first case starts), not in
+    /// the loop over the cases, where a grid of quick cases pays for it.
     pub(crate) fn prepare_record(&self) {
         let params = self.params.to_json();
         *self

@@ -1,6 +1,6 @@
 //! The commit and branch a checkout is on, read from its git directory's
-//! files: a `git rev-parse` process costs a run about a millisecond of a
-//! core before its first case. What these files leave unsettled (a
+//! files: a `git rev-parse` process is a fork and an exec of a core's
+//! time before the first case, on every run. What these files leave unsettled (a
 //! reference table, a symbolic reference to another, a repository named
 //! by `GIT_DIR`) is answered by `None`, and left to git itself.
 
