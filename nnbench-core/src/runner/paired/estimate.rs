@@ -16,20 +16,20 @@
 //! false alarm, which a gate must make rare. Stopping a case within the
 //! limit is the other error, a slowdown beyond the limit let through, and
 //! only a slowdown close to the limit can be let through so: the 95%
-//! bound settles an unchanged case on a noisy machine in about a third
-//! fewer rounds, and lets through about as many slowdowns (the test
+//! bound settles an unchanged case on a noisy machine in fewer rounds,
+//! and lets through about as many slowdowns (the test
 //! `the_lower_bound_to_stop_within_the_limit_costs_no_catches` simulates
 //! both).
 //! Even so, for identical builds whose rounds are independent draws, the
-//! interval of a case lies wholly above 1 at some look in about 3 cases in
-//! 100, not under 1. What keeps false alarms rarer is the limit: a
+//! interval of a case lies wholly above 1 at some look in a few cases in
+//! 100 (the test below holds it between 1.5 and 5), not under 1. What keeps false alarms rarer is the limit: a
 //! slowdown counts only when it is both significant and beyond the limit,
 //! since a significance test alone calls the smallest steady difference a
 //! regression. The test `identical_builds_looked_at_every_round` simulates
-//! 600 such cases (log ratios of 3% spread): 3.7% are called regressed at
-//! a limit of 0, 0.8% at 0.5%, 0.3% at 1% and none at 5%; the repository's
+//! such cases (log ratios of 3% spread) and holds the share called
+//! regressed to fall as the limit rises, to none at 5%; the repository's
 //! `benches/false_alarms.rs` counts them for two identical builds on a
-//! real machine over 200 trials.
+//! real machine.
 //! On a real machine, whose rounds are not independent draws, a lasting
 //! bias of one build's process (where its memory landed) can add to this,
 //! which the fresh workers of each round are there to spread.

@@ -81,10 +81,10 @@ pub(super) fn checked(base: &Path) -> Option<Base> {
 
 /// Has both builds' workers start from copies of their executables, made
 /// alike side by side in one new folder, under names of one length.
-/// Measured here: one bench binary, paired with its own copy in another
-/// folder, called its multi-threaded cases 3 to 9% slower in every run,
-/// always the copy that cargo's linker wrote slower than the one copied;
-/// two copies made alike were within noise of each other. A base that is
+/// One bench binary, paired with its own copy in another folder, called
+/// its multi-threaded cases slower by a few percent in every run, always
+/// the copy that cargo's linker wrote slower than the one copied; two
+/// copies made alike were within noise of each other. A base that is
 /// a script (which sets an environment and runs a build) is left where it
 /// is, and the head then too, so that both are treated alike.
 ///

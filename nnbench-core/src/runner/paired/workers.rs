@@ -167,9 +167,9 @@ const LAYOUT_PAD: &str = "NNBENCH_LAYOUT_PAD";
 /// would be slower or faster in every round, a bias alternation cannot
 /// spread. Drawn per worker, the alignment is noise that the rounds
 /// average out, as Mytkowicz et al. ("Producing wrong data without doing
-/// anything obviously wrong!", ASPLOS 2009) advise. Measured here: a
-/// bench binary and its copy under a shorter path, paired, called each
-/// other 2 to 9% slower in every run, always the same way, before.
+/// anything obviously wrong!", ASPLOS 2009) advise: without it, a bench
+/// binary and its copy under a shorter path, paired, called each other
+/// slower by a few percent in every run, always the same way.
 fn layout_padding() -> (OsString, OsString) {
     (
         LAYOUT_PAD.into(),
