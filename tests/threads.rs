@@ -62,11 +62,23 @@ fn a_lock_makes_each_call_slower_with_more_threads_and_own_work_does_not() {
     assert!(slower > 2.5, "{slower:.2}× per call on 4 threads");
 
     // Each thread's own CPU time per call stays that of one thread, however
-    // many cores there are to run them side by side.
-    let own = run("own_work/");
+    // many cores there are to run them side by side. A thread's CPU time
+    // is not free of other processes either: a busy sibling of its core,
+    // or a host that takes the virtual CPU away (time the guest counts as
+    // the thread's), stretches it for seconds at a time, well past 1.5x in
+    // a run beside a build of the workspace. So the ratio holds in one
+    // of three runs; a harness that counted a thread's waits or the whole
+    // round as its CPU time would show 2x or more, on 2 cores, in all three.
     let cpu = |c: &CaseRecord| c.time.cpu_median_ns.expect("thread CPU time");
-    let same = cpu(at(&own, 4)) / cpu(at(&own, 1));
-    assert!(same < 1.5, "{same:.2}× CPU per call on 4 threads");
+    let mut ratios = Vec::new();
+    for _ in 0..3 {
+        let own = run("own_work/");
+        ratios.push(cpu(at(&own, 4)) / cpu(at(&own, 1)));
+        if ratios.last().is_some_and(|&same| same < 1.5) {
+            return;
+        }
+    }
+    panic!("{ratios:.2?}× CPU per call on 4 threads, in three runs");
 }
 
 #[nnbench::parametrize([(fail = false), (fail = true)], threads = [3], timing = once)]
