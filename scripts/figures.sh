@@ -54,19 +54,21 @@ elif [[ "${1:-}" == "--stale" ]]; then
     page=docs/src/figures.md
     # A section measured before a change to what it measures stays so
     # until it is measured again, which rewrites it: the line below its
-    # stamp says so, once, naming the commit that found it.
+    # stamp says so, once, naming the commit that found it, on every page
+    # of the book that shows the section.
     mark_stale() {
-        python3 - "$page" "$1" "$2" <<'PY'
+        python3 - "$1" "$2" docs/src/*.md <<'PY'
 import sys
-page, bench, head = sys.argv[1:]
+bench, head, *pages = sys.argv[1:]
 again = "`scripts/gpu-check.sh` on a CUDA machine" if bench == "gpu" else f"`scripts/figures.sh {bench}`"
-lines = open(page).read().split("\n")
-at = next(i for i, l in enumerate(lines) if l.startswith(f"<!-- figures {bench}:"))
 note = "**Measured before a change to the code it measures** (found at "
-if not lines[at + 3].startswith(note):
-    lines.insert(at + 2, "")
-    lines.insert(at + 3, note + f"{head}): its figures may no longer hold; {again} measures them again.")
-    open(page, "w").write("\n".join(lines))
+for page in pages:
+    lines = open(page).read().split("\n")
+    at = next((i for i, l in enumerate(lines) if l.startswith(f"<!-- figures {bench}:")), None)
+    if at is not None and not lines[at + 3].startswith(note):
+        lines.insert(at + 2, "")
+        lines.insert(at + 3, note + f"{head}): its figures may no longer hold; {again} measures them again.")
+        open(page, "w").write("\n".join(lines))
 PY
     }
     stale=0
