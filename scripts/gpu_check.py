@@ -174,6 +174,12 @@ def judge_matmul(c, out):
     c.check("matmul: percentiles wait for the device",
             p.get("p50_ns") is not None and abs(p["p50_ns"] - event) <= 0.05 * event,
             f"p50 {ms(p.get('p50_ns'))}, p99 {ms(p.get('p99_ns'))} against {ms(event)}")
+    e = rows[0].get("energy") or {}
+    c.figure("matmul energy", e)
+    c.check("matmul: energy counted by NVML, at a power the device can draw",
+            e.get("method") == "nvml" and (e.get("joules") or 0) > 0
+            and 30 <= (e.get("watts") or 0) <= 1500,
+            f"{e.get('joules')} J a call at {e.get('watts')} W ({e.get('reason') or e.get('method')})")
     paired = load(out, "matmul-paired")
     prow = cases(paired, "matmul")
     if prow and prow[0].get("paired"):
@@ -375,6 +381,50 @@ def figures_section(c, out):
         fh.write("\n".join(lines) + "\n")
 
 
+# Every check a complete run makes: one that did not run (a part that
+# returned early, a record that is missing) fails, so that the checker
+# cannot pass on what it never looked at.
+EXPECTED = [
+    "alloc ran",
+    *(f"alloc {size} MiB: {what}" for size in (512, 64) for what in (
+        "method is the allocator",
+        "gpu_peak_bytes = fixture + call within 1% + 2 MiB",
+        "call_gpu_peak_bytes leaves the fixture out",
+        "reserved peak >= allocated peak")),
+    "NVML beside the allocator: process method, at least the allocator's reserved peak",
+    "--isolate with CUDA cases: same figures from workers",
+    "matmul ran",
+    "matmul: nnbench's median within 5% of CUDA events",
+    "matmul: without waiting it would be far shorter",
+    "matmul: recorded as a call that used the device",
+    "matmul: percentiles wait for the device",
+    "matmul: energy counted by NVML, at a power the device can draw",
+    "matmul paired against the same build passes",
+    "matmul paired rounds wait for the device",
+    "pair ran with and without a budget",
+    "--memo-gpu-budget holds: live tensors in each call within 2.5 GiB",
+    "--memo-gpu-budget shows in the device's used memory (nvidia-smi)",
+    "--memo-gpu-budget holds in the allocator's reserved memory",
+    "an out-of-memory on the GPU fails that case, clearly",
+    "the other cases of that run pass",
+    "NVML alone (no tch) reads a Python torch process's 1 GiB",
+    "mnist: CUDA cases beside the CPU cases",
+    "mnist: CUDA accuracy as on the CPU (above 80%), GPU peak recorded",
+    "mnist: the recorded images/s is the warm passes' (within 25% of the median pass's)",
+    "mnist: the CUDA cases are judged by wall time",
+    "mnist: the CPU cases have no GPU memory of their own",
+    "mnist: paired run of the CUDA cases against a copy passes",
+]
+
+
+def missing(c):
+    """Fails each expected check that did not run."""
+    ran = {r["check"] for r in c.rows}
+    for name in EXPECTED:
+        if name not in ran:
+            c.check(name, False, "did not run")
+
+
 def judge(out):
     c = Checks()
     steps = {}
@@ -391,6 +441,7 @@ def judge(out):
             part(c, out)
         except Exception as e:  # one part's surprise must not hide the others
             c.check(part.__name__, False, f"{type(e).__name__}: {e}")
+    missing(c)
     figures_section(c, out)
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump({"checks": c.rows, "figures": c.figures}, f, indent=1, default=str)

@@ -102,6 +102,10 @@ def type_schema(ty):
     m = re.match(r"^Option<(.+)>$", ty)
     if m:
         return type_schema(m.group(1))
+    # A box is written as what it holds.
+    m = re.match(r"^Box<(.+)>$", ty)
+    if m:
+        return type_schema(m.group(1))
     m = re.match(r"^Vec<(.+)>$", ty)
     if m:
         return {"type": "array", "items": type_schema(m.group(1))}

@@ -230,3 +230,31 @@ fn the_checked_in_schema_is_the_record_types() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn every_reference_of_the_schema_names_a_definition() {
+    fn refs<'a>(value: &'a serde_json::Value, found: &mut Vec<&'a str>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                if let Some(serde_json::Value::String(r)) = map.get("$ref") {
+                    found.push(r);
+                }
+                map.values().for_each(|v| refs(v, found));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| refs(v, found)),
+            _ => {}
+        }
+    }
+    let text = std::fs::read_to_string(repo().join("api/record.schema.json")).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut found = Vec::new();
+    refs(&schema, &mut found);
+    assert!(found.len() > 20, "{found:?}");
+    for r in found {
+        let name = r.strip_prefix("#/$defs/").unwrap_or_else(|| panic!("{r}"));
+        assert!(
+            schema["$defs"].get(name).is_some(),
+            "{r} names no definition"
+        );
+    }
+}

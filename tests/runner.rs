@@ -565,15 +565,26 @@ fn an_evicted_value_still_referenced_is_reported_and_others_are_freed() {
 }
 
 #[test]
-fn without_a_gpu_the_context_says_why_and_figures_are_null() {
+fn without_a_gpu_the_context_says_why_and_figures_are_absent() {
     let record = quiet().filter("select_beta").run().unwrap();
     let gpu = &record.context.gpu;
+    let case = &record.cases[0];
     if gpu.available {
         assert!(gpu.method.is_some() && !gpu.devices.is_empty());
+        // A GPU's energy is counted, or the record says why not.
+        let energy = case.energy.as_deref().expect("an energy entry");
+        assert!(
+            energy.method.is_some() == energy.joules.is_some()
+                && energy.joules.is_some() != energy.reason.is_some(),
+            "{energy:?}"
+        );
     } else {
         assert!(gpu.reason.as_deref().is_some_and(|r| !r.is_empty()));
-        assert_eq!(record.cases[0].memory.gpu_peak_bytes, None);
-        assert_eq!(record.cases[0].memory.gpu_method, None);
+        assert_eq!(case.memory.gpu_peak_bytes, None);
+        assert_eq!(case.memory.gpu_method, None);
+        assert_eq!(case.energy, None, "no GPU, no energy entry");
+        let json = serde_json::to_value(case).unwrap();
+        assert!(json.get("energy").is_none(), "absent, not null: {json}");
     }
 }
 

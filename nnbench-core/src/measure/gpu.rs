@@ -99,6 +99,22 @@ pub(crate) fn used_bytes() -> Option<u64> {
     Some(total)
 }
 
+/// The energy all the GPUs NVML sees have used since their driver loaded,
+/// in millijoules: `None` where there is no GPU (the run's context says
+/// why), why not where one of them keeps no count. The counter is the
+/// device's: other work on the same GPUs counts too.
+pub(crate) fn energy_millijoules() -> Option<Result<u64, String>> {
+    let gpu = gpu().ok()?;
+    let mut total = 0u64;
+    for index in 0..gpu.devices {
+        match gpu.nvml.energy_millijoules(index) {
+            Ok(millijoules) => total = total.saturating_add(millijoules),
+            Err(why) => return Some(Err(why)),
+        }
+    }
+    Some(Ok(total))
+}
+
 /// Whether `pid` is `ancestor` or one of its descendants, by the parents
 /// `/proc` gives: only the few processes NVML lists on a GPU are walked.
 fn descends_from(pid: u32, ancestor: u32) -> bool {

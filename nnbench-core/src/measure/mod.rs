@@ -9,6 +9,7 @@ mod batches;
 mod bencher;
 pub(crate) mod callgrind;
 pub(crate) mod cpu;
+pub(crate) mod energy;
 pub mod gpu;
 pub(crate) mod load;
 pub(crate) mod memory_limit;

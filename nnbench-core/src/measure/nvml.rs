@@ -120,6 +120,31 @@ impl Nvml {
         (status == nvmlReturn_enum_NVML_SUCCESS).then_some((memory.total, memory.used))
     }
 
+    /// GPU `index`'s energy counter: millijoules since the driver loaded,
+    /// or NVML's words for why it has none (GPUs before Volta count none).
+    pub(crate) fn energy_millijoules(&self, index: u32) -> Result<u64, String> {
+        let device = self
+            .device(index)
+            .ok_or_else(|| format!("NVML gave no handle for GPU {index}"))?;
+        let energy = self
+            .lib
+            .nvmlDeviceGetTotalEnergyConsumption
+            .as_ref()
+            .map_err(|e| format!("the driver has no nvmlDeviceGetTotalEnergyConsumption: {e}"))?;
+        let mut millijoules: std::ffi::c_ulonglong = 0;
+        // SAFETY: a valid handle, and `millijoules` outlives the call, which
+        // writes one integer.
+        let status = unsafe { energy(device, &mut millijoules) };
+        if status == nvmlReturn_enum_NVML_SUCCESS {
+            Ok(millijoules)
+        } else {
+            Err(format!(
+                "GPU {index} counts no energy: {}",
+                self.error(status)
+            ))
+        }
+    }
+
     /// The processes with a compute or graphics context on GPU `index`
     /// (one using both is listed twice); `None` when NVML cannot list them.
     pub(crate) fn processes(&self, index: u32) -> Option<Vec<GpuProcess>> {

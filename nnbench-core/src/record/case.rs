@@ -104,6 +104,10 @@ pub struct CaseRecord {
     /// when the profiler could not take one (a warning says why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<std::path::PathBuf>,
+    /// The energy the case's calls used on the GPUs, or why there is no
+    /// figure; `None` where the run has no GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<Box<super::EnergyRecord>>,
     /// The family's `scaling` parameter, whose values its figures are
     /// fitted against (the run's `scaling`); `None` without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,6 +11,7 @@ pub(crate) mod capacity;
 mod case;
 mod concurrency;
 mod context;
+mod energy;
 mod fields;
 mod load;
 mod memo;
@@ -41,6 +42,7 @@ pub use case::{
 };
 pub use concurrency::ConcurrencyRecord;
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
+pub use energy::{EnergyMethod, EnergyRecord};
 pub use fields::{field, numeric_fields};
 pub use load::LoadRecord;
 pub use memo::{
@@ -507,6 +509,7 @@ mod tests {
                 paired: None,
                 directions: Default::default(),
                 scales_with: None,
+                energy: None,
             }],
             memo: RunMemoRecord::default(),
             memos: MemosRecord::default(),

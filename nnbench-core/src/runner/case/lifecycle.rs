@@ -13,11 +13,12 @@ use super::engine::{self, Engine, Timed, TimingPlan};
 use super::profile;
 use crate::error::panic_message;
 use crate::measure::CaseMeter;
+use crate::measure::energy::EnergyMeter;
 use crate::memo::{self, ErasedMemo, Resolution, Sizes, journal};
 use crate::record::{
-    CaseError, CaseRecord, ConcurrencyRecord, GpuMethod, LeakRecord, LoadRecord, MemoRecord,
-    MemoSize, MemoryRecord, SearchRecord, Stage, ThreadsRecord, ThroughputRecord, TimeRecord,
-    TimingMode,
+    CaseError, CaseRecord, ConcurrencyRecord, EnergyRecord, GpuMethod, LeakRecord, LoadRecord,
+    MemoRecord, MemoSize, MemoryRecord, SearchRecord, Stage, ThreadsRecord, ThroughputRecord,
+    TimeRecord, TimingMode,
 };
 use crate::registry::{Args, Body, Call, Case, Hook};
 use crate::runner::order::Ahead;
@@ -143,6 +144,7 @@ pub(crate) fn run_case(
     memo_record.prefetched = around.prefetch();
     let mut value = Json::Null;
     let mut throughput = None;
+    let mut energy = None;
     let (mut concurrency, mut threads, mut load, mut search) = (None, None, None, None);
     let (mut profile, mut warnings) = (None, Vec::new());
     let mut time = TimeRecord {
@@ -159,6 +161,7 @@ pub(crate) fn run_case(
             Some(meter) => meter.call_spans_case(),
             None => {}
         }
+        let energy_meter = EnergyMeter::start();
         let timed =
             guarded(|| engine.time(&case.id, &**call, &args, &plan, console, meter.as_mut()));
         if let (Ok(timed), true) = (&timed, settings.profiling.profile) {
@@ -182,6 +185,8 @@ pub(crate) fn run_case(
                     Ok(rate) => throughput = rate,
                     Err(error) => failure.add(Stage::Call, &error),
                 }
+                energy = energy_meter
+                    .map(|m| m.finish(timed.time.median_ns, throughput.map(|t| t.per_call)));
                 (value, time) = (timed.metric, timed.time);
                 (concurrency, threads) = (timed.concurrency, timed.threads);
                 if let Some(late) = timed.load.as_deref().and_then(client_fell_behind) {
@@ -227,6 +232,7 @@ pub(crate) fn run_case(
             load,
             search,
             threads,
+            energy,
             profile,
         },
     )
@@ -442,6 +448,7 @@ pub(crate) fn unfinished(
             load: None,
             search: None,
             threads: None,
+            energy: None,
             profile: None,
         },
     )
@@ -461,6 +468,7 @@ struct Outcome {
     load: Option<Box<LoadRecord>>,
     search: Option<Box<SearchRecord>>,
     threads: Option<ThreadsRecord>,
+    energy: Option<Box<EnergyRecord>>,
     profile: Option<PathBuf>,
 }
 
@@ -491,6 +499,7 @@ fn record(case: &Case, mut outcome: Outcome) -> CaseRecord {
         load: outcome.load,
         search: outcome.search,
         threads: outcome.threads,
+        energy: outcome.energy,
         profile: outcome.profile,
         directions: case
             .family
