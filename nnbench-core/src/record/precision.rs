@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 /// The precision of a sampled case's median when nnbench's sampler
 /// stopped: the farther end of the median's 95% interval, or the
-/// disagreement of the medians of the first and the second half of the
-/// samples where that is wider, as a fraction of the median, on the
-/// clock that judged it.
+/// disagreement of the medians of the samples' four quarters in time
+/// order where that is wider, as a fraction of the median, on the clock
+/// that judged it.
 ///
 /// The sampler stops as soon as `reached` is within `target`; or, once it
 /// has enough samples to tell, when their spread says that even sampling
