@@ -418,15 +418,23 @@ fn a_base_executable_runs_from_a_copy_beside_the_heads() {
     std::fs::copy(std::env::current_exe().unwrap(), &base).unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let mut command: Command = support::bench_binary();
-    command
-        .env("CARGO_TARGET_DIR", dir.path())
-        .env("TMPDIR", &tmp)
-        .args(["--bench", "--paired"])
-        .arg(&base)
-        .arg("kernel/table=Table,n=1");
-    let output = command.output().expect("the bench runs");
-    assert_eq!(output.status.code(), Some(0), "{}", support::said(&output));
+    // The copy is made and removed whatever the verdict; the gate on two
+    // builds of one source is held to a false alarm that does not repeat.
+    support::without_repeated_false_alarm("a base run from a copy", || {
+        let mut command: Command = support::bench_binary();
+        command
+            .env("CARGO_TARGET_DIR", dir.path())
+            .env("TMPDIR", &tmp)
+            .args(["--bench", "--paired"])
+            .arg(&base)
+            .arg("kernel/table=Table,n=1");
+        let output = command.output().expect("the bench runs");
+        match output.status.code() {
+            Some(0) => Ok(()),
+            Some(1) => Err(support::said(&output)),
+            other => panic!("exit {other:?}: {}", support::said(&output)),
+        }
+    });
     let record = latest(dir.path());
     assert_eq!(
         record.paired.as_ref().unwrap().base,
