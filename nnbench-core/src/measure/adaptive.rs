@@ -45,9 +45,9 @@ pub(crate) const SPREAD_SAMPLES: usize = 30;
 /// on a shared machine the samples come in spells (a virtual CPU that
 /// shares its core for a while runs at half speed), and a spell that holds
 /// some of the samples moves some parts, where the halves alone miss a
-/// spell in the middle. Four parts: /// a spell in any quarter shows, and on a steady machine parts of a quarter
-/// of the samples each still agree within the target after some tens of
-/// samples.
+/// spell in the middle. Four parts: a spell in any quarter shows, and on a
+/// steady machine parts of a quarter of the samples each still agree within
+/// the target after some tens of samples.
 const BLOCKS: usize = 4;
 
 /// How long one sample lasts at least: long enough that the clocks' reads

@@ -25,26 +25,38 @@ impl EnergyMeter {
         })
     }
 
-    /// The energy since [`start`](Self::start) of calls whose median took
-    /// `median_ns`, handling `items` each where a throughput is declared.
-    pub(crate) fn finish(self, median_ns: f64, items: Option<u64>) -> Box<EnergyRecord> {
+    /// Reads the counter as the calls end: the window's energy, or why
+    /// there is none.
+    pub(crate) fn stop(self) -> EnergyWindow {
         let (start, started) = match self {
             Self::Counting {
                 millijoules,
                 started,
             } => (millijoules, started),
-            Self::Absent(why) => return Box::new(EnergyRecord::absent(why)),
+            Self::Absent(why) => return EnergyWindow(Err(why)),
         };
         let seconds = started.elapsed().as_secs_f64();
-        Box::new(match gpu::energy_millijoules() {
-            Some(Ok(end)) if end >= start => {
-                EnergyRecord::counted(end - start, seconds, median_ns, items)
+        EnergyWindow(match gpu::energy_millijoules() {
+            Some(Ok(end)) if end >= start => Ok((end - start, seconds)),
+            Some(Ok(_)) => Err("NVML's energy counter went back: the driver reloaded".into()),
+            Some(Err(why)) => Err(why),
+            None => Err("the GPUs went away while the calls ran".into()),
+        })
+    }
+}
+
+/// The millijoules and seconds of the calls' window, or why there are none.
+pub(crate) struct EnergyWindow(Result<(u64, f64), String>);
+
+impl EnergyWindow {
+    /// The energy of calls whose median took `median_ns`, handling `items`
+    /// each where a throughput is declared.
+    pub(crate) fn record(self, median_ns: f64, items: Option<u64>) -> Box<EnergyRecord> {
+        Box::new(match self.0 {
+            Ok((millijoules, seconds)) => {
+                EnergyRecord::counted(millijoules, seconds, median_ns, items)
             }
-            Some(Ok(_)) => {
-                EnergyRecord::absent("NVML's energy counter went back: the driver reloaded")
-            }
-            Some(Err(why)) => EnergyRecord::absent(why),
-            None => EnergyRecord::absent("the GPUs went away while the calls ran"),
+            Err(why) => EnergyRecord::absent(why),
         })
     }
 }

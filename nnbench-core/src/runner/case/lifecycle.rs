@@ -164,6 +164,8 @@ pub(crate) fn run_case(
         let energy_meter = EnergyMeter::start();
         let timed =
             guarded(|| engine.time(&case.id, &**call, &args, &plan, console, meter.as_mut()));
+        // Before a profile's calls, which are not the timed ones.
+        let energy_window = energy_meter.map(EnergyMeter::stop);
         if let (Ok(timed), true) = (&timed, settings.profiling.profile) {
             match profiled(case, &**call, &args, &plan, timed, settings, meter.as_mut()) {
                 Ok(Ok(path)) => profile = Some(path),
@@ -185,8 +187,8 @@ pub(crate) fn run_case(
                     Ok(rate) => throughput = rate,
                     Err(error) => failure.add(Stage::Call, &error),
                 }
-                energy = energy_meter
-                    .map(|m| m.finish(timed.time.median_ns, throughput.map(|t| t.per_call)));
+                energy = energy_window
+                    .map(|w| w.record(timed.time.median_ns, throughput.map(|t| t.per_call)));
                 (value, time) = (timed.metric, timed.time);
                 (concurrency, threads) = (timed.concurrency, timed.threads);
                 if let Some(late) = timed.load.as_deref().and_then(client_fell_behind) {
