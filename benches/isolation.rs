@@ -131,7 +131,10 @@ fn compare() -> Result<(), String> {
             "isolated / in process",
             &ratios,
             Goal::Within(0.97, 1.03),
-            1.5,
+            // Test mode's one run each cannot average out a shared
+            // machine's spells at half speed (the timing page); what it
+            // catches is a worker that times something else.
+            2.5,
             |v| format!("{v:.3}")
         )
     ));
