@@ -70,7 +70,7 @@ def cases(record, family):
 
 
 def param(case, name):
-    return case["params"].get(name)
+    return case.get("params", {}).get(name)
 
 
 class Checks:
@@ -101,10 +101,10 @@ def judge_alloc(c, out):
     record = load(out, "alloc")
     rows = cases(record, "alloc")
     c.check("alloc ran", len(rows) == 2 and all(r.get("error") is None for r in rows),
-            f"{len(rows)} cases, errors: {[r['error'] for r in rows if r['error']]}")
+            f"{len(rows)} cases, errors: {[r.get('error') for r in rows if r.get('error')]}")
     fixture = 256 * MIB
     for r in rows:
-        m = r["memory"]
+        m = r.get("memory", {})
         size = param(r, "mib") * MIB
         c.figure(f"alloc {param(r, 'mib')} MiB", {k: m.get(k) for k in (
             "gpu_method", "gpu_peak_bytes", "call_gpu_peak_bytes", "gpu_reserved_peak_bytes",
@@ -113,37 +113,37 @@ def judge_alloc(c, out):
                 m.get("gpu_method") == "torch-allocator", m.get("gpu_method"))
         c.check(f"alloc {param(r, 'mib')} MiB: gpu_peak_bytes = fixture + call within 1% + 2 MiB",
                 within(m.get("gpu_peak_bytes"), fixture + size),
-                f"{mib(m['gpu_peak_bytes'])} for {mib(fixture + size)}")
+                f"{mib(m.get('gpu_peak_bytes'))} for {mib(fixture + size)}")
         c.check(f"alloc {param(r, 'mib')} MiB: call_gpu_peak_bytes leaves the fixture out",
                 within(m.get("call_gpu_peak_bytes"), size),
-                f"{mib(m['call_gpu_peak_bytes'])} for {mib(size)}")
+                f"{mib(m.get('call_gpu_peak_bytes'))} for {mib(size)}")
         reserved = m.get("gpu_reserved_peak_bytes")
         c.check(f"alloc {param(r, 'mib')} MiB: reserved peak >= allocated peak",
                 reserved is not None and m.get("gpu_peak_bytes") is not None
                 and reserved >= m.get("gpu_peak_bytes"),
-                f"{mib(reserved)} >= {mib(m['gpu_peak_bytes'])}")
+                f"{mib(reserved)} >= {mib(m.get('gpu_peak_bytes'))}")
     nvml = cases(load(out, "alloc-nvml"), "alloc")
     for r in nvml:
-        m = r["memory"]
+        m = r.get("memory", {})
         c.figure(f"alloc {param(r, 'mib')} MiB, NNBENCH_GPU=nvml", {k: m.get(k) for k in (
             "gpu_method", "gpu_peak_bytes", "call_gpu_peak_bytes")})
-    allocator = {param(r, "mib"): r["memory"] for r in rows}
+    allocator = {param(r, "mib"): r.get("memory", {}) for r in rows}
     c.check("NVML beside the allocator: process method, at least the allocator's reserved peak",
             len(nvml) == 2 and all(
-                r["memory"].get("gpu_method") in ("process", "device_delta")
-                and r["memory"].get("gpu_peak_bytes") is not None
+                r.get("memory", {}).get("gpu_method") in ("process", "device_delta")
+                and r.get("memory", {}).get("gpu_peak_bytes") is not None
                 and param(r, "mib") in allocator
-                and r["memory"].get("gpu_peak_bytes") >= (allocator[param(r, "mib")].get("gpu_reserved_peak_bytes") or 0)
+                and r.get("memory", {}).get("gpu_peak_bytes") >= (allocator[param(r, "mib")].get("gpu_reserved_peak_bytes") or 0)
                 for r in nvml),
-            "; ".join(f"{param(r, 'mib')} MiB: NVML {mib(r['memory']['gpu_peak_bytes'])} "
-                      f"({r['memory']['gpu_method']}), call {mib(r['memory']['call_gpu_peak_bytes'])}"
+            "; ".join(f"{param(r, 'mib')} MiB: NVML {mib(r.get('memory', {}).get('gpu_peak_bytes'))} "
+                      f"({r.get('memory', {}).get('gpu_method')}), call {mib(r.get('memory', {}).get('call_gpu_peak_bytes'))}"
                       for r in nvml))
     iso = cases(load(out, "alloc-isolate"), "alloc")
     c.check("--isolate with CUDA cases: same figures from workers",
             len(iso) == 2 and all(r.get("error") is None and within(
-                r["memory"].get("call_gpu_peak_bytes"), param(r, "mib") * MIB) for r in iso),
-            "; ".join(f"{param(r, 'mib')} MiB: peak {mib(r['memory']['gpu_peak_bytes'])}, "
-                      f"call {mib(r['memory']['call_gpu_peak_bytes'])}, error {r['error']}" for r in iso))
+                r.get("memory", {}).get("call_gpu_peak_bytes"), param(r, "mib") * MIB) for r in iso),
+            "; ".join(f"{param(r, 'mib')} MiB: peak {mib(r.get('memory', {}).get('gpu_peak_bytes'))}, "
+                      f"call {mib(r.get('memory', {}).get('call_gpu_peak_bytes'))}, error {r.get('error')}" for r in iso))
 
 
 def judge_matmul(c, out):
@@ -154,7 +154,7 @@ def judge_matmul(c, out):
             str([r.get("error") for r in rows]))
     if not rows or not ref:
         return
-    t = rows[0]["time"]
+    t = rows[0].get("time", {})
     c.figure("matmul (nnbench)", {k: t.get(k) for k in (
         "mode", "samples", "iters", "median_ns", "min_ns", "cpu_median_ns",
         "process_cpu_median_ns", "percentiles", "used_device")})
@@ -186,14 +186,14 @@ def judge_matmul(c, out):
         pr = prow[0].get("paired")
         c.figure("matmul paired", {k: pr.get(k) for k in (
             "clock", "rounds", "estimate", "interval", "verdict", "wall_ratios", "cpu_ratios")})
-        c.figure("matmul paired time", {k: prow[0]["time"].get(k) for k in (
+        c.figure("matmul paired time", {k: prow[0].get("time", {}).get(k) for k in (
             "median_ns", "cpu_median_ns", "process_cpu_median_ns")})
         c.check("matmul paired against the same build passes",
                 pr.get("verdict") != "regressed" and prow[0].get("error") is None,
                 f"verdict {pr.get('verdict')}, clock {pr.get('clock')}, estimate {pr.get('estimate')}")
         c.check("matmul paired rounds wait for the device",
-                abs(prow[0]["time"].get("median_ns") - event) <= 0.10 * event,
-                f"{ms(prow[0]['time'].get('median_ns'))} against {ms(event)}")
+                abs(prow[0].get("time", {}).get("median_ns") - event) <= 0.10 * event,
+                f"{ms(prow[0].get('time', {}).get('median_ns'))} against {ms(event)}")
     else:
         c.check("matmul paired ran", False, str(prow[0].get("error") if prow else "no record"))
 
@@ -221,7 +221,7 @@ def judge_budget(c, out):
         c.figure(f"pair, {name}", {
             "cases": len(rows),
             "max live bytes in a call": max((r.get("value") or 0 for r in rows), default=None),
-            "max reserved peak": max((r["memory"].get("gpu_reserved_peak_bytes") or 0 for r in rows), default=None),
+            "max reserved peak": max((r.get("memory", {}).get("gpu_reserved_peak_bytes") or 0 for r in rows), default=None),
             "evictions": sum(len(r.get("memo", {}).get("evicted", [])) for r in rows),
         })
     free_device = device_peak(out, "pair")
@@ -238,7 +238,7 @@ def judge_budget(c, out):
     c.check("--memo-gpu-budget shows in the device's used memory (nvidia-smi)",
             free_device is not None and budget_device is not None and budget_device < free_device,
             f"{mib(budget_device)} with the budget, {mib(free_device)} without")
-    worst_reserved = max((r["memory"].get("gpu_reserved_peak_bytes") or 0 for r in budget), default=0)
+    worst_reserved = max((r.get("memory", {}).get("gpu_reserved_peak_bytes") or 0 for r in budget), default=0)
     c.check("--memo-gpu-budget holds in the allocator's reserved memory",
             budget and worst_reserved <= limit + 64 * MIB, f"at most {mib(worst_reserved)}")
 
@@ -261,7 +261,7 @@ def judge_child(c, out):
     if not rows:
         c.check("NVML alone reads a child's allocation", False, "no record")
         return
-    m = rows[0]["memory"]
+    m = rows[0].get("memory", {})
     c.figure("child (no tch, NVML)", {k: m.get(k) for k in (
         "gpu_method", "gpu_peak_bytes", "call_gpu_peak_bytes")})
     c.check("NVML alone (no tch) reads a Python torch process's 1 GiB",
@@ -278,9 +278,9 @@ def judge_mnist(c, out):
         c.figure(f"mnist {r['id']}", {
             "accuracy": value.get("accuracy"),
             "images_per_second": value.get("images_per_second"),
-            "median_ns": r["time"].get("median_ns"),
-            "gpu_peak_bytes": r["memory"].get("gpu_peak_bytes"),
-            "call_gpu_peak_bytes": r["memory"].get("call_gpu_peak_bytes"),
+            "median_ns": r.get("time", {}).get("median_ns"),
+            "gpu_peak_bytes": r.get("memory", {}).get("gpu_peak_bytes"),
+            "call_gpu_peak_bytes": r.get("memory", {}).get("call_gpu_peak_bytes"),
             "error": r.get("error"),
         })
     c.check("mnist: CUDA cases beside the CPU cases",
@@ -288,11 +288,11 @@ def judge_mnist(c, out):
             f"{len(cuda)} CUDA of {len(rows)}")
     c.check("mnist: CUDA accuracy as on the CPU (above 80%), GPU peak recorded",
             cuda and all((r.get("value") or {}).get("accuracy", 0) > 0.8
-                         and (r["memory"].get("gpu_peak_bytes") or 0) > 0 for r in cuda),
-            "; ".join(f"{(r['value'] or {}).get('accuracy')}, {mib(r['memory']['gpu_peak_bytes'])}" for r in cuda))
+                         and (r.get("memory", {}).get("gpu_peak_bytes") or 0) > 0 for r in cuda),
+            "; ".join(f"{(r.get('value') or {}).get('accuracy')}, {mib(r.get('memory', {}).get('gpu_peak_bytes'))}" for r in cuda))
     def rates(r):
         recorded = (r.get("value") or {}).get("images_per_second") or 0
-        return recorded, 10000 / (r["time"].get("median_ns") / 1e9)
+        return recorded, 10000 / (r.get("time", {}).get("median_ns") / 1e9)
     c.check("mnist: the recorded images/s is the warm passes' (within 25% of the median pass's)",
             rows and all(abs(a / b - 1) <= 0.25 for a, b in map(rates, rows)),
             "; ".join(f"{a:.0f} for {b:.0f}" for a, b in map(rates, rows)))
@@ -304,13 +304,38 @@ def judge_mnist(c, out):
             paired and all(clock == "wall" for _, _, clock in verdicts), str(verdicts))
     cpu = [r for r in rows if r not in cuda]
     c.check("mnist: the CPU cases have no GPU memory of their own",
-            cpu and all(r["memory"].get("gpu_method") == "torch-allocator"
-                        and r["memory"].get("call_gpu_peak_bytes") == 0 for r in cpu),
-            "; ".join(f"{r['memory']['gpu_method']} {mib(r['memory']['call_gpu_peak_bytes'])}" for r in cpu))
+            cpu and all(r.get("memory", {}).get("gpu_method") == "torch-allocator"
+                        and r.get("memory", {}).get("call_gpu_peak_bytes") == 0 for r in cpu),
+            "; ".join(f"{r.get('memory', {}).get('gpu_method')} {mib(r.get('memory', {}).get('call_gpu_peak_bytes'))}" for r in cpu))
     c.check("mnist: paired run of the CUDA cases against a copy passes",
             len(paired) == 4 and all(v in ("unchanged", "improved") for _, v, _ in verdicts)
             and all(r.get("error") is None for r in paired),
             str(verdicts))
+
+
+# Each step of scripts/gpu-check.sh and the exit it must end with: the
+# out-of-memory step fails its one case on purpose; every other step,
+# paired runs of a build with its own copy included, passes whole (a gate
+# that fails there is a false alarm, whatever the verdicts of time say).
+STEP_EXITS = {
+    "reference": 0, "alloc": 0, "alloc-nvml": 0, "alloc-isolate": 0, "matmul": 0,
+    "matmul-paired": 0, "pair": 0, "pair-budget": 0, "oom": 1, "child": 0, "mnist": 0,
+    "mnist-paired": 0,
+}
+
+
+def judge_steps(c, out):
+    steps = c.figures.get("steps") or {}
+    for name, expected in STEP_EXITS.items():
+        ran = steps.get(name)
+        log = os.path.join(out, name + ".log")
+        tail = ""
+        if ran and ran["exit"] != expected and os.path.exists(log):
+            with open(log, errors="replace") as f:
+                lines = [line.strip() for line in f if line.strip()]
+            tail = f": {lines[-1][:300]}" if lines else ""
+        c.check(f"step {name} exits {expected}", ran is not None and ran["exit"] == expected,
+                "did not run" if ran is None else f"exit {ran['exit']} after {ran['seconds']} s{tail}")
 
 
 def figures_section(c, out):
@@ -385,6 +410,7 @@ def figures_section(c, out):
 # returned early, a record that is missing) fails, so that the checker
 # cannot pass on what it never looked at.
 EXPECTED = [
+    *(f"step {name} exits {code}" for name, code in STEP_EXITS.items()),
     "alloc ran",
     *(f"alloc {size} MiB: {what}" for size in (512, 64) for what in (
         "method is the allocator",
@@ -436,7 +462,7 @@ def judge(out):
     device = open(os.path.join(out, "device.txt")).read().strip() if os.path.exists(
         os.path.join(out, "device.txt")) else None
     c.figure("device", device)
-    for part in (judge_alloc, judge_matmul, judge_budget, judge_oom, judge_child, judge_mnist):
+    for part in (judge_steps, judge_alloc, judge_matmul, judge_budget, judge_oom, judge_child, judge_mnist):
         try:
             part(c, out)
         except Exception as e:  # one part's surprise must not hide the others

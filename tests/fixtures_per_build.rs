@@ -84,6 +84,7 @@ fn main() {
             a_baseline_run_is_judged_on_the_model_it_trains,
             a_plain_run_on_another_builds_model_says_so,
             a_case_with_per_call_inputs_is_paired,
+            copies_of_one_build_each_train_their_own_model,
         ),
     );
 }
@@ -100,6 +101,19 @@ fn other_build(dir: &Path, env: &[(&str, &str)]) -> PathBuf {
         .unwrap();
     std::io::Write::write_all(&mut file, b"another build").unwrap();
     drop(file);
+    base_script(dir, &copy, env)
+}
+
+/// A plain copy of this binary, as CI copies a build to pair it with
+/// itself, run by a script that marks it the base.
+fn same_build(dir: &Path) -> PathBuf {
+    let copy = dir.join("same-build");
+    std::fs::copy(std::env::current_exe().unwrap(), &copy).unwrap();
+    base_script(dir, &copy, &[])
+}
+
+/// A script that runs `copy` as the base, with `env`.
+fn base_script(dir: &Path, copy: &Path, env: &[(&str, &str)]) -> PathBuf {
     let mut script = format!("#!/bin/sh\nunset {BROKEN}\nexport {SIDE}=base\n");
     for (key, value) in env {
         script.push_str(&format!("export {key}='{value}'\n"));
@@ -279,4 +293,34 @@ fn a_case_with_per_call_inputs_is_paired() {
     assert!(paired.rounds >= 8, "{paired:?}");
     assert!(paired.base.error.is_none(), "{:?}", paired.base.error);
     assert!(case.time.median_ns > 0.0 && paired.base.time.median_ns > 0.0);
+}
+
+fn copies_of_one_build_each_train_their_own_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let base = same_build(dir.path());
+    let output = bench(
+        &target,
+        None,
+        &[],
+        &[
+            "--paired",
+            base.to_str().unwrap(),
+            "--max-rounds",
+            "8",
+            "accuracy/",
+        ],
+    );
+    let text = said(&output);
+    // One side loading the model the other trained would do less work
+    // (and hold less memory) than the other: both train, as two builds do.
+    assert!(text.contains("training Trained(1) on head"), "{text}");
+    assert!(text.contains("training Trained(1) on base"), "{text}");
+    let record =
+        RunRecord::read(target.join("nnbench/fixtures_per_build/latest.json")).expect("a record");
+    let case = &record.cases[0];
+    assert!(case.error.is_none(), "{:?}\n{text}", case.error);
+    assert!(case.memo.made_by_other_build.is_empty(), "{text}");
+    let paired = case.paired.as_ref().expect("paired");
+    assert_eq!(paired.base.value, serde_json::json!(0.9), "{text}");
 }

@@ -3,8 +3,8 @@
 //! bisect's commits) can keep their fixtures apart, and a comparison can
 //! say when a value was computed by another build than the one measured.
 
-use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 /// The variable that, set to `1` in a bench's environment, keeps its
 /// fixtures per build: its memos' disk entries are keyed by the build
@@ -35,6 +35,36 @@ pub(crate) fn this_build() -> Option<&'static str> {
         Some(hasher.finalize().to_hex()[..32].to_owned())
     });
     DIGEST.as_deref()
+}
+
+/// The side of a paired run this process measures, where both sides are
+/// copies of one build: its fixtures are kept apart from the other
+/// side's, so that each side computes its own and the two do the same
+/// work (one side loading what the other computed would hold less memory
+/// and read as an improvement of the same code).
+static TWIN: Mutex<Option<String>> = Mutex::new(None);
+
+/// Keeps this process's fixtures apart as `side`'s, or not (`None`), as a
+/// paired run's order says.
+pub(crate) fn keep_apart_as(side: Option<&str>) {
+    *TWIN.lock().unwrap_or_else(PoisonError::into_inner) = side.map(str::to_owned);
+}
+
+/// What a disk entry of this process's fixtures is keyed by where they
+/// are kept per build: this build's digest, and the side where a paired
+/// run's two sides are one build ([`keep_apart_as`]).
+pub(crate) fn build_key() -> Option<String> {
+    let digest = this_build()?;
+    Some(
+        match TWIN
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_deref()
+        {
+            Some(side) => format!("{digest}+{side}"),
+            None => digest.to_owned(),
+        },
+    )
 }
 
 /// Set by a paired run's order to its workers (rather than by their

@@ -140,9 +140,8 @@ impl<M: Memo> ErasedMemo for M {
             fingerprint: seen.fingerprint.clone(),
             format: format.name().to_owned(),
             build: (super::build::per_build() && !Memo::build_independent(self))
-                .then(super::build::this_build)
-                .flatten()
-                .map(str::to_owned),
+                .then(super::build::build_key)
+                .flatten(),
         };
         Some((key.path(&dir), key))
     }

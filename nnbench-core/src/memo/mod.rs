@@ -22,7 +22,7 @@ mod summary;
 pub(crate) mod test_memos;
 
 pub use build::PER_BUILD_ENV;
-pub(crate) use build::{keep_per_build, per_build};
+pub(crate) use build::{keep_apart_as, keep_per_build, per_build, this_build};
 pub use cache::{MemoStats, TypeStats};
 pub use disk::DiskTier;
 pub use disk::{DiskEntry, Pruned};

@@ -108,6 +108,7 @@ pub(crate) fn supervise(
                 sides::Base {
                     cases: HashSet::new(),
                     keeps: true,
+                    twin: false,
                 },
                 Ok(None),
             )
@@ -191,6 +192,7 @@ pub(crate) fn supervise(
         keep,
         kept: workers::Kept::default(),
         builds: BTreeMap::new(),
+        twins: base_build.twin,
         start_ns: [0; 2],
     };
     let mut kept_groups = Vec::new();

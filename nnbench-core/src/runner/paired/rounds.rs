@@ -25,6 +25,15 @@ enum Side {
     Base = 1,
 }
 
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Side::Head => "head",
+            Side::Base => "base",
+        }
+    }
+}
+
 /// What every round of a paired run uses.
 pub(super) struct Rounds<'r> {
     pub socket: &'r Socket,
@@ -41,6 +50,9 @@ pub(super) struct Rounds<'r> {
     pub kept: Kept,
     /// How many times each memo was computed on each side (head, base).
     pub builds: BTreeMap<String, [u32; 2]>,
+    /// Whether the two sides are copies of one build (one digest): each
+    /// keeps its fixtures apart from the other's, as two builds do.
+    pub twins: bool,
     /// What a worker of each side (head, base) last cost to start, beyond
     /// its calls and memos: what a group whose first round reuses a kept
     /// worker would pay for new ones.
@@ -302,6 +314,7 @@ impl Rounds<'_> {
                 // Each build measures the fixtures it computes: a head that
                 // changes how a model is trained is judged on its model.
                 per_build: true,
+                twin: self.twins.then(|| side.name().to_owned()),
                 // The cases a kept worker runs after this round: these
                 // (more rounds may follow) and the later groups'.
                 later: active

@@ -117,6 +117,10 @@ pub(super) struct Base {
     pub cases: HashSet<String>,
     /// Whether its workers can be kept for several rounds.
     pub keeps: bool,
+    /// Whether it is a copy of this build (its workers say this build's
+    /// digest): its fixtures are then kept apart from the head's all the
+    /// same, so that both sides compute their own.
+    pub twin: bool,
 }
 
 /// Starts a worker of `start` that runs nothing: what it says of itself,
@@ -150,6 +154,7 @@ pub(super) fn hello(socket: &Socket, start: &Start, bench: &str) -> Result<Base,
         )),
         (Some(hello), None) => Ok(Base {
             keeps: hello.protocol >= 3,
+            twin: hello.build.is_some() && hello.build.as_deref() == crate::memo::this_build(),
             cases: hello.cases.into_iter().collect(),
         }),
     }

@@ -58,6 +58,11 @@ pub(crate) struct Assignment {
     /// paired run's: each build measures the fixtures it computes).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_build: bool,
+    /// Where both sides of a paired run are copies of one build, this
+    /// side's name: its fixtures are kept apart from the other side's, so
+    /// that each side computes its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twin: Option<String>,
 }
 
 /// The version of these messages this build speaks.
@@ -77,6 +82,10 @@ pub(crate) enum FromWorker {
         bench: String,
         protocol: u32,
         cases: Vec<String>,
+        /// The digest of the worker's executable (absent from older
+        /// builds): two sides that say one digest are copies of one build.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        build: Option<String>,
     },
     /// A case starts: its memos resolve next.
     Started { id: String },

@@ -61,6 +61,8 @@ pub(crate) struct Hello {
     pub bench: String,
     pub protocol: u32,
     pub cases: Vec<String>,
+    /// The digest of its executable, where it says it.
+    pub build: Option<String>,
 }
 
 /// What one worker did.
@@ -429,11 +431,13 @@ impl Worker {
                     bench,
                     protocol,
                     cases,
+                    build,
                 })) => {
                     self.hello = Some(Hello {
                         bench,
                         protocol,
                         cases,
+                        build,
                     });
                 }
                 Ok(Read::Message(FromWorker::Started { id })) => {

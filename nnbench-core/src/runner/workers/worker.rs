@@ -54,6 +54,7 @@ pub(crate) fn main(settings: Settings, socket: &Path) -> ! {
             .iter()
             .map(|c| c.id.clone())
             .collect(),
+        build: memo::this_build().map(str::to_owned),
     });
     let orders = listen(lines, Arc::clone(&sink.stop));
     let mut worker = Worker {
@@ -103,6 +104,7 @@ impl<'a> Worker<'a> {
         let mut settings = self.settings.clone();
         settings.timing.rounds = order.rounds.map(Arc::new);
         memo::keep_per_build(order.per_build);
+        memo::keep_apart_as(order.twin.as_deref());
         let pick = |ids: &[String]| -> Vec<&'a Case> {
             let ids: HashSet<&str> = ids.iter().map(String::as_str).collect();
             self.all
