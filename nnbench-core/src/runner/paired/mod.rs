@@ -16,8 +16,8 @@
 //! timed (starting the workers, resolving memos) than in them (or whose
 //! memos took `--paired-keep DURATION`) keeps that round's workers, one a
 //! build, so that workers start and fixtures are built once a side (that
-//! first round, for a group that uses memos, runs both builds at once
-//! and judges nothing: see `Rounds::prepare`): each keeps the memos
+//! first round, for a group that uses memos, builds them on each build
+//! in turn and judges nothing: see `Rounds::prepare`): each keeps the memos
 //! that later groups use and lets go of the others when its next group
 //! starts, and each of its rounds runs on a CPU and with a stack and heap
 //! layout drawn anew (see `redraw`). What they cannot redraw can make

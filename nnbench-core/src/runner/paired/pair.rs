@@ -212,9 +212,9 @@ impl<'a> Pair<'a> {
         self.base_now = record;
     }
 
-    /// Takes in a round whose builds ran at once, each beside the other's
-    /// work: a failure decides the case as in any round, and the head's
-    /// calibration stands, but its ratios are not judged.
+    /// Takes in a round whose builds built their fixtures first: a failure
+    /// decides the case as in any round, and the head's calibration
+    /// stands, but its ratios are not judged.
     pub(super) fn end_prepared_round(&mut self, judging: &Judging) {
         let kept = (
             self.wall.len(),

@@ -64,7 +64,7 @@ impl Rounds<'_> {
     /// had its rounds; `later` are the cases of the groups after it. With
     /// `keep`, the first round's workers are kept where starting them and
     /// resolving their memos was worth keeping ([`worth_keeping`]); where
-    /// the group uses memos, that round builds them on both builds at once
+    /// the group uses memos, that round builds them on each build in turn
     /// ([`Rounds::prepare`]). Returns whether the workers were kept, or the
     /// signal that stopped the rounds.
     pub(super) fn decide_group(
@@ -206,12 +206,12 @@ impl Rounds<'_> {
     }
 
     /// The first round of a group whose kept workers build its memos: the
-    /// workers of both builds start here, one after the other, then run
-    /// the round at once, so that the fixtures are built side by side
-    /// rather than one build's after the other's. Each side's times were
-    /// taken beside the other's work: the round calibrates and decides
-    /// failures, and its ratios are not judged. `None` where a worker
-    /// could not be started (the usual round then says why).
+    /// workers of both builds start here, then run the round one after
+    /// the other, each building its fixtures with the machine to itself.
+    /// Each side's times were taken right after its fixtures were built:
+    /// the round calibrates and decides failures, and its ratios are not
+    /// judged. `None` where a worker could not be started (the usual
+    /// round then says why).
     fn prepare(
         &mut self,
         pairs: &mut [Pair<'_>],
@@ -259,14 +259,12 @@ impl Rounds<'_> {
             );
             (records, started.elapsed().as_nanos() as u64, side_outcome)
         };
-        let (head, base) = std::thread::scope(|scope| {
-            let base = scope.spawn(|| one_side(base_start, base_slot, base_run));
-            let head = one_side(head_start, head_slot, head_run);
-            let base = base
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (head, base)
-        });
+        // One side after the other: two builds of a fixture that computes
+        // on every core (a libtorch model trained on the CPU) slow each
+        // other down far more than twice when they run at once, their
+        // thread pools spinning against each other.
+        let head = one_side(head_start, head_slot, head_run);
+        let base = one_side(base_start, base_slot, base_run);
         let mut spent = [Spent::default(); 2];
         for (side, (records, took, side_outcome)) in [(Side::Head, head), (Side::Base, base)] {
             outcome.memo.counters += side_outcome.memo.counters;
