@@ -371,6 +371,11 @@ def figures_section(c, out):
     lines.append(
         f"| the same call, not waited for | {ms(queued * 1e9 if queued else None)} "
         f"| PyTorch: {ms(ref.get('queued_median_ns'))} |")
+    e = f.get("matmul energy") or {}
+    lines.append(
+        f"| `matmul`'s energy (NVML's counter over the timed calls): joules a call, mean power "
+        f"| {e.get('joules', 0):.2f} J, {e.get('watts', 0):.0f} W ({e.get('method') or e.get('reason')}) "
+        f"| a power the device can draw (30-1500 W) |")
     pr = f.get("matmul paired") or {}
     lines.append(
         f"| `matmul` paired with a copy of its build | {pr.get('verdict')} by {pr.get('clock')} time, "
