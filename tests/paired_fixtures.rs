@@ -40,6 +40,7 @@ impl Memo for Model {
         let side = std::env::var(SIDE).unwrap_or_else(|_| "head".into());
         eprintln!("building {self:?} on {side}");
         std::thread::sleep(std::time::Duration::from_millis(300));
+        eprintln!("built {self:?} on {side}");
         Ok((0..1u64 << 20)
             .map(|i| {
                 if i == 0 {
@@ -185,6 +186,17 @@ fn identical_builds_pass_and_build_each_model_once_a_side_unless_judged_again() 
     assert!(rounds >= 8 * 8, "every case took its rounds: {rounds}");
     assert_eq!(builds(&said, "head"), expected_builds(&record), "{said}");
     assert_eq!(builds(&said, "base"), expected_builds(&record), "{said}");
+    // A kept group builds its model on the head and then on the base, each
+    // with the machine to itself: two builds of a fixture that computes on
+    // every core slow each other down far more than twice.
+    for m in 1..=3 {
+        let built_on_head = said.find(&format!("built Model({m}) on head\n"));
+        let building_on_base = said.find(&format!("building Model({m}) on base\n"));
+        assert!(
+            matches!((built_on_head, building_on_base), (Some(h), Some(b)) if h < b),
+            "Model({m}) was built on both builds at once: {said}"
+        );
+    }
     // A fixture quick to build is built once a side where its group kept
     // its workers (starting one costs more than its calls), else by each
     // round's new workers: the record says which.
@@ -228,8 +240,8 @@ fn identical_builds_pass_and_build_each_model_once_a_side_unless_judged_again() 
 
 /// How many times `Quick` is built on a side: once by a kept worker (and
 /// once in each round that judged its case again on new workers), else
-/// once in its group's first round (both builds' workers building their
-/// fixtures at once, a round not judged) and once a judged round.
+/// once in its group's first round (each build's worker building its
+/// fixtures in turn, a round not judged) and once a judged round.
 fn quick_builds(record: &RunRecord, kept: bool) -> usize {
     let light = record
         .cases
