@@ -147,6 +147,23 @@ fn bench(target: &Path, exe: Option<&Path>, env: &[(&str, &str)], flags: &[&str]
     command.output().expect("the bench runs")
 }
 
+/// This build paired with `base` for 8 rounds at least, on the cases of
+/// `filter`, with `env`.
+fn paired(target: &Path, base: &Path, env: &[(&str, &str)], filter: &str) -> Output {
+    bench(
+        target,
+        None,
+        env,
+        &[
+            "--paired",
+            base.to_str().unwrap(),
+            "--max-rounds",
+            "8",
+            filter,
+        ],
+    )
+}
+
 fn said(output: &Output) -> String {
     format!(
         "{}{}",
@@ -162,18 +179,7 @@ fn a_paired_head_is_judged_on_the_model_it_trains() {
     // The base's model is in the tier first, as after a run on main.
     let first = bench(&target, Some(&base), &[], &["accuracy/"]);
     assert!(first.status.success(), "{}", said(&first));
-    let output = bench(
-        &target,
-        None,
-        &[(BROKEN, "1")],
-        &[
-            "--paired",
-            base.to_str().unwrap(),
-            "--max-rounds",
-            "8",
-            "accuracy/",
-        ],
-    );
+    let output = paired(&target, &base, &[(BROKEN, "1")], "accuracy/");
     let text = said(&output);
     let record =
         RunRecord::read(target.join("nnbench/fixtures_per_build/latest.json")).expect("a record");
@@ -271,18 +277,7 @@ fn a_case_with_per_call_inputs_is_paired() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("target");
     let base = other_build(dir.path(), &[]);
-    let output = bench(
-        &target,
-        None,
-        &[],
-        &[
-            "--paired",
-            base.to_str().unwrap(),
-            "--max-rounds",
-            "8",
-            "sort_inputs",
-        ],
-    );
+    let output = paired(&target, &base, &[], "sort_inputs");
     let text = said(&output);
     let record =
         RunRecord::read(target.join("nnbench/fixtures_per_build/latest.json")).expect("a record");
@@ -299,18 +294,7 @@ fn copies_of_one_build_each_train_their_own_model() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("target");
     let base = same_build(dir.path());
-    let output = bench(
-        &target,
-        None,
-        &[],
-        &[
-            "--paired",
-            base.to_str().unwrap(),
-            "--max-rounds",
-            "8",
-            "accuracy/",
-        ],
-    );
+    let output = paired(&target, &base, &[], "accuracy/");
     let text = said(&output);
     // One side loading the model the other trained would do less work
     // (and hold less memory) than the other: both train, as two builds do.
