@@ -116,6 +116,25 @@ pub(crate) fn process_cpu() -> Option<Duration> {
     }
 }
 
+/// CPU time of another process, all its threads together: what a worker
+/// used, read from its parent. `None` where the process is gone or the
+/// system has no clock for it (systems other than Linux).
+pub(crate) fn cpu_of_process(pid: u32) -> Option<Duration> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut clock: libc::clockid_t = 0;
+        let pid = libc::pid_t::try_from(pid).ok()?;
+        // SAFETY: clock_getcpuclockid writes the clock id it is given.
+        let found = unsafe { libc::clock_getcpuclockid(pid, &mut clock) } == 0;
+        found.then(|| read(clock)).flatten()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
 #[cfg(unix)]
 fn read(clock: libc::clockid_t) -> Option<Duration> {
     let mut now = libc::timespec {
@@ -166,5 +185,31 @@ mod tests {
         );
         // 30 million steps take well over 5 ms of CPU on any machine.
         assert!(process > thread + Duration::from_millis(5), "{process:?}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn another_process_cpu_time_is_read_while_it_runs_and_not_once_it_is_gone() {
+        // A shell that counts in a loop uses CPU time of its own.
+        let mut child = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 5",
+            ])
+            .spawn()
+            .expect("sh runs");
+        let pid = child.id();
+        let mut used = Duration::ZERO;
+        for _ in 0..500 {
+            used = cpu_of_process(pid).expect("a running child's CPU time");
+            if used >= Duration::from_millis(20) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(used >= Duration::from_millis(20), "{used:?}");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(cpu_of_process(pid), None, "a reaped process has no clock");
     }
 }

@@ -16,8 +16,9 @@
 //! timed (starting the workers, resolving memos) than in them (or whose
 //! memos took `--paired-keep DURATION`) keeps that round's workers, one a
 //! build, so that workers start and fixtures are built once a side (that
-//! first round, for a group that uses memos, builds them on each build
-//! in turn and judges nothing: see `Rounds::prepare`): each keeps the memos
+//! first round, for a group that uses memos, builds them on both builds,
+//! at once or in turn as `building` decides, and judges nothing: see
+//! `Rounds::prepare`): each keeps the memos
 //! that later groups use and lets go of the others when its next group
 //! starts, and each of its rounds runs on a CPU and with a stack and heap
 //! layout drawn anew (see `redraw`). What they cannot redraw can make
@@ -33,6 +34,7 @@
 //! or inputs differ between the builds has another key there and is
 //! computed by each.
 
+mod building;
 mod estimate;
 mod pair;
 mod rounds;
@@ -194,6 +196,7 @@ pub(crate) fn supervise(
         builds: BTreeMap::new(),
         twins: base_build.twin,
         start_ns: [0; 2],
+        building: building::Building::default(),
     };
     let mut kept_groups = Vec::new();
     let groups = Schedule::memo_groups(selected);

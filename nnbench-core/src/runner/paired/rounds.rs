@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use super::Outcome;
+use super::building::{Building, CoresUsed};
 use super::pair::{Judging, Pair};
 use super::workers::{self, Kept, Workers};
 use crate::measure::round::Round;
@@ -57,6 +58,9 @@ pub(super) struct Rounds<'r> {
     /// its calls and memos: what a group whose first round reuses a kept
     /// worker would pay for new ones.
     pub start_ns: [u64; 2],
+    /// Whether the next kept group's fixtures are built on both builds at
+    /// once.
+    pub building: Building,
 }
 
 impl Rounds<'_> {
@@ -64,7 +68,7 @@ impl Rounds<'_> {
     /// had its rounds; `later` are the cases of the groups after it. With
     /// `keep`, the first round's workers are kept where starting them and
     /// resolving their memos was worth keeping ([`worth_keeping`]); where
-    /// the group uses memos, that round builds them on each build in turn
+    /// the group uses memos, that round builds them on both builds
     /// ([`Rounds::prepare`]). Returns whether the workers were kept, or the
     /// signal that stopped the rounds.
     pub(super) fn decide_group(
@@ -206,12 +210,11 @@ impl Rounds<'_> {
     }
 
     /// The first round of a group whose kept workers build its memos: the
-    /// workers of both builds start here, then run the round one after
-    /// the other, each building its fixtures with the machine to itself.
-    /// Each side's times were taken right after its fixtures were built:
-    /// the round calibrates and decides failures, and its ratios are not
-    /// judged. `None` where a worker could not be started (the usual
-    /// round then says why).
+    /// workers of both builds start here, then run the round at once or
+    /// one after the other, as [`Building`] decides from the fixture
+    /// rounds before. The round calibrates and decides failures, and its
+    /// ratios are not judged. `None` where a worker could not be started
+    /// (the usual round then says why).
     fn prepare(
         &mut self,
         pairs: &mut [Pair<'_>],
@@ -244,6 +247,8 @@ impl Rounds<'_> {
                 limits,
                 stop: &|| None,
             };
+            let cpu = |slot: &Option<Worker>| slot.as_ref().map(|w| (w.pid(), w.cpu_time()));
+            let before = cpu(slot);
             let started = Instant::now();
             let records = workers::run_side(
                 socket,
@@ -257,22 +262,51 @@ impl Rounds<'_> {
                 &following,
                 &mut side_outcome,
             );
-            (records, started.elapsed().as_nanos() as u64, side_outcome)
+            let took = started.elapsed();
+            // A worker that died in the round was replaced: its CPU time
+            // is another process's.
+            let used = match (before, cpu(slot)) {
+                (Some((was, before)), Some((is, after))) if was == is => {
+                    CoresUsed::between(before, after, took)
+                }
+                _ => None,
+            };
+            (records, took.as_nanos() as u64, side_outcome, used)
         };
-        // One side after the other: two builds of a fixture that computes
-        // on every core (a libtorch model trained on the CPU) slow each
-        // other down far more than twice when they run at once, their
-        // thread pools spinning against each other.
-        let head = one_side(head_start, head_slot, head_run);
-        let base = one_side(base_start, base_slot, base_run);
+        let at_once = self.building.at_once();
+        let (head, base) = if at_once {
+            std::thread::scope(|scope| {
+                let base = scope.spawn(|| one_side(base_start, base_slot, base_run));
+                let head = one_side(head_start, head_slot, head_run);
+                let base = base
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (head, base)
+            })
+        } else {
+            (
+                one_side(head_start, head_slot, head_run),
+                one_side(base_start, base_slot, base_run),
+            )
+        };
+        self.building.take_in([head.3, base.3], self.cores());
         let mut spent = [Spent::default(); 2];
-        for (side, (records, took, side_outcome)) in [(Side::Head, head), (Side::Base, base)] {
+        for (side, (records, took, side_outcome, _)) in [(Side::Head, head), (Side::Base, base)] {
             outcome.memo.counters += side_outcome.memo.counters;
             outcome.warnings.extend(side_outcome.warnings);
             let took = took + started_ns[side as usize];
             spent[side as usize] = self.take_side(pairs, active, side, &records, took, false);
         }
         Some(spent)
+    }
+
+    /// The cores the run's workers may use.
+    fn cores(&self) -> usize {
+        if self.cpus.is_empty() {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            self.cpus.len()
+        }
     }
 
     /// What `side` is given of the `active` cases in a round (on `kept`

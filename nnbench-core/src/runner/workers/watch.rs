@@ -188,6 +188,17 @@ impl Worker {
         }
     }
 
+    /// The CPU time the worker's process has used so far, every thread's;
+    /// `None` where the system does not tell.
+    pub(crate) fn cpu_time(&self) -> Option<Duration> {
+        crate::measure::cpu::cpu_of_process(self.pid())
+    }
+
+    /// The worker's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Gives the worker `cases` as `order` says and follows it until it
     /// has run them; each record goes to `done`, and what else it did to
     /// `report`. Returns the worker where it waits for another run
