@@ -86,6 +86,7 @@ pub(crate) fn supervise(
     done: &mut dyn FnMut(CaseRecord),
 ) -> Result<Outcome> {
     let socket = Socket::open("--paired")?;
+    let base_socket = Socket::open("--paired")?;
     let limits = Limits::of_machine();
     let args = worker_args(settings);
     let mut head = Start::this_binary()
@@ -183,7 +184,7 @@ pub(crate) fn supervise(
         stop: &|| None,
     };
     let mut rounds = Rounds {
-        socket: &socket,
+        sockets: [&socket, &base_socket],
         head: &head,
         base: &base_start,
         following: &following,

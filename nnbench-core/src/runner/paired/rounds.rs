@@ -37,7 +37,9 @@ impl Side {
 
 /// What every round of a paired run uses.
 pub(super) struct Rounds<'r> {
-    pub socket: &'r Socket,
+    /// Where each side's workers (head, base) connect: one socket a side,
+    /// so that both sides' workers can start at once.
+    pub sockets: [&'r Socket; 2],
     pub head: &'r Start,
     pub base: &'r Start,
     pub following: &'r Following<'r>,
@@ -97,15 +99,23 @@ impl Rounds<'_> {
             if active.is_empty() {
                 break;
             }
+            // The group's first round on kept workers starts those it
+            // lacks, both sides' at once.
+            let started = if round == 1 && keep {
+                let in_base = active.iter().any(|&at| pairs[at].in_base);
+                self.start_kept([true, in_base])
+            } else {
+                [0; 2]
+            };
             let prepared = (round == 1 && keep && self.builds_fixtures(pairs, &active))
-                .then(|| self.prepare(pairs, &active, later, outcome))
+                .then(|| self.prepare(pairs, &active, later, started, outcome))
                 .flatten();
             let spent = match prepared {
                 Some(spent) => {
                     limit += 1;
                     spent
                 }
-                None => self.round(pairs, &active, later, round == 1, keep, outcome),
+                None => self.round(pairs, &active, later, round == 1, keep, started, outcome),
             };
             // Workers not worth keeping are started again for each round,
             // with their fixtures, and the rounds average their own speed
@@ -138,8 +148,13 @@ impl Rounds<'_> {
 
     /// One round of the `active` cases on both builds, the head first in
     /// the `first` (which calibrates the calls per sample both are then
-    /// given); on kept workers where `keep`. Returns where each side's
+    /// given); on kept workers where `keep`, `started` for this round
+    /// where it says how long their start took. Returns where each side's
     /// round went ([`Spent`]: head, base).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one round's inputs, each of its own kind"
+    )]
     fn round(
         &mut self,
         pairs: &mut [Pair<'_>],
@@ -147,6 +162,7 @@ impl Rounds<'_> {
         later: &[usize],
         first: bool,
         keep: bool,
+        started_ns: [u64; 2],
         outcome: &mut Outcome,
     ) -> [Spent; 2] {
         let mut spent = [Spent::default(); 2];
@@ -166,7 +182,7 @@ impl Rounds<'_> {
                 Side::Head => (self.head, &mut self.kept.head),
                 Side::Base => (self.base, &mut self.kept.base),
             };
-            let reused = keep && slot.is_some();
+            let reused = keep && slot.is_some() && started_ns[side as usize] == 0;
             let started = Instant::now();
             let workers = if keep {
                 Workers::Kept { start, slot, cpu }
@@ -177,8 +193,9 @@ impl Rounds<'_> {
                     padded: true,
                 }
             };
+            let socket = self.sockets[side as usize];
             let mut records = workers::run_side(
-                self.socket,
+                socket,
                 workers,
                 &timed,
                 order.clone(),
@@ -188,7 +205,7 @@ impl Rounds<'_> {
             if let Some(callgrind) = self.callgrind.filter(|_| !counted.is_empty()) {
                 // A count is exact only in an environment that stays put.
                 records.extend(workers::run_side(
-                    self.socket,
+                    socket,
                     Workers::Fresh {
                         start: &callgrind.wrap(start),
                         cpu,
@@ -203,14 +220,15 @@ impl Rounds<'_> {
                     outcome,
                 ));
             }
-            let took = started.elapsed().as_nanos() as u64;
+            let took = started.elapsed().as_nanos() as u64 + started_ns[side as usize];
             spent[side as usize] = self.take_side(pairs, active, side, &records, took, reused);
         }
         spent
     }
 
-    /// The first round of a group whose kept workers build its memos: the
-    /// workers of both builds start here, then run the round at once or
+    /// The first round of a group whose kept workers build its memos
+    /// (started for it `started_ns` ago, where not kept from before):
+    /// the workers of both builds run the round at once or
     /// one after the other, as [`Building`] decides from the fixture
     /// rounds before. The round calibrates and decides failures, and its
     /// ratios are not judged. `None` where a worker could not be started
@@ -220,64 +238,57 @@ impl Rounds<'_> {
         pairs: &mut [Pair<'_>],
         active: &[usize],
         later: &[usize],
+        started_ns: [u64; 2],
         outcome: &mut Outcome,
     ) -> Option<[Spent; 2]> {
-        let mut started_ns = [0u64; 2];
-        for side in [Side::Head, Side::Base] {
-            let (start, slot) = match side {
-                Side::Head => (self.head, &mut self.kept.head),
-                Side::Base => (self.base, &mut self.kept.base),
-            };
-            if slot.is_none() {
-                let started = Instant::now();
-                *slot = Some(workers::start_kept(self.socket, start).ok()?);
-                started_ns[side as usize] = started.elapsed().as_nanos() as u64;
-            }
+        if self.kept.head.is_none() || self.kept.base.is_none() {
+            return None;
         }
         let [head_run, base_run] =
             [Side::Head, Side::Base].map(|side| self.side_run(pairs, active, later, side, true));
-        let (socket, settings, limits) =
-            (self.socket, self.following.settings, self.following.limits);
+        let [head_socket, base_socket] = self.sockets;
+        let (settings, limits) = (self.following.settings, self.following.limits);
         let (head_slot, base_slot) = (&mut self.kept.head, &mut self.kept.base);
         let (head_start, base_start) = (self.head, self.base);
-        let one_side = |start: &Start, slot: &mut Option<Worker>, run: SideRun<'_>| {
-            let mut side_outcome = Outcome::default();
-            let following = Following {
-                settings,
-                limits,
-                stop: &|| None,
+        let one_side =
+            |socket: &Socket, start: &Start, slot: &mut Option<Worker>, run: SideRun<'_>| {
+                let mut side_outcome = Outcome::default();
+                let following = Following {
+                    settings,
+                    limits,
+                    stop: &|| None,
+                };
+                let cpu = |slot: &Option<Worker>| slot.as_ref().map(|w| (w.pid(), w.cpu_time()));
+                let before = cpu(slot);
+                let started = Instant::now();
+                let records = workers::run_side(
+                    socket,
+                    Workers::Kept {
+                        start,
+                        slot,
+                        cpu: None,
+                    },
+                    &run.timed,
+                    run.order,
+                    &following,
+                    &mut side_outcome,
+                );
+                let took = started.elapsed();
+                // A worker that died in the round was replaced: its CPU time
+                // is another process's.
+                let used = match (before, cpu(slot)) {
+                    (Some((was, before)), Some((is, after))) if was == is => {
+                        CoresUsed::between(before, after, took)
+                    }
+                    _ => None,
+                };
+                (records, took.as_nanos() as u64, side_outcome, used)
             };
-            let cpu = |slot: &Option<Worker>| slot.as_ref().map(|w| (w.pid(), w.cpu_time()));
-            let before = cpu(slot);
-            let started = Instant::now();
-            let records = workers::run_side(
-                socket,
-                Workers::Kept {
-                    start,
-                    slot,
-                    cpu: None,
-                },
-                &run.timed,
-                run.order,
-                &following,
-                &mut side_outcome,
-            );
-            let took = started.elapsed();
-            // A worker that died in the round was replaced: its CPU time
-            // is another process's.
-            let used = match (before, cpu(slot)) {
-                (Some((was, before)), Some((is, after))) if was == is => {
-                    CoresUsed::between(before, after, took)
-                }
-                _ => None,
-            };
-            (records, took.as_nanos() as u64, side_outcome, used)
-        };
         let at_once = self.building.at_once();
         let (head, base) = if at_once {
             std::thread::scope(|scope| {
-                let base = scope.spawn(|| one_side(base_start, base_slot, base_run));
-                let head = one_side(head_start, head_slot, head_run);
+                let base = scope.spawn(|| one_side(base_socket, base_start, base_slot, base_run));
+                let head = one_side(head_socket, head_start, head_slot, head_run);
                 let base = base
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -285,8 +296,8 @@ impl Rounds<'_> {
             })
         } else {
             (
-                one_side(head_start, head_slot, head_run),
-                one_side(base_start, base_slot, base_run),
+                one_side(head_socket, head_start, head_slot, head_run),
+                one_side(base_socket, base_start, base_slot, base_run),
             )
         };
         self.building.take_in([head.3, base.3], self.cores());
@@ -298,6 +309,33 @@ impl Rounds<'_> {
             spent[side as usize] = self.take_side(pairs, active, side, &records, took, false);
         }
         Some(spent)
+    }
+
+    /// Starts the kept workers of the sides `wanted` (head, base) that
+    /// have none, side by side: both processes are begun, then each is
+    /// waited for on its own socket. Returns what each start took, in
+    /// nanoseconds (0 where the side had its worker); a side whose worker
+    /// could not be started is left without one, for its round to try
+    /// again and say why.
+    fn start_kept(&mut self, wanted: [bool; 2]) -> [u64; 2] {
+        let started = Instant::now();
+        let slots = [&mut self.kept.head, &mut self.kept.base];
+        let starts = [self.head, self.base];
+        let begun: Vec<_> = (0..2)
+            .map(|side| {
+                (wanted[side] && slots[side].is_none())
+                    .then(|| workers::begin_kept(self.sockets[side], starts[side]).ok())
+                    .flatten()
+            })
+            .collect();
+        let mut took = [0; 2];
+        for (side, (begun, slot)) in begun.into_iter().zip(slots).enumerate() {
+            if let Some(begun) = begun {
+                *slot = begun.connect(self.sockets[side]).ok();
+                took[side] = started.elapsed().as_nanos() as u64;
+            }
+        }
+        took
     }
 
     /// The cores the run's workers may use.

@@ -11,7 +11,7 @@ use crate::registry::Case;
 use crate::runner::case::lifecycle;
 use crate::runner::workers::Socket;
 use crate::runner::workers::protocol::Assignment;
-use crate::runner::workers::watch::{Following, Report, Start, Worker};
+use crate::runner::workers::watch::{Following, Report, Start, Starting, Worker};
 
 /// How a build's cases get a worker.
 pub(super) enum Workers<'a> {
@@ -43,9 +43,7 @@ pub(super) struct Kept {
 impl Kept {
     /// Lets both go.
     pub(super) fn quit(self) {
-        for worker in [self.head, self.base].into_iter().flatten() {
-            worker.quit();
-        }
+        Worker::quit_all([self.head, self.base].into_iter().flatten());
     }
 }
 
@@ -53,7 +51,12 @@ impl Kept {
 /// drawn by each round's order; where the process starts, once, for its
 /// first.
 pub(super) fn start_kept(socket: &Socket, start: &Start) -> Result<Worker, String> {
-    Worker::start(
+    begin_kept(socket, start)?.connect(socket)
+}
+
+/// [`start_kept`] without waiting for the worker to connect.
+pub(super) fn begin_kept(socket: &Socket, start: &Start) -> Result<Starting, String> {
+    Worker::begin(
         socket,
         &Start {
             cpu: None,

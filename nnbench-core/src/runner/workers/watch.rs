@@ -160,32 +160,18 @@ impl Worker {
     /// Starts a worker as `start` says and waits for it to connect; `Err`
     /// says how it failed.
     pub(crate) fn start(socket: &super::Socket, start: &Start) -> Result<Self, String> {
-        let (mut child, mut tail) =
+        Self::begin(socket, start)?.connect(socket)
+    }
+
+    /// Starts a worker's process as `start` says, without waiting for it
+    /// to connect: [`Starting::connect`] does, so that several can start
+    /// side by side. The worker dies with the thread that began it (it
+    /// asks the system to, so that none outlives its supervisor): a
+    /// thread that ends before the run does must not begin one.
+    pub(crate) fn begin(socket: &super::Socket, start: &Start) -> Result<Starting, String> {
+        let (child, tail) =
             spawn(&socket.path, start).map_err(|e| format!("could not be started ({e})"))?;
-        let connected = connect(&socket.listener, &mut child).and_then(|stream| {
-            let reading = stream
-                .set_nonblocking(true)
-                .and_then(|()| stream.try_clone())
-                .map_err(|e| format!("could not be followed ({e})"))?;
-            Ok((stream, reading))
-        });
-        match connected {
-            Ok((stream, reading)) => Ok(Self {
-                memory: ProcessMemory::open(child.id()),
-                oom_kills: death::OomKills::open(),
-                child,
-                tail,
-                stream,
-                lines: Lines::new(BufReader::new(reading)),
-                hello: None,
-            }),
-            Err(how) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let last_words = tail.since(0, Duration::from_millis(200));
-                Err(with_last_words(how, &last_words))
-            }
-        }
+        Ok(Starting { child, tail })
     }
 
     /// The CPU time the worker's process has used so far, every thread's;
@@ -308,18 +294,36 @@ impl Worker {
 
     /// Tells a worker that waits for more that none will come, and waits
     /// for it to end: killed where it does not within a few seconds.
-    pub(crate) fn quit(mut self) {
-        if self.tell(&ToWorker::Quit).is_ok() {
-            let until = Instant::now() + QUIT;
-            while Instant::now() < until {
-                if !matches!(self.child.try_wait(), Ok(None)) {
-                    return;
+    pub(crate) fn quit(self) {
+        Self::quit_all([self]);
+    }
+
+    /// [`Worker::quit`] for several, told all at once so that they end
+    /// side by side.
+    pub(crate) fn quit_all(workers: impl IntoIterator<Item = Worker>) {
+        let told: Vec<(Worker, bool)> = workers
+            .into_iter()
+            .map(|mut worker| {
+                let told = worker.tell(&ToWorker::Quit).is_ok();
+                (worker, told)
+            })
+            .collect();
+        let until = Instant::now() + QUIT;
+        for (mut worker, told) in told {
+            let mut ended = false;
+            while told && !ended && Instant::now() < until {
+                ended = !matches!(worker.child.try_wait(), Ok(None));
+                if !ended {
+                    // A worker told to quit ends within a millisecond or
+                    // two: a paired run quits two for each of its groups.
+                    std::thread::sleep(Duration::from_millis(1));
                 }
-                std::thread::sleep(POLL);
+            }
+            if !ended {
+                let _ = worker.child.kill();
+                let _ = worker.child.wait();
             }
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -330,6 +334,47 @@ impl Drop for Worker {
         if matches!(self.child.try_wait(), Ok(None)) {
             let _ = self.child.kill();
             let _ = self.child.wait();
+        }
+    }
+}
+
+/// A worker's process, started and not yet connected.
+pub(crate) struct Starting {
+    child: Child,
+    tail: Tail,
+}
+
+impl Starting {
+    /// Waits for the worker to connect to `socket`, where it was begun;
+    /// `Err` says how it failed, and the process is gone.
+    pub(crate) fn connect(self, socket: &super::Socket) -> Result<Worker, String> {
+        let Starting {
+            mut child,
+            mut tail,
+        } = self;
+        let connected = connect(&socket.listener, &mut child).and_then(|stream| {
+            let reading = stream
+                .set_nonblocking(true)
+                .and_then(|()| stream.try_clone())
+                .map_err(|e| format!("could not be followed ({e})"))?;
+            Ok((stream, reading))
+        });
+        match connected {
+            Ok((stream, reading)) => Ok(Worker {
+                memory: ProcessMemory::open(child.id()),
+                oom_kills: death::OomKills::open(),
+                child,
+                tail,
+                stream,
+                lines: Lines::new(BufReader::new(reading)),
+                hello: None,
+            }),
+            Err(how) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let last_words = tail.since(0, Duration::from_millis(200));
+                Err(with_last_words(how, &last_words))
+            }
         }
     }
 }
