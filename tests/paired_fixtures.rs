@@ -26,6 +26,9 @@ const SIDE: &str = "FIXTURES_TEST_SIDE";
 const EXTRA: &str = "FIXTURES_TEST_EXTRA";
 /// The case this build fails by aborting.
 const ABORT: &str = "FIXTURES_TEST_ABORT";
+/// A folder where this build's workers mark each model they ran a case
+/// of: the first case run of the second model aborts.
+const ABORT_SECOND: &str = "FIXTURES_TEST_ABORT_SECOND";
 
 /// A "model" of 8 MiB of weights (the first its number), built in memory
 /// slowly (as a real one is loaded or trained; 300 ms, to keep the test
@@ -59,11 +62,36 @@ fn infer(model: &[u64], batch: u64) -> u64 {
     if std::env::var(ABORT).is_ok_and(|a| a == id) {
         std::process::abort();
     }
+    abort_in_second_model(model[0]);
     let steps = 20_000 * batch;
     support::spin(
         steps + steps * support::extra_work(EXTRA, &id) / 100,
         &model[..4096],
     )
+}
+
+/// Aborts where this is the first case run of the second model this
+/// build's workers ran, once a process has marked each model it ran.
+fn abort_in_second_model(model: u64) {
+    static MARKED: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+    let Ok(dir) = std::env::var(ABORT_SECOND) else {
+        return;
+    };
+    let mut marked = MARKED.lock().unwrap_or_else(|e| e.into_inner());
+    if marked.contains(&model) {
+        return;
+    }
+    marked.push(model);
+    let marker = Path::new(&dir).join(format!("Model({model})"));
+    let first = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(marker)
+        .is_ok();
+    let models = std::fs::read_dir(&dir).map_or(0, |entries| entries.count());
+    if first && models == 2 {
+        std::process::abort();
+    }
 }
 
 /// A table quick to build, never persisted: each build said on stderr.
@@ -97,6 +125,7 @@ fn main() {
             identical_builds_pass_and_build_each_model_once_a_side_unless_judged_again,
             a_slower_model_case_is_caught_and_judged_again_on_new_workers,
             a_base_that_dies_in_a_model_case_fails_it_and_builds_its_model_again,
+            a_base_that_dies_while_both_builds_build_a_model_runs_the_rest_of_its_cases,
         ),
     );
 }
@@ -108,7 +137,7 @@ fn build(dir: &Path, name: &str, env: &[(&str, &str)]) -> PathBuf {
         .into_iter()
         .chain(env.iter().copied())
         .collect();
-    support::build_script(dir, name, &[EXTRA, ABORT], &env)
+    support::build_script(dir, name, &[EXTRA, ABORT, ABORT_SECOND], &env)
 }
 
 /// This build, paired with `base`, on every case.
@@ -118,6 +147,7 @@ fn paired(target: &Path, base: &Path, head_env: &[(&str, &str)], flags: &[&str])
         .env("CARGO_TARGET_DIR", target)
         .env_remove(EXTRA)
         .env_remove(ABORT)
+        .env_remove(ABORT_SECOND)
         // Named as the base's is, in as many letters.
         .env(SIDE, "head")
         .envs(head_env.iter().copied())
@@ -351,6 +381,55 @@ fn a_base_that_dies_in_a_model_case_fails_it_and_builds_its_model_again() {
     assert_eq!(
         builds(&said, "base"),
         [expected[0] + 1, expected[1], expected[2]],
+        "{said}"
+    );
+}
+
+fn a_base_that_dies_while_both_builds_build_a_model_runs_the_rest_of_its_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let marks = dir.path().join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    let marks = marks.to_str().expect("a UTF-8 temporary folder");
+    let base = build(dir.path(), "base", &[(ABORT_SECOND, marks)]);
+    // A path of as many letters that is no folder: the head marks nothing.
+    let nothing = "-".repeat(marks.len());
+    let output = paired(dir.path(), &base, &[(ABORT_SECOND, &nothing)], &[]);
+    let said = support::said(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    let record = latest(dir.path());
+    let failed: Vec<&CaseRecord> = record.cases.iter().filter(|c| c.error.is_some()).collect();
+    let [crashed] = failed[..] else {
+        panic!("one case fails, the one the base died in: {said}");
+    };
+    let message = &crashed.error.as_ref().expect("failed").message;
+    assert!(
+        message.starts_with("the base build failed it: ") && message.contains("SIGABRT"),
+        "{message}"
+    );
+    // The second model's group is built on both builds at once; the base
+    // died in its first case, and the worker that replaced it ran the
+    // group's other case in this round and in the rounds after.
+    let model = crashed
+        .id
+        .strip_prefix("infer/model=")
+        .and_then(|id| id.split(',').next())
+        .expect("a model case");
+    let built_on_head = said.find(&format!("built {model} on head\n"));
+    let building_on_base = said.find(&format!("building {model} on base\n"));
+    assert!(
+        matches!((building_on_base, built_on_head), (Some(base), Some(head)) if base < head),
+        "{model} was built at once: {said}"
+    );
+    for case in record.cases.iter().filter(|c| c.id != crashed.id) {
+        let p = case.paired.as_ref().expect("paired");
+        assert!(p.rounds >= 8, "{}: {p:?}", case.id);
+    }
+    let expected = expected_builds(&record);
+    assert_eq!(builds(&said, "head"), expected, "{said}");
+    let again = [1, 2, 3].map(|m| usize::from(model == format!("Model({m})")));
+    assert_eq!(
+        builds(&said, "base"),
+        [0, 1, 2].map(|at| expected[at] + again[at]),
         "{said}"
     );
 }

@@ -185,7 +185,12 @@ impl Rounds<'_> {
             let reused = keep && slot.is_some() && started_ns[side as usize] == 0;
             let started = Instant::now();
             let workers = if keep {
-                Workers::Kept { start, slot, cpu }
+                Workers::Kept {
+                    start,
+                    slot,
+                    cpu,
+                    replace: true,
+                }
             } else {
                 Workers::Fresh {
                     start,
@@ -246,49 +251,57 @@ impl Rounds<'_> {
         }
         let [head_run, base_run] =
             [Side::Head, Side::Base].map(|side| self.side_run(pairs, active, later, side, true));
+        let base_left = (base_run.timed.clone(), base_run.order.clone());
         let [head_socket, base_socket] = self.sockets;
         let (settings, limits) = (self.following.settings, self.following.limits);
         let (head_slot, base_slot) = (&mut self.kept.head, &mut self.kept.base);
         let (head_start, base_start) = (self.head, self.base);
-        let one_side =
-            |socket: &Socket, start: &Start, slot: &mut Option<Worker>, run: SideRun<'_>| {
-                let mut side_outcome = Outcome::default();
-                let following = Following {
-                    settings,
-                    limits,
-                    stop: &|| None,
-                };
-                let cpu = |slot: &Option<Worker>| slot.as_ref().map(|w| (w.pid(), w.cpu_time()));
-                let before = cpu(slot);
-                let started = Instant::now();
-                let records = workers::run_side(
-                    socket,
-                    Workers::Kept {
-                        start,
-                        slot,
-                        cpu: None,
-                    },
-                    &run.timed,
-                    run.order,
-                    &following,
-                    &mut side_outcome,
-                );
-                let took = started.elapsed();
-                // A worker that died in the round was replaced: its CPU time
-                // is another process's.
-                let used = match (before, cpu(slot)) {
-                    (Some((was, before)), Some((is, after))) if was == is => {
-                        CoresUsed::between(before, after, took)
-                    }
-                    _ => None,
-                };
-                (records, took.as_nanos() as u64, side_outcome, used)
+        let one_side = |socket: &Socket,
+                        start: &Start,
+                        slot: &mut Option<Worker>,
+                        run: SideRun<'_>,
+                        replace: bool| {
+            let mut side_outcome = Outcome::default();
+            let following = Following {
+                settings,
+                limits,
+                stop: &|| None,
             };
+            let cpu = |slot: &Option<Worker>| slot.as_ref().map(|w| (w.pid(), w.cpu_time()));
+            let before = cpu(slot);
+            let started = Instant::now();
+            let records = workers::run_side(
+                socket,
+                Workers::Kept {
+                    start,
+                    slot,
+                    cpu: None,
+                    replace,
+                },
+                &run.timed,
+                run.order,
+                &following,
+                &mut side_outcome,
+            );
+            let took = started.elapsed();
+            // A worker that died in the round was replaced: its CPU time
+            // is another process's.
+            let used = match (before, cpu(slot)) {
+                (Some((was, before)), Some((is, after))) if was == is => {
+                    CoresUsed::between(before, after, took)
+                }
+                _ => None,
+            };
+            (records, took.as_nanos() as u64, side_outcome, used)
+        };
         let at_once = self.building.at_once();
-        let (head, base) = if at_once {
+        let (head, mut base) = if at_once {
             std::thread::scope(|scope| {
-                let base = scope.spawn(|| one_side(base_socket, base_start, base_slot, base_run));
-                let head = one_side(head_socket, head_start, head_slot, head_run);
+                // The base's worker, should it die, is replaced below, on
+                // this thread, which outlives the round.
+                let base = scope
+                    .spawn(|| one_side(base_socket, base_start, &mut *base_slot, base_run, false));
+                let head = one_side(head_socket, head_start, head_slot, head_run, true);
                 let base = base
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -296,10 +309,28 @@ impl Rounds<'_> {
             })
         } else {
             (
-                one_side(head_socket, head_start, head_slot, head_run),
-                one_side(base_socket, base_start, base_slot, base_run),
+                one_side(head_socket, head_start, head_slot, head_run, true),
+                one_side(base_socket, base_start, base_slot, base_run, true),
             )
         };
+        let (cases, order) = base_left;
+        let left: Vec<&Case> = cases
+            .into_iter()
+            .filter(|case| !base.0.contains_key(&case.id))
+            .collect();
+        if !left.is_empty() {
+            let run = SideRun {
+                timed: left,
+                counted: Vec::new(),
+                order,
+            };
+            let (records, took, side_outcome, _) =
+                one_side(base_socket, base_start, &mut self.kept.base, run, true);
+            base.0.extend(records);
+            base.1 += took;
+            base.2.memo.counters += side_outcome.memo.counters;
+            base.2.warnings.extend(side_outcome.warnings);
+        }
         self.building.take_in([head.3, base.3], self.cores());
         let mut spent = [Spent::default(); 2];
         for (side, (records, took, side_outcome, _)) in [(Side::Head, head), (Side::Base, base)] {

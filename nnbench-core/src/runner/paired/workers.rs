@@ -24,12 +24,17 @@ pub(super) enum Workers<'a> {
         padded: bool,
     },
     /// The build's worker kept for the run, in `slot`: started where there
-    /// is none (or it died), left there waiting for the next round. Each
-    /// round runs on `cpu` where one is given, with its layout drawn anew.
+    /// is none, left there waiting for the next round. Each round runs on
+    /// `cpu` where one is given, with its layout drawn anew. One that dies
+    /// is replaced where `replace`; else the cases it left are left
+    /// unrun, without a record, for the caller to run where a worker may
+    /// start: a worker dies with the thread that started it, and a thread
+    /// that lives for one round would take its replacement with it.
     Kept {
         start: &'a Start,
         slot: &'a mut Option<Worker>,
         cpu: Option<usize>,
+        replace: bool,
     },
 }
 
@@ -68,7 +73,8 @@ pub(super) fn begin_kept(socket: &Socket, start: &Start) -> Result<Starting, Str
 
 /// Runs `cases` on one build as `order` says, in as many workers as it
 /// takes: a worker that dies in a case settles that case as failed, and
-/// the next one runs the cases left.
+/// the next one runs the cases left (but where [`Workers::Kept`] says not
+/// to replace it).
 pub(super) fn run_side(
     socket: &Socket,
     mut workers: Workers<'_>,
@@ -110,10 +116,16 @@ pub(super) fn run_side(
                     Err(lost) => (start.exe, Some(lost)),
                 }
             }
-            Workers::Kept { start, slot, cpu } => {
+            Workers::Kept {
+                start,
+                slot,
+                cpu,
+                replace,
+            } => {
                 let worker = match slot.take() {
                     Some(worker) => Ok(worker),
-                    None => start_kept(socket, start),
+                    None if *replace => start_kept(socket, start),
+                    None => break,
                 };
                 match worker {
                     Ok(worker) => {
