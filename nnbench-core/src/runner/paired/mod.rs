@@ -41,11 +41,11 @@ mod rounds;
 mod sides;
 mod workers;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::Path;
 
-pub(crate) use sides::check_base;
+pub(crate) use sides::{check_base, forget_checked};
 
 use super::order::Schedule;
 use crate::record::{CaseRecord, MemoBuilds, PairedRun, RunMemoRecord};
@@ -85,47 +85,32 @@ pub(crate) fn supervise(
     stop: &dyn Fn() -> Option<Signal>,
     done: &mut dyn FnMut(CaseRecord),
 ) -> Result<Outcome> {
-    let socket = Socket::open("--paired")?;
-    let base_socket = Socket::open("--paired")?;
     let limits = Limits::of_machine();
-    let args = worker_args(settings);
-    let mut head = Start::this_binary()
-        .map_err(|e| Error::msg(format!("--paired: this bench binary's path: {e}")))?;
-    head.args = args.clone();
-    let mut base_start = Start {
-        exe: base.to_path_buf(),
-        args,
-        cpu: None,
-        env: Vec::new(),
-    };
     let cpus = affinity::allowed_cpus();
     let bench = settings.output.name.clone().unwrap_or_default();
     let mut outcome = Outcome::default();
+    let on_base = |message: String| Error::msg(format!("--paired {}: {message}", base.display()));
     // A base revision without the bench leaves nothing to pair with.
-    let (base_build, footing) = match sides::no_base_build(base) {
+    let ready = match sides::no_base_build(base) {
         Some(why) => {
             outcome
                 .warnings
                 .push(format!("--paired: {why}: every case is new"));
-            (
-                sides::Base {
-                    cases: HashSet::new(),
-                    keeps: true,
-                    twin: false,
-                },
-                Ok(None),
-            )
+            sides::Ready::without_base(settings, base).map_err(on_base)?
         }
-        None => {
-            let base_build = match sides::checked(base) {
-                Some(said) => said,
-                None => sides::hello(&socket, &base_start, &bench).map_err(|message| {
-                    Error::msg(format!("--paired {}: {message}", base.display()))
-                })?,
-            };
-            (base_build, sides::same_footing(&mut head, &mut base_start))
-        }
+        None => match sides::checked(base) {
+            Some(ready) => ready,
+            None => sides::Ready::start(settings, &bench, base).map_err(on_base)?,
+        },
     };
+    let sides::Ready {
+        base: base_build,
+        starts: [head, base_start],
+        sockets: [socket, base_socket],
+        copies: footing,
+        kept,
+        start_ns,
+    } = ready;
     let base_cases = base_build.cases;
     let keep = settings.pairing.keep;
     if matches!(keep, Keep::Above(_)) && !base_build.keeps {
@@ -193,10 +178,10 @@ pub(crate) fn supervise(
         cpus,
         max_rounds: settings.pairing.max_rounds,
         keep,
-        kept: workers::Kept::default(),
+        kept,
         builds: BTreeMap::new(),
         twins: base_build.twin,
-        start_ns: [0; 2],
+        start_ns,
         building: building::Building::default(),
     };
     let mut kept_groups = Vec::new();

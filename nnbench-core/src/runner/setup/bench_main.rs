@@ -96,6 +96,10 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         std::process::exit(2);
     }
     let mut outcome = runner.run();
+    // Workers the check of `--paired BASE` started for a run that did not
+    // take them.
+    #[cfg(unix)]
+    crate::runner::paired::forget_checked();
     if let Ok(RunRecord {
         interrupted: Some(signal),
         ..

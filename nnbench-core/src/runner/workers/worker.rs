@@ -26,6 +26,10 @@ use crate::settings::Settings;
 /// Runs as the worker of the supervisor at `socket`, and exits.
 pub(crate) fn main(settings: Settings, socket: &Path) -> ! {
     die_with_parent();
+    // The hello says this build's digest, a hash of its executable:
+    // hashed while the cases are listed and the supervisor is reached, on
+    // a thread that has ended before any case starts.
+    let hashing = std::thread::Builder::new().spawn(memo::this_build);
     if let Some(limit) = settings.isolation.worker_memory_limit {
         limit_address_space(limit);
     }
@@ -46,14 +50,18 @@ pub(crate) fn main(settings: Settings, socket: &Path) -> ! {
         stop: Arc::new(AtomicI32::new(0)),
         interruptible: settings.process.interruptible,
     };
+    let cases = select::select(&settings, &all)
+        .0
+        .iter()
+        .map(|c| c.id.clone())
+        .collect();
+    if let Ok(hashing) = hashing {
+        let _ = hashing.join();
+    }
     sink.send(&FromWorker::Hello {
         bench: settings.output.name.clone().unwrap_or_default(),
         protocol: PROTOCOL,
-        cases: select::select(&settings, &all)
-            .0
-            .iter()
-            .map(|c| c.id.clone())
-            .collect(),
+        cases,
         build: memo::this_build().map(str::to_owned),
     });
     let orders = listen(lines, Arc::clone(&sink.stop));
