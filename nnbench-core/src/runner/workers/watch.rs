@@ -421,7 +421,9 @@ fn connect(listener: &UnixListener, child: &mut Child) -> Result<UnixStream, Str
                 humantime::format_duration(CONNECT)
             ));
         }
-        std::thread::sleep(Duration::from_millis(1));
+        // Woken as the worker connects; a worker that dies first is
+        // seen at the next look.
+        wait_readable(listener, POLL);
     }
 }
 
@@ -580,10 +582,9 @@ impl Worker {
     }
 }
 
-/// Waits until `stream` has something to read, or has closed, for at most
-/// `timeout`.
-fn wait_readable(stream: &UnixStream, timeout: Duration) {
-    use std::os::fd::AsRawFd as _;
+/// Waits until `stream` has something to read, or has closed (a listener:
+/// a worker to accept), for at most `timeout`.
+fn wait_readable(stream: &impl std::os::fd::AsRawFd, timeout: Duration) {
     let mut fd = libc::pollfd {
         fd: stream.as_raw_fd(),
         events: libc::POLLIN,
