@@ -336,6 +336,12 @@ def judge_steps(c, out):
             tail = f": {lines[-1][:300]}" if lines else ""
         c.check(f"step {name} exits {expected}", ran is not None and ran["exit"] == expected,
                 "did not run" if ran is None else f"exit {ran['exit']} after {ran['seconds']} s{tail}")
+    # A step of gpu-check.sh that this list does not name would pass
+    # unjudged, whatever it did.
+    for name in steps:
+        if name not in STEP_EXITS:
+            c.check(f"step {name} is judged", False,
+                    "gpu-check.sh ran a step that STEP_EXITS does not name")
 
 
 def figures_section(c, out):

@@ -102,3 +102,42 @@ fn the_gpu_checker_fails_a_step_that_exited_as_it_should_not() {
         "{rows:?}"
     );
 }
+
+/// Every step `scripts/gpu-check.sh` runs is one the checker judges, and
+/// a step it does not know fails the check.
+#[test]
+fn the_gpu_checker_judges_every_step_the_script_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let script = std::fs::read_to_string(root.join("scripts/gpu-check.sh")).unwrap();
+    let names: Vec<&str> = script
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("step "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect();
+    assert!(names.len() >= 10, "the script's steps: {names:?}");
+    let out = tempfile::tempdir().unwrap();
+    let steps: String = names
+        .iter()
+        .chain(&["unknown-step"])
+        .map(|name| format!("{name} 0 1\n"))
+        .collect();
+    std::fs::write(out.path().join("steps"), steps).unwrap();
+    let rows = judged(out.path());
+    for name in &names {
+        assert!(
+            rows.keys()
+                .any(|check| check.starts_with(&format!("step {name} exits "))),
+            "the checker does not judge step {name}: {rows:?}"
+        );
+        assert_eq!(
+            rows.get(&format!("step {name} is judged")),
+            None,
+            "{rows:?}"
+        );
+    }
+    assert_eq!(
+        rows.get("step unknown-step is judged"),
+        Some(&false),
+        "{rows:?}"
+    );
+}
