@@ -2,6 +2,7 @@
 //! of this workspace, started again each time it ends. What the figure
 //! benches measure "beside a build" runs while one is held.
 
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -55,9 +56,25 @@ fn build_until(stop: &AtomicBool, target: &Path) {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        let _ = child.kill();
-        let _ = child.wait();
+        end(&mut child);
     }
+}
+
+/// Ends the build and every compiler it started: cargo killed alone
+/// leaves its rustc processes compiling for seconds after it, a load on
+/// whatever is measured next.
+fn end(child: &mut Child) {
+    match i32::try_from(child.id()) {
+        // SAFETY: kill only sends a signal; the negative id names the
+        // process group that `cargo_build` made for the build alone.
+        Ok(group) => unsafe {
+            libc::kill(-group, libc::SIGKILL);
+        },
+        Err(_) => {
+            let _ = child.kill();
+        }
+    }
+    let _ = child.wait();
 }
 
 fn cargo_build(target: &Path) -> std::io::Result<Child> {
@@ -74,6 +91,8 @@ fn cargo_build(target: &Path) -> std::io::Result<Child> {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        // A group of its own, which `end` kills whole.
+        .process_group(0)
         .spawn()
 }
 
