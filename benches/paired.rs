@@ -359,7 +359,7 @@ fn sweep(dir: &Path) -> Result<(), String> {
 /// round), whole processes alternating, each paired run judged on its own
 /// ratio to the plain run beside it.
 fn cost(dir: &Path) -> Result<(), String> {
-    let runs = if harness::test_mode() { 1 } else { 9 };
+    let runs = if harness::test_mode() { 1 } else { 25 };
     let base = build(dir, 0)?;
     let base_path = base.to_string_lossy().into_owned();
     let out = dir.join("cost.json");
