@@ -44,8 +44,11 @@ impl Round {
 
 /// How long one sample of a round should take: long enough that the
 /// clocks' resolution and the loop around the calls do not count, short
-/// enough that a round of many cases stays quick.
-pub(crate) const TARGET: Duration = Duration::from_millis(1);
+/// enough that a round of many cases stays quick, and that another
+/// process's turn or an interrupt hits few of a round's samples, which
+/// the least or the median of them leaves out. As the sampler's
+/// (`adaptive::SAMPLE_TIME`).
+pub(crate) const TARGET: Duration = Duration::from_micros(500);
 
 /// Samples per round and side, unless the round asks for more: their
 /// median is the round's time, which one slow sample (a neighbour's

@@ -68,7 +68,7 @@ pub(super) struct Pair<'a> {
     /// Whether its instructions are counted under Callgrind: one round
     /// decides it, the counts being exact.
     pub counted: bool,
-    /// The calls of a sample of about a millisecond
+    /// The calls of a sample of about half a millisecond
     /// ([`TARGET`](crate::measure::round::TARGET)): the head's first
     /// round's calibration.
     calls: Option<u64>,
