@@ -199,3 +199,60 @@ fn a_model_loaded_after_a_case_ended_is_resident_as_the_next_starts() {
         "the second case started with {started} bytes resident, the first ended with {ended}"
     );
 }
+
+/// A model of 64 MiB that two cases share: the second evicts it as it ends
+/// without having loaded it.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct SharedModel;
+
+impl Memo for SharedModel {
+    type Value = Vec<u8>;
+    fn compute(&self) -> nnbench::Result<Vec<u8>> {
+        Ok(vec![1; 64 << 20])
+    }
+    fn size_of(&self, value: &Vec<u8>) -> Option<u64> {
+        Some(value.len() as u64)
+    }
+}
+
+#[nnbench::product(model = [SharedModel], scale = [1, 2], timing = once)]
+fn shared_then_evicted(model: &[u8], scale: u8) -> u8 {
+    model[0] * scale
+}
+
+#[test]
+fn a_case_that_evicts_a_model_it_did_not_load_ends_without_it() {
+    let _one = ONE_RUN_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Resident above the peak this process inherited from cargo, the run
+    // reads the kernel's mark as a bench binary's run does, and a case
+    // that faults nothing in may end on its start's reading.
+    let _ballast = std::hint::black_box(vec![1u8; inherited_peak() + (64 << 20)]);
+    let record = Runner::new()
+        .filter("shared_then_evicted/")
+        .quiet(true)
+        .run()
+        .unwrap();
+    assert_eq!(record.failed(), 0);
+    let last = &record.cases[1];
+    assert_eq!(last.memo.evicted, ["SharedModel"], "{:?}", last.memo);
+    let (started, ended) = (
+        last.memory.rss_before_bytes.expect("read"),
+        last.memory.rss_after_bytes.expect("read"),
+    );
+    assert!(
+        ended + (48 << 20) <= started,
+        "the last case started with {started} bytes resident and ended with {ended}, \
+         64 MiB evicted"
+    );
+}
+
+/// The largest of this process's peak and the one it inherited, in bytes.
+fn inherited_peak() -> usize {
+    // SAFETY: getrusage only writes the plain struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) }, 0);
+    usize::try_from(usage.ru_maxrss).expect("a peak") * 1024
+}

@@ -57,6 +57,13 @@ pub(crate) fn forget_reading() {
     imp::forget_reading();
 }
 
+/// Says that memory may have been given back to the system (a memo's value
+/// dropped), on whichever thread: no thread's last reading of what is
+/// resident stands for now.
+pub(crate) fn memory_given_back() {
+    imp::memory_given_back();
+}
+
 /// [`reset_peak`], then [`current_bytes`]: whether the reset was allowed,
 /// and what is resident.
 pub(crate) fn reset_peak_and_read() -> (bool, Option<u64>) {
@@ -172,25 +179,86 @@ mod imp {
             .filter(|&peak| floor != UNKNOWN && peak > floor)
     }
 
-    thread_local! {
-        /// What was resident as this thread's last case ended, and the page
-        /// faults the thread had taken by then.
-        static ENDED: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
+    /// Times memory may have been given back to the system, by any thread.
+    static GIVEN_BACK: AtomicU64 = AtomicU64::new(0);
+
+    /// One reading of what is resident, and what could have changed it
+    /// since as it was taken.
+    #[derive(Clone, Copy)]
+    struct Reading {
+        resident: u64,
+        /// The page faults this thread had taken.
+        faults: u64,
+        /// [`GIVEN_BACK`].
+        given_back: u64,
     }
 
-    /// What was resident as the last case ended, if it still is. Between
-    /// two cases only the harness runs, on this thread: it grows what is
-    /// resident by faulting pages in, which `getrusage` counts, and frees
-    /// nothing large enough to be given back. What else would change it
-    /// (a load beside the cases, an eviction between them) forgets the
-    /// reading ([`forget_reading`]).
-    fn resident_since_the_last_case(usage: Option<Usage>) -> Option<u64> {
-        let (resident, faults) = ENDED.take()?;
-        (usage?.faults == faults).then_some(resident)
+    thread_local! {
+        /// This thread's last reading of what is resident, as its last case
+        /// ended or started.
+        static LAST: Cell<Option<Reading>> = const { Cell::new(None) };
+    }
+
+    /// The last reading, if what is resident has not changed since, as far
+    /// as `usage` (read now) and [`GIVEN_BACK`] tell. Memory grows by page
+    /// faults: this thread's `getrusage` counts, and another thread's lift
+    /// the process's mark above the reading (`mark_known`: where the mark
+    /// is not above the floor, only this thread's faults tell, as between
+    /// two cases, where only the harness runs). Memory shrinks as it is
+    /// given back: the harness says so when it drops a memo's value
+    /// ([`memory_given_back`]), and what else would change it between two
+    /// cases (a load beside them) forgets the reading ([`forget_reading`]).
+    fn unchanged_since(usage: Option<Usage>, mark_known: bool) -> Option<u64> {
+        let last = LAST.get()?;
+        let usage = usage?;
+        let grown = match mark(Some(usage)) {
+            Some(peak) => peak > last.resident,
+            None => mark_known,
+        };
+        (usage.faults == last.faults
+            && !grown
+            && GIVEN_BACK.load(Ordering::Acquire) == last.given_back)
+            .then_some(last.resident)
+    }
+
+    /// Reads what is resident, and keeps the reading for [`unchanged_since`]
+    /// with `usage`, read before it.
+    fn read_and_keep(usage: Option<Usage>) -> Option<u64> {
+        // Counted before the read: memory given back during it makes the
+        // next reading read again.
+        let given_back = GIVEN_BACK.load(Ordering::Acquire);
+        let resident = current_bytes();
+        keep(usage, resident, given_back);
+        resident
+    }
+
+    fn keep(usage: Option<Usage>, resident: Option<u64>, given_back: u64) {
+        LAST.set(resident.zip(usage).map(|(resident, usage)| Reading {
+            resident,
+            faults: usage.faults,
+            given_back,
+        }));
     }
 
     pub(super) fn forget_reading() {
-        ENDED.set(None);
+        LAST.set(None);
+    }
+
+    /// What `getrusage` gives as the process's peak, the inherited one
+    /// included.
+    #[cfg(test)]
+    pub(super) fn usage_peak() -> Option<u64> {
+        usage().map(|u| u.max_rss)
+    }
+
+    /// Whether `getrusage` gives the mark, above the inherited peak.
+    #[cfg(test)]
+    pub(super) fn mark_known() -> bool {
+        mark(usage()).is_some()
+    }
+
+    pub(super) fn memory_given_back() {
+        GIVEN_BACK.fetch_add(1, Ordering::AcqRel);
     }
 
     pub(super) fn current_bytes() -> Option<u64> {
@@ -238,29 +306,32 @@ mod imp {
 
     pub(super) fn peak_and_current_bytes(case_ends: bool) -> (Option<u64>, Option<u64>) {
         let usage = usage();
-        let (peak, now) = match mark(usage) {
+        match mark(usage) {
             Some(peak) => {
-                // Read after the mark, what is resident may have grown past it.
-                let now = current_bytes();
+                // A case that faulted nothing in and dropped no memo ends
+                // with what it started with: the read, half the cost of a
+                // trivial case's memory figures, is saved.
+                let now = match case_ends.then(|| unchanged_since(usage, true)) {
+                    Some(Some(unchanged)) => Some(unchanged),
+                    // Read after the mark, what is resident may have grown
+                    // past it.
+                    _ => read_and_keep(usage),
+                };
                 (Some(peak.max(now.unwrap_or_default())), now)
             }
             None => {
+                let given_back = GIVEN_BACK.load(Ordering::Acquire);
                 let mut buffer = [0u8; 4096];
                 let Some(len) = read(proc().status.as_ref(), &mut buffer) else {
+                    forget_reading();
                     return (None, None);
                 };
                 let text = &buffer[..len];
-                (field_kib(text, b"VmHWM:"), field_kib(text, b"VmRSS:"))
+                let now = field_kib(text, b"VmRSS:");
+                keep(usage, now, given_back);
+                (field_kib(text, b"VmHWM:"), now)
             }
-        };
-        // The faults counted before the read: one taken as it was made
-        // makes the next case read again.
-        ENDED.set(
-            case_ends
-                .then(|| now.zip(usage.map(|u| u.faults)))
-                .flatten(),
-        );
-        (peak, now)
+        }
     }
 
     pub(super) fn reset_peak_and_read() -> (bool, Option<u64>) {
@@ -270,7 +341,10 @@ mod imp {
             return (false, current_bytes());
         };
         let before = usage();
-        let now = resident_since_the_last_case(before).or_else(current_bytes);
+        let now = match unchanged_since(before, false) {
+            Some(unchanged) => Some(unchanged),
+            None => read_and_keep(before),
+        };
         // A mark (and floor) no higher than what is resident is what a
         // reset would leave, which sets the mark to what is resident: the
         // write, a third of the cost, is saved between cases that kept
@@ -328,6 +402,8 @@ mod imp {
     }
 
     pub(super) fn forget_reading() {}
+
+    pub(super) fn memory_given_back() {}
 
     pub(super) fn reset_peak_and_read() -> (bool, Option<u64>) {
         (false, current_bytes())
@@ -423,6 +499,112 @@ mod tests {
         );
     }
 
+    /// Memory that lifts what is resident above the peak the process
+    /// inherited (cargo's), so that `getrusage` gives the mark and a case's
+    /// end may reuse its start's reading; `None` where the kernel keeps no
+    /// mark to reset (gVisor), and every end reads.
+    fn above_the_inherited_peak() -> Option<Vec<u8>> {
+        if !reset_peak() {
+            return None;
+        }
+        let inherited = imp::usage_peak()?;
+        let resident = current_bytes()?;
+        let ballast = std::hint::black_box(vec![
+            1u8;
+            usize::try_from(inherited.saturating_sub(resident))
+                .ok()?
+                + (64 << 20)
+        ]);
+        assert!(reset_peak());
+        assert!(imp::mark_known(), "the mark is still at the inherited peak");
+        Some(ballast)
+    }
+
+    /// Runs `case` between a case's start and end readings, some one of
+    /// five times until `judge` accepts what was resident at each: other
+    /// tests of this process allocate and free meanwhile. A first round
+    /// faults in the code and stack of the readings and of `case`, which
+    /// would make an end read again whatever the case did.
+    fn some_case(mut case: impl FnMut(), judge: impl Fn(u64, u64) -> bool) -> bool {
+        let mut round = || {
+            let (_, started) = reset_peak_and_read();
+            case();
+            let (_, ended) = peak_and_current_bytes(true);
+            (started.unwrap(), ended.unwrap())
+        };
+        round();
+        (0..5).any(|_| {
+            let (started, ended) = round();
+            judge(started, ended)
+        })
+    }
+
+    #[test]
+    fn a_case_end_reads_again_once_another_thread_grew_memory() {
+        let Some(_ballast) = above_the_inherited_peak() else {
+            return;
+        };
+        // A thread started before the case, so that this one takes none
+        // of the faults: its own, as it starts, would tell.
+        let (grow, grown) = (std::sync::mpsc::channel(), std::sync::mpsc::channel());
+        let (go, told) = grow;
+        let (done, heard) = grown;
+        let grower = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            while told.recv().is_ok() {
+                held.push(std::hint::black_box(vec![1u8; 64 << 20]));
+                done.send(()).unwrap();
+            }
+        });
+        let seen = some_case(
+            || {
+                go.send(()).unwrap();
+                heard.recv().unwrap();
+            },
+            |started, ended| ended >= started + (32 << 20),
+        );
+        drop(go);
+        grower.join().unwrap();
+        assert!(
+            seen,
+            "an end reused a start's reading below 64 MiB another thread faulted in"
+        );
+    }
+
+    #[test]
+    fn a_case_end_reads_again_once_memory_was_given_back() {
+        let Some(_ballast) = above_the_inherited_peak() else {
+            return;
+        };
+        let mut buffers: Vec<Vec<u8>> = (0..6)
+            .map(|_| std::hint::black_box(vec![1u8; 128 << 20]))
+            .collect();
+        let seen = some_case(
+            || {
+                // glibc gives a block this large back to the system when
+                // freed; the harness says so when it drops a memo's value.
+                drop(buffers.pop());
+                memory_given_back();
+            },
+            |started, ended| ended + (64 << 20) <= started,
+        );
+        assert!(
+            seen,
+            "an end reused a start's reading of 128 MiB given back since"
+        );
+    }
+
+    #[test]
+    fn a_case_that_changed_nothing_ends_with_its_start_reading() {
+        let Some(_ballast) = above_the_inherited_peak() else {
+            return;
+        };
+        assert!(
+            some_case(|| {}, |started, ended| ended == started),
+            "every end read again"
+        );
+    }
+
     #[test]
     fn a_reset_lowers_a_mark_left_above_what_is_resident() {
         if !reset_peak() {
@@ -464,4 +646,5 @@ pub(crate) fn release_free_heap() {
     unsafe {
         libc::malloc_trim(0);
     }
+    memory_given_back();
 }

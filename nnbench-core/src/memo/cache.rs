@@ -828,6 +828,7 @@ fn evicted(entry: Arc<Entry>) {
         references: others,
     });
     drop(entry);
+    rss::memory_given_back();
 }
 
 /// The entries this thread is computing, outermost first, with the memos

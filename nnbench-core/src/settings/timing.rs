@@ -42,8 +42,8 @@ pub enum Timing {
     Instructions,
 }
 
-/// Sampling settings; `None` leaves the default: at least 10 samples after
-/// 25 ms of warm-up, for at most 1 s, or under criterion (`--sampled`) its
+/// Sampling settings; `None` leaves the default: at least 40 samples after
+/// 10 ms of warm-up, for at most 1 s, or under criterion (`--sampled`) its
 /// 100 samples after 3 s of warm-up, over 5 s.
 ///
 /// # Example
