@@ -156,6 +156,8 @@ fn counts_repeat_exactly_and_move_with_the_work() {
         let cache = case(&record, "kernel/n=1")
             .time
             .callgrind
+            .as_deref()
+            .copied()
             .expect("cache figures");
         assert!(
             cache.l1_hits > 0 && cache.estimated_cycles >= cache.l1_hits,

@@ -44,10 +44,10 @@ pub fn bmf(record: &RunRecord) -> Json {
         if let Some(count) = t.instructions {
             measures.insert("instructions".into(), json!({ "value": count as f64 }));
         }
-        if let Some(rate) = case.throughput {
+        if let Some(rate) = &case.throughput {
             measures.insert("throughput".into(), json!({ "value": rate.per_second }));
         }
-        if let Some(p) = t.percentiles {
+        if let Some(p) = &t.percentiles {
             for (name, ns) in [
                 ("latency-p50", p.p50_ns),
                 ("latency-p90", p.p90_ns),
@@ -127,7 +127,7 @@ pub fn github(record: &RunRecord, smaller: bool) -> Json {
             if let Some(count) = t.instructions {
                 out.push(entry("instructions", "instructions", count as f64));
             }
-            if let Some(p) = t.percentiles {
+            if let Some(p) = &t.percentiles {
                 out.push(entry("p99", "ns", p.p99_ns));
             }
             if case.uses_memos() {
@@ -148,7 +148,7 @@ pub fn github(record: &RunRecord, smaller: bool) -> Json {
         } else {
             Direction::Higher
         };
-        if let (false, Some(rate)) = (smaller, case.throughput) {
+        if let (false, Some(rate)) = (smaller, &case.throughput) {
             out.push(entry(
                 "throughput",
                 rate.unit.per_second_label(),

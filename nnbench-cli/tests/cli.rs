@@ -83,11 +83,11 @@ fn compared(
 }
 
 /// A case's error: its call failed with `message`.
-fn failure(message: &str) -> Option<nnbench::record::CaseError> {
-    Some(nnbench::record::CaseError::new(
+fn failure(message: &str) -> Option<Box<nnbench::record::CaseError>> {
+    Some(Box::new(nnbench::record::CaseError::new(
         nnbench::record::Stage::Call,
         message,
-    ))
+    )))
 }
 
 fn s(path: &Path) -> &str {

@@ -44,10 +44,14 @@ fn requests_that_wait_are_served_faster_with_more_in_flight() {
         assert_eq!(case.value, 7, "the first call's value is the metric");
         assert_eq!(case.time.mode, TimingMode::Sampled);
         assert_eq!(case.time.sampler, Some(Sampler::Load));
-        let load = case.concurrency.expect("the load is recorded");
+        let load = case.concurrency.as_deref().expect("the load is recorded");
         assert_eq!(load.duration_ns, 200e6);
         assert_eq!(load.requests, case.time.iters);
-        let p = case.time.percentiles.expect("each request's latency");
+        let p = case
+            .time
+            .percentiles
+            .as_deref()
+            .expect("each request's latency");
         assert!(p.p50_ns >= 2e6, "a request waits 2 ms: {p:?}");
         assert!(p.p50_ns <= p.p90_ns && p.p90_ns <= p.p99_ns && p.p99_ns <= p.max_ns);
     }
@@ -55,6 +59,7 @@ fn requests_that_wait_are_served_faster_with_more_in_flight() {
     let rate = |c: &CaseRecord| {
         assert!(c.error.is_none(), "{}: {:?}", c.id, c.error);
         c.concurrency
+            .as_deref()
             .expect("the load is recorded")
             .requests_per_second
     };
@@ -96,6 +101,7 @@ fn requests_that_compute_are_not_served_faster_than_the_cores_allow() {
         assert!(case.error.is_none(), "{}: {:?}", case.id, case.error);
         let rate = case
             .concurrency
+            .as_deref()
             .expect("the load is recorded")
             .requests_per_second;
         assert!(rate > 0.0, "{}: no request was served", case.id);
@@ -180,7 +186,7 @@ fn in_test_mode_each_worker_makes_one_request() {
     );
     for case in &record.cases {
         let level = case.params["concurrency"].as_u64().unwrap();
-        let load = case.concurrency.expect("the load");
+        let load = case.concurrency.as_deref().expect("the load");
         assert_eq!((load.level, load.requests), (level, level));
         assert_eq!(case.time.mode, TimingMode::Once);
         assert_eq!(case.time.samples, level);

@@ -374,7 +374,7 @@ fn a_call_that_waits_longer_fails_though_its_cpu_time_did_not() {
 }
 
 fn case_paired(record: &RunRecord, n: u32) -> nnbench::record::PairedRecord {
-    case(record, n).paired.clone().expect("paired")
+    *case(record, n).paired.clone().expect("paired")
 }
 
 fn counted_builds_are_paired_once_by_their_instructions() {

@@ -54,7 +54,7 @@ fn a_declared_throughput_is_what_a_call_handles_over_its_median_time() {
     let record = run("rows/");
     assert_eq!(record.failed(), 0);
     for (case, batch) in record.cases.iter().zip([16u64, 256]) {
-        let rate = case.throughput.expect("a throughput");
+        let rate = case.throughput.as_deref().expect("a throughput");
         assert_eq!(rate.unit, ThroughputUnit::Elements);
         assert_eq!(rate.per_call, batch);
         let expected = batch as f64 / (case.time.median_ns / 1e9);
@@ -76,7 +76,7 @@ fn a_declared_throughput_is_what_a_call_handles_over_its_median_time() {
 fn a_throughput_over_a_memo_counts_its_value() {
     let record = run("checksum/");
     assert_eq!(record.failed(), 0);
-    let rate = record.cases[0].throughput.unwrap();
+    let rate = record.cases[0].throughput.as_deref().unwrap();
     assert_eq!((rate.unit, rate.per_call), (ThroughputUnit::Bytes, 4096));
 }
 
@@ -94,7 +94,7 @@ fn calls_timed_one_by_one_have_ordered_percentiles() {
     assert_eq!(record.failed(), 0);
     let time = &record.cases[0].time;
     assert_eq!(time.iters, time.samples, "one call a sample");
-    let p = time.percentiles.expect("percentiles");
+    let p = time.percentiles.as_deref().expect("percentiles");
     assert!(p.p50_ns >= 1.2e6, "{p:?}");
     assert!(p.p50_ns <= p.p90_ns && p.p90_ns <= p.p99_ns && p.p99_ns <= p.max_ns);
     assert_eq!(p.max_ns, time.max_ns);

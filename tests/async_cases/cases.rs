@@ -211,9 +211,16 @@ fn requests_per_second(record: &RunRecord, level: u64) -> f64 {
         .find(|c| c.params["concurrency"] == level)
         .expect("a case at this level");
     assert!(case.error.is_none(), "{:?}", case.error);
-    let p = case.time.percentiles.expect("each request's latency");
+    let p = case
+        .time
+        .percentiles
+        .as_deref()
+        .expect("each request's latency");
     assert!(p.p50_ns <= p.p90_ns && p.p90_ns <= p.p99_ns && p.p99_ns <= p.max_ns);
-    case.concurrency.expect("the load").requests_per_second
+    case.concurrency
+        .as_deref()
+        .expect("the load")
+        .requests_per_second
 }
 
 #[test]

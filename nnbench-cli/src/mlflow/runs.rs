@@ -255,7 +255,7 @@ pub(super) fn metrics(case: &CaseRecord) -> Vec<(String, f64)> {
         if let Some(cpu) = t.cpu_median_ns {
             out.push(("time.cpu".to_owned(), cpu));
         }
-        if let Some(p) = t.percentiles {
+        if let Some(p) = &t.percentiles {
             out.extend([
                 ("time.p50".to_owned(), p.p50_ns),
                 ("time.p90".to_owned(), p.p90_ns),

@@ -295,7 +295,10 @@ fn throughput(
     threshold: Threshold,
     alpha: f64,
 ) -> Option<FigureComparison> {
-    let (b, h) = (base.throughput, head.throughput);
+    let (b, h) = (
+        base.throughput.as_deref().copied(),
+        head.throughput.as_deref().copied(),
+    );
     if b.is_none() && h.is_none() {
         return None;
     }

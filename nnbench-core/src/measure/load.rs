@@ -335,12 +335,14 @@ impl LoadOutcome {
             min_ns: h.min() as f64,
             max_ns: h.max() as f64,
             samples_ns,
-            percentiles: (!h.is_empty()).then(|| Percentiles {
-                p50_ns: at(0.5),
-                p90_ns: at(0.9),
-                p99_ns: at(0.99),
-                p999_ns: (h.len() >= 1000).then(|| at(0.999)),
-                max_ns: h.max() as f64,
+            percentiles: (!h.is_empty()).then(|| {
+                Box::new(Percentiles {
+                    p50_ns: at(0.5),
+                    p90_ns: at(0.9),
+                    p99_ns: at(0.99),
+                    p999_ns: (h.len() >= 1000).then(|| at(0.999)),
+                    max_ns: h.max() as f64,
+                })
             }),
             ..TimeRecord::default()
         }

@@ -422,7 +422,8 @@ pub(crate) fn summarize(sampler: Sampler, samples: &[(u64, Elapsed)]) -> TimeRec
         callgrind: None,
         percentiles: (n >= 2 && samples.iter().all(|(iters, _)| *iters == 1))
             .then(|| Percentiles::of(&per_iter))
-            .flatten(),
+            .flatten()
+            .map(Box::new),
         precision: None,
         used_device: samples.iter().any(|(_, e)| e.used_device),
         rounds_ns: Vec::new(),

@@ -53,7 +53,7 @@ pub struct CaseRecord {
     pub fail_on: Option<String>,
     /// Why the case failed, or `null`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<CaseError>,
+    pub error: Option<Box<CaseError>>,
     /// How long the function took.
     pub time: TimeRecord,
     /// Time spent resolving the case's memos, apart from `time`.
@@ -76,16 +76,16 @@ pub struct CaseRecord {
     /// The case measured against the base build of a paired run
     /// (`--paired BASE`); `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paired: Option<super::PairedRecord>,
+    pub paired: Option<Box<super::PairedRecord>>,
     /// What one call handles and at what rate, for a family with
     /// `throughput = elements(EXPR)` or `bytes(EXPR)`; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub throughput: Option<super::ThroughputRecord>,
+    pub throughput: Option<Box<super::ThroughputRecord>>,
     /// The load a family with `concurrency = [...]` ran the case under:
     /// requests in flight, requests finished and their rate; `None`
     /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub concurrency: Option<super::ConcurrencyRecord>,
+    pub concurrency: Option<Box<super::ConcurrencyRecord>>,
     /// The open loop a family with `rate = [...]` ran the case under:
     /// the rates offered and achieved, and what was late, dropped or
     /// timed out; `None` otherwise.
@@ -98,7 +98,7 @@ pub struct CaseRecord {
     /// The threads a family with `threads = [...]` made each call on, and
     /// how far apart their times were; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads: Option<super::ThreadsRecord>,
+    pub threads: Option<Box<super::ThreadsRecord>>,
     /// The flamegraph of the case's calls (`--profile`): an SVG under
     /// `target/nnbench/<bench>/profiles/`; `None` without `--profile`, or
     /// when the profiler could not take one (a warning says why).
@@ -242,10 +242,11 @@ impl CaseRecord {
             }),
             Figure::Value => self.value.as_f64(),
             Figure::Instructions => self.time.instructions.map(|n| n as f64),
-            Figure::Throughput => self.throughput.map(|t| t.per_second),
-            Figure::P99 => self.time.percentiles.map(|p| p.p99_ns),
+            Figure::Throughput => self.throughput.as_ref().map(|t| t.per_second),
+            Figure::P99 => self.time.percentiles.as_ref().map(|p| p.p99_ns),
             Figure::Requests => self
                 .concurrency
+                .as_ref()
                 .map(|c| c.requests_per_second)
                 .or(self.load.as_ref().map(|l| l.achieved_rate)),
             Figure::MaxRate => self.search.as_ref().map(|s| s.max_rate),
@@ -349,13 +350,13 @@ pub struct TimeRecord {
     pub instructions: Option<u64>,
     /// What Callgrind's simulated caches made of that call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub callgrind: Option<CallgrindRecord>,
+    pub callgrind: Option<Box<CallgrindRecord>>,
     /// p50, p90, p99 and the maximum of the time per call, when every
     /// sample was one call timed alone (calls of a millisecond or more);
     /// `None` for calls too short to time one by one, and for a case timed
     /// once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub percentiles: Option<super::Percentiles>,
+    pub percentiles: Option<Box<super::Percentiles>>,
     /// How precisely nnbench's sampler pinned the median, on which clock,
     /// and why it stopped; `None` for a case it did not sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -434,7 +434,7 @@ mod tests {
                 value: Json::Null,
                 direction: None,
                 throughput: None,
-                concurrency: Some(ConcurrencyRecord::new(8, 100, 1e9)),
+                concurrency: Some(Box::new(ConcurrencyRecord::new(8, 100, 1e9))),
                 load: Some(Box::new(LoadRecord {
                     offered_rate: 200.0,
                     arrivals: "poisson".into(),
@@ -459,10 +459,10 @@ mod tests {
                         meets: true,
                     }],
                 })),
-                threads: Some(ThreadsRecord::new(vec![8.0, 12.0])),
+                threads: Some(Box::new(ThreadsRecord::new(vec![8.0, 12.0]))),
                 profile: Some("target/nnbench/sweep/profiles/accuracy/model=m1.svg".into()),
                 fail_on: None,
-                error: Some(CaseError {
+                error: Some(Box::new(CaseError {
                     stage: Stage::Memo,
                     message: "memo m1 failed".into(),
                     causes: vec!["no such file".into()],
@@ -472,7 +472,7 @@ mod tests {
                         causes: vec![],
                         also: vec![],
                     }],
-                }),
+                })),
                 // Every documented figure measured: schema 2 leaves out
                 // what was not.
                 time: TimeRecord {

@@ -227,12 +227,12 @@ impl Engine {
             // The processor counted valgrind's work, not the call's.
             hw_instructions: None,
             instructions: Some(counts.instructions),
-            callgrind: Some(CallgrindRecord {
+            callgrind: Some(Box::new(CallgrindRecord {
                 l1_hits: counts.l1_hits(),
                 ll_hits: counts.ll_hits(),
                 ram_hits: counts.ram_hits(),
                 estimated_cycles: counts.estimated_cycles(),
-            }),
+            })),
             ..one_call(timer.elapsed().unwrap_or_default())
         };
         Ok((metric, time))

@@ -310,12 +310,12 @@ impl<'a> Pair<'a> {
     fn fail(&mut self, head: Option<CaseRecord>, message: String) {
         let record = match head {
             Some(mut record) => {
-                record.error = Some(CaseError {
+                record.error = Some(Box::new(CaseError {
                     stage: Stage::Call,
                     message,
                     causes: Vec::new(),
                     also: Vec::new(),
-                });
+                }));
                 record
             }
             None => crate::runner::case::lifecycle::unfinished(
@@ -372,7 +372,7 @@ impl<'a> Pair<'a> {
         if let Some((b, h)) = self.counts {
             let ratio = h as f64 / b as f64;
             let t = judging.instructions;
-            head.paired = Some(PairedRecord {
+            head.paired = Some(Box::new(PairedRecord {
                 base: Box::new(base),
                 clock: PairedClock::Instructions,
                 rounds: 1,
@@ -387,7 +387,7 @@ impl<'a> Pair<'a> {
                     (true, true) => Verdict::Regressed,
                     (true, false) => Verdict::Improved,
                 },
-            });
+            }));
             return head;
         }
         head.warnings.extend(self.kept.clone());
@@ -409,7 +409,7 @@ impl<'a> Pair<'a> {
                 wall.interval[1]
             ));
         }
-        head.paired = Some(PairedRecord {
+        head.paired = Some(Box::new(PairedRecord {
             base: Box::new(base),
             clock,
             rounds: self.rounds() as u32,
@@ -420,7 +420,7 @@ impl<'a> Pair<'a> {
             test: TEST.into(),
             limit: judging.time,
             verdict,
-        });
+        }));
         if estimate.is_none() {
             head.warnings.push(format!(
                 "{} round(s) measured both builds: too few for a paired verdict",

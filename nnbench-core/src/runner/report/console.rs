@@ -330,13 +330,22 @@ type Extra = fn(&CaseRecord) -> Option<String>;
 
 /// The columns shown only when some case has a cell in them.
 const EXTRAS: [(&str, Extra); 5] = [
-    ("throughput", |c| c.throughput.map(|t| t.to_string())),
-    ("p99", |c| c.time.percentiles.map(|p| format_ns(p.p99_ns))),
+    ("throughput", |c| {
+        c.throughput.as_ref().map(|t| t.to_string())
+    }),
+    ("p99", |c| {
+        c.time.percentiles.as_ref().map(|p| format_ns(p.p99_ns))
+    }),
     ("p99.9", |c| {
-        c.time.percentiles.and_then(|p| p.p999_ns).map(format_ns)
+        c.time
+            .percentiles
+            .as_ref()
+            .and_then(|p| p.p999_ns)
+            .map(format_ns)
     }),
     ("requests/s", |c| {
         c.concurrency
+            .as_ref()
             .map(|l| format_count(l.requests_per_second))
             .or_else(|| {
                 c.load.as_ref().map(|l| {

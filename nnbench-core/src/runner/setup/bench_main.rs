@@ -237,12 +237,12 @@ mod tests {
         }))
         .unwrap();
         record.cases.push(case.clone());
-        case.error = Some(CaseError {
+        case.error = Some(Box::new(CaseError {
             stage: Stage::Call,
             message: "boom".into(),
             causes: vec![],
             also: vec![],
-        });
+        }));
         record.cases.push(case);
         assert_eq!(
             failure_message(&Ok(record)).as_deref(),
