@@ -135,7 +135,10 @@ fn filter(family: &str, trial: usize) -> String {
 }
 
 fn p99(case: &CaseRecord) -> f64 {
-    case.time.percentiles.map_or(f64::NAN, |p| p.p99_ns)
+    case.time
+        .percentiles
+        .as_deref()
+        .map_or(f64::NAN, |p| p.p99_ns)
 }
 
 fn md1(table: &mut Table) -> Result<Vec<String>, String> {
@@ -232,7 +235,10 @@ fn stall(table: &mut Table) -> Result<Vec<String>, String> {
         let (record, _) = run(&filter("stalled_closed", trial), period, true)?;
         let case = record.cases.first().ok_or("no closed loop ran")?;
         closed.push(p99(case));
-        rates.1 = case.concurrency.map_or(0.0, |c| c.requests_per_second);
+        rates.1 = case
+            .concurrency
+            .as_deref()
+            .map_or(0.0, |c| c.requests_per_second);
     }
     for (name, p99s, rate) in [
         ("open loop at 400/s", &open, rates.0),
