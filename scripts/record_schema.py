@@ -109,6 +109,9 @@ def type_schema(ty):
     m = re.match(r"^Vec<(.+)>$", ty)
     if m:
         return {"type": "array", "items": type_schema(m.group(1))}
+    # A case's parameters: names with their descriptions, any JSON.
+    if ty == "ParamMap":
+        return {"type": "object"}
     m = re.match(r"^(?:Map|BTreeMap)<String, ?(.+)>$", ty)
     if m:
         inner = m.group(1)

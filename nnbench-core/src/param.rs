@@ -260,11 +260,11 @@ impl Params {
         self.params.push(param);
     }
 
-    /// The record's `params` object: each name with its description.
-    pub(crate) fn to_json(&self) -> serde_json::Map<String, Json> {
+    /// The record's `params`: each name with its description.
+    pub(crate) fn to_record(&self) -> crate::record::ParamMap {
         self.params
             .iter()
-            .map(|p| (p.name.to_owned(), p.description()))
+            .map(|p| (p.name, p.description()))
             .collect()
     }
 

@@ -282,7 +282,7 @@ impl History {
                  VALUES (?1, ?2, ?3, ?4)",
             )?;
             for case in &record.cases {
-                let params = serde_json::Value::Object(case.params.clone()).to_string();
+                let params = case.params.to_json().to_string();
                 let direction = case.direction.map(Direction::name);
                 let directions = (!case.directions.is_empty())
                     .then(|| serde_json::to_string(&case.directions).unwrap_or_default());
@@ -315,7 +315,7 @@ impl History {
                     s.label(),
                     s.parameter,
                     s.figure,
-                    serde_json::Value::Object(s.params.clone()).to_string(),
+                    s.params.to_json().to_string(),
                     s.exponent,
                     s.interval[0],
                     s.interval[1],
@@ -346,7 +346,7 @@ impl History {
                     c.label(),
                     c.parameter,
                     c.figure,
-                    serde_json::Value::Object(c.params.clone()).to_string(),
+                    c.params.to_json().to_string(),
                     finite(c.n),
                     finite(c.interval[0]),
                     finite(c.interval[1]),
@@ -463,7 +463,7 @@ impl History {
 ///
 /// ```
 /// # fn f(case: &nnbench_cli::history::CaseInfo) {
-/// println!("{} of {}: {}", case.id, case.family, serde_json::Value::Object(case.params.clone()));
+/// println!("{} of {}: {}", case.id, case.family, case.params.to_json());
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -473,7 +473,7 @@ pub struct CaseInfo {
     /// Its family.
     pub family: String,
     /// Its parameters, as its last record had them.
-    pub params: serde_json::Map<String, serde_json::Value>,
+    pub params: nnbench_core::record::ParamMap,
     /// Which way its value is better, when its family says.
     pub direction: Option<Direction>,
     /// Which way each named field of its struct metric is better.

@@ -203,7 +203,7 @@ pub(super) fn params(case: &CaseRecord) -> Vec<(String, String)> {
                 Json::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            (name.clone(), clip(text))
+            (name.to_owned(), clip(text))
         })
         .collect()
 }
@@ -361,7 +361,7 @@ mod tests {
     fn a_capacity_is_a_metric_of_the_parent_run() {
         let mut capacity = crate::record::CapacityRecord::default();
         capacity.family = "train".into();
-        capacity.params.insert("model".into(), "small".into());
+        capacity.params.insert("model", "small".into());
         capacity.n = 3900.0;
         capacity.interval = [3700.0, 4100.0];
         capacity.limit_bytes = 4 << 30;

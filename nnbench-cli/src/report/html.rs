@@ -471,14 +471,14 @@ impl Section<'_> {
             .collect();
         }
         // The parameter with the most distinct numbers is the x axis.
-        let names: Vec<&String> = rows[0].0.params.keys().collect();
+        let names: Vec<&str> = rows[0].0.params.keys().collect();
         let Some(axis) = names
             .iter()
-            .filter(|name| numeric(name.as_str()))
+            .filter(|name| numeric(name))
             .max_by_key(|name| {
                 let mut values: Vec<String> = rows
                     .iter()
-                    .map(|(c, _)| c.params[name.as_str()].to_string())
+                    .map(|(c, _)| c.params[**name].to_string())
                     .collect();
                 values.sort();
                 values.dedup();

@@ -5,7 +5,6 @@
 //! the base's fit is solved again for it where the runs' limits differ.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value as Json};
 
 use super::{Thresholds, Verdict};
 use crate::record::{CapacityRecord, Figure};
@@ -31,8 +30,8 @@ pub struct CapacityComparison {
     /// The memory fitted (`rss`).
     pub figure: String,
     /// Its other parameters in this fit.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub params: Map<String, Json>,
+    #[serde(default, skip_serializing_if = "crate::record::ParamMap::is_empty")]
+    pub params: crate::record::ParamMap,
     /// The limit both are judged under: the head's, in bytes.
     pub limit_bytes: u64,
     /// The base's largest size that fits, with its interval.

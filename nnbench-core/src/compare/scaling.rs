@@ -4,7 +4,6 @@
 //! cases' time at one size: a family can regress in both ways, or in one.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value as Json};
 
 use super::{Thresholds, Verdict};
 use crate::record::{CaseRecord, Figure, RunRecord, ScalingRecord};
@@ -32,8 +31,8 @@ pub struct ScalingComparison {
     /// `time`, `call_rss` or `heap`.
     pub figure: String,
     /// Its other parameters in this fit.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub params: Map<String, Json>,
+    #[serde(default, skip_serializing_if = "crate::record::ParamMap::is_empty")]
+    pub params: crate::record::ParamMap,
     /// The base's exponent and interval.
     pub base: Exponent,
     /// The head's.
@@ -184,7 +183,7 @@ mod tests {
             parameter: "n".into(),
             figure: "time".into(),
             clock: None,
-            params: Map::new(),
+            params: crate::record::ParamMap::new(),
             exponent,
             interval: [exponent - spread, exponent + spread],
             constant: 1.0,

@@ -1,7 +1,6 @@
 //! The largest size of a family that fits in memory, in the record.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value as Json};
 
 /// The largest value of a family's `scaling` parameter whose peak memory
 /// fits under a limit, predicted from the peaks at the sizes it ran:
@@ -28,8 +27,8 @@ pub struct CapacityRecord {
     pub parameter: String,
     /// The family's other parameters in this fit (a fit per combination of
     /// them); empty when it has none.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub params: Map<String, Json>,
+    #[serde(default, skip_serializing_if = "super::ParamMap::is_empty")]
+    pub params: super::ParamMap,
     /// The memory fitted: `rss` (the case's resident peak, which a
     /// cgroup's limit holds) or `gpu` (the device allocator's peak).
     pub figure: String,

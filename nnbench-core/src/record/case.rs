@@ -2,7 +2,7 @@
 
 use nnbench_vocab::{Direction, Figure};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
 use super::memo::MemoRecord;
 use super::{GpuMethod, RssMethod};
@@ -27,8 +27,8 @@ pub struct CaseRecord {
     /// The family the case belongs to.
     pub family: String,
     /// Each parameter's description: a memo by its `Debug` form.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub params: Map<String, Json>,
+    #[serde(default, skip_serializing_if = "super::ParamMap::is_empty")]
+    pub params: super::ParamMap,
     /// The family's tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,

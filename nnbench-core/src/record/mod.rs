@@ -17,6 +17,7 @@ mod load;
 mod memo;
 mod method;
 mod paired;
+mod params;
 mod percentiles;
 mod precision;
 mod scaling;
@@ -52,6 +53,7 @@ pub use memo::{
 pub use method::{GpuMethod, RssMethod};
 pub use nnbench_vocab::{Direction, Figure};
 pub use paired::{MemoBuilds, PairedClock, PairedRecord, PairedRun};
+pub use params::ParamMap;
 pub use percentiles::Percentiles;
 pub use precision::{Clock, Precision, StopReason};
 pub use scaling::ScalingRecord;

@@ -1,14 +1,14 @@
 //! How a family's figures grow with its `scaling` parameter, in the record.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
 /// `family (name=value,...)`, or the family alone without `params`.
-pub(crate) fn label(family: &str, params: &Map<String, Json>) -> String {
+pub(crate) fn label(family: &str, params: &super::ParamMap) -> String {
     if params.is_empty() {
         return family.to_owned();
     }
@@ -54,8 +54,8 @@ pub struct ScalingRecord {
     pub clock: Option<String>,
     /// The family's other parameters in this fit (a fit per combination of
     /// them); empty when it has none.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub params: Map<String, Json>,
+    #[serde(default, skip_serializing_if = "super::ParamMap::is_empty")]
+    pub params: super::ParamMap,
     /// The power: 1 for a figure that grows as `n`, 2 as `n²`.
     pub exponent: f64,
     /// Its 95% interval, from the spread of the samples and of the points

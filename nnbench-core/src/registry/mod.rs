@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub use args::Args;
 pub(crate) use family::Parallel;
 pub use family::{Call, CaseSpec, Count, Family, Hook};
-use serde_json::{Map, Value as Json};
 
 use crate::error::panic_message;
 use crate::param::Params;
+use crate::record::ParamMap;
 
 /// One case of the registry.
 pub(crate) struct Case {
@@ -33,7 +33,7 @@ pub(crate) struct Case {
     /// `concurrency`.
     pub parallel: Option<Parallel>,
     /// Its record's `params`, made ahead of its run ([`Case::prepare_record`]).
-    pub record_params: Mutex<Option<Map<String, Json>>>,
+    pub record_params: Mutex<Option<ParamMap>>,
 }
 
 impl Case {
@@ -41,7 +41,7 @@ impl Case {
     /// (it waits for its context before the first case starts), not in
     /// the loop over the cases, where a grid of quick cases pays for it.
     pub(crate) fn prepare_record(&self) {
-        let params = self.params.to_json();
+        let params = self.params.to_record();
         *self
             .record_params
             .lock()
@@ -49,12 +49,12 @@ impl Case {
     }
 
     /// Its record's `params`: those made ahead, else made now.
-    pub(crate) fn take_record_params(&self) -> Map<String, Json> {
+    pub(crate) fn take_record_params(&self) -> ParamMap {
         self.record_params
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
-            .unwrap_or_else(|| self.params.to_json())
+            .unwrap_or_else(|| self.params.to_record())
     }
 }
 

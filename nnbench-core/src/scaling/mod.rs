@@ -9,12 +9,12 @@ pub(crate) mod fit;
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
 use crate::record::{CapacityRecord, CaseRecord, Figure, ScalingRecord, TimingMode};
 
 /// What a fit is of: a family, its parameter and its other parameters.
-type Fit = (String, String, Map<String, Json>);
+type Fit = (String, String, crate::record::ParamMap);
 
 /// The figures fitted, as the record names them.
 const FIGURES: [&str; 3] = ["time", "call_rss", "heap"];
@@ -58,7 +58,7 @@ pub fn fit(cases: &[CaseRecord]) -> Vec<ScalingRecord> {
                 Some((sizes, rounds)) => (sizes, rounds),
                 None => (sizes(&members, &parameter, figure, cpu, counted), 0),
             };
-            let seed = seed(&[&family, figure, &Json::Object(params.clone()).to_string()]);
+            let seed = seed(&[&family, figure, &params.to_json().to_string()]);
             let Some(power) = fit::fit(&sizes, seed) else {
                 continue;
             };
@@ -144,12 +144,7 @@ pub(crate) fn capacities(cases: &[CaseRecord], limits: capacity::Limits) -> Vec<
                 point.bytes = point.bytes.max(bytes as f64);
             }
             let points: Vec<capacity::Point> = peaks.into_values().collect();
-            let seed = seed(&[
-                &family,
-                "capacity",
-                figure,
-                &Json::Object(params.clone()).to_string(),
-            ]);
+            let seed = seed(&[&family, "capacity", figure, &params.to_json().to_string()]);
             let Some(found) = capacity::capacity(&points, limit.bytes as f64, seed) else {
                 continue;
             };

@@ -115,11 +115,11 @@ impl<'a> Groups<'a> {
             {
                 continue;
             }
-            let mut others = case.params.to_json();
+            let mut others = case.params.to_record();
             others.remove(parameter);
             let key = (
                 case.family_ordinal,
-                serde_json::Value::Object(others).to_string(),
+                serde_json::Value::from(others).to_string(),
             );
             match keys.iter().position(|k| *k == key) {
                 Some(group) => members[group].push(at),
@@ -293,7 +293,7 @@ fn rounds(
         .map(|m| {
             m.case
                 .params
-                .to_json()
+                .to_record()
                 .get(m.case.family.scaling.unwrap_or_default())
                 .and_then(serde_json::Value::as_f64)
                 .unwrap_or(f64::NAN)
