@@ -81,24 +81,32 @@ pub(crate) fn cases() -> Vec<Case> {
             family.name.into()
         };
         match specs(family) {
-            Ok(specs) => {
+            Ok((specs, levels)) => {
                 let broken = family
                     .scaling
                     .and_then(|parameter| scaling_problem(parameter, &specs));
-                cases.extend(specs.into_iter().map(|(spec, parallel)| Case {
-                    id: spec.params.id(&name),
-                    family_name: Arc::clone(&name),
-                    family,
-                    family_ordinal,
-                    params: spec.params,
-                    body: match &broken {
-                        Some(why) => Body::BrokenGrid(why.clone()),
-                        None => Body::Call(spec.call),
-                    },
-                    throughput: spec.throughput,
-                    parallel,
-                    record_params: Mutex::default(),
-                }));
+                // The i-th spec runs at the i-th level in turn.
+                let parallel = levels.iter().copied().map(Some).cycle();
+                let parallel = parallel.chain(std::iter::repeat(None));
+                cases.extend(
+                    specs
+                        .into_iter()
+                        .zip(parallel)
+                        .map(|(spec, parallel)| Case {
+                            id: spec.params.id(&name),
+                            family_name: Arc::clone(&name),
+                            family,
+                            family_ordinal,
+                            params: spec.params,
+                            body: match &broken {
+                                Some(why) => Body::BrokenGrid(why.clone()),
+                                None => Body::Call(spec.call),
+                            },
+                            throughput: spec.throughput,
+                            parallel,
+                            record_params: Mutex::default(),
+                        }),
+                );
             }
             Err(payload) => cases.push(Case {
                 id: name.to_string(),
@@ -124,13 +132,14 @@ pub(crate) fn cases() -> Vec<Case> {
 /// What a panic carries.
 type Panic = Box<dyn std::any::Any + Send>;
 
-/// The family's case specs in declared order; with `concurrency` or
-/// `threads`, each at every level in turn, the level a parameter of its own.
-fn specs(family: &Family) -> Result<Vec<(CaseSpec, Option<Parallel>)>, Panic> {
+/// The family's case specs in declared order, and its levels; with
+/// `concurrency` or `threads`, each spec at every level in turn, the level a
+/// parameter of its own: the i-th spec runs at the level `i` modulo their
+/// count.
+fn specs(family: &Family) -> Result<(Vec<CaseSpec>, Vec<Parallel>), Panic> {
     let levels = family.levels();
     if levels.is_empty() {
-        let specs = catch_unwind(AssertUnwindSafe(family.cases))?;
-        return Ok(specs.into_iter().map(|spec| (spec, None)).collect());
+        return Ok((catch_unwind(AssertUnwindSafe(family.cases))?, levels));
     }
     // Specs own their values and calls: each level builds the grid anew.
     let mut by_level = Vec::with_capacity(levels.len());
@@ -144,19 +153,19 @@ fn specs(family: &Family) -> Result<Vec<(CaseSpec, Option<Parallel>)>, Panic> {
                 break 'cases;
             };
             spec.params.push(parallel.param());
-            specs.push((spec, Some(parallel)));
+            specs.push(spec);
         }
     }
-    Ok(specs)
+    Ok((specs, levels))
 }
 
 /// Why a family's `scaling = parameter` cannot be fitted over `specs`:
 /// the parameter is missing, not a number, or takes fewer than three
 /// distinct values. The attribute checks values written as literals; this
 /// checks those an expression made.
-fn scaling_problem(parameter: &str, specs: &[(CaseSpec, Option<Parallel>)]) -> Option<String> {
+fn scaling_problem(parameter: &str, specs: &[CaseSpec]) -> Option<String> {
     let mut distinct: Vec<f64> = Vec::new();
-    for (spec, _) in specs {
+    for spec in specs {
         let Some(param) = spec.params.param(parameter) else {
             return Some(format!(
                 "scaling = {parameter}: the cases have no parameter `{parameter}`"

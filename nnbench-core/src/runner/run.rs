@@ -582,6 +582,7 @@ fn fault_in_spare_capacity<T>(records: &mut Vec<T>) {
     let spare = records.spare_capacity_mut();
     let bytes = std::mem::size_of_val(spare);
     let start = spare.as_mut_ptr().cast::<u8>();
+    ask_for_huge_pages(start, bytes);
     // A write per page of the smallest size, which any page size divides.
     for offset in (0..bytes).step_by(4096) {
         // SAFETY: `offset` lies within the spare capacity, memory the
@@ -590,6 +591,29 @@ fn fault_in_spare_capacity<T>(records: &mut Vec<T>) {
         unsafe { start.add(offset).write_volatile(0) };
     }
 }
+
+/// Asks the kernel to back the `bytes` at `start` with huge pages where it
+/// can: a grid of ten thousand cases needs a few huge pages for its records,
+/// each faulted in at once, where it would take thousands of small ones.
+/// The room is the harness's own, faulted in before the first case, so no
+/// case's memory figures see the larger pages.
+#[cfg(target_os = "linux")]
+fn ask_for_huge_pages(start: *mut u8, bytes: usize) {
+    const HUGE: usize = 2 << 20;
+    let first = (start as usize).next_multiple_of(HUGE);
+    let end = (start as usize).saturating_add(bytes) / HUGE * HUGE;
+    if end > first {
+        // SAFETY: the range lies within memory the vector owns; the advice
+        // changes how it is backed, never what it holds, and a kernel
+        // without transparent huge pages refuses it harmlessly.
+        unsafe {
+            libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn ask_for_huge_pages(_start: *mut u8, _bytes: usize) {}
 
 /// Settings that ask for something the run will not do.
 fn run_warnings(settings: &Settings) -> Vec<String> {
