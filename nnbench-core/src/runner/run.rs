@@ -582,38 +582,58 @@ fn fault_in_spare_capacity<T>(records: &mut Vec<T>) {
     let spare = records.spare_capacity_mut();
     let bytes = std::mem::size_of_val(spare);
     let start = spare.as_mut_ptr().cast::<u8>();
-    ask_for_huge_pages(start, bytes);
-    // A write per page of the smallest size, which any page size divides.
-    for offset in (0..bytes).step_by(4096) {
-        // SAFETY: `offset` lies within the spare capacity, memory the
-        // vector owns and has not initialized: writing a byte there is
-        // allowed, and no element reads it before one is pushed over it.
-        unsafe { start.add(offset).write_volatile(0) };
-    }
+    in_huge_pages(start, bytes, || {
+        // A write per page of the smallest size, which any page size divides.
+        for offset in (0..bytes).step_by(4096) {
+            // SAFETY: `offset` lies within the spare capacity, memory the
+            // vector owns and has not initialized: writing a byte there is
+            // allowed, and no element reads it before one is pushed over it.
+            unsafe { start.add(offset).write_volatile(0) };
+        }
+    });
 }
 
-/// Asks the kernel to back the `bytes` at `start` with huge pages where it
-/// can: a grid of ten thousand cases needs a few huge pages for its records,
-/// each faulted in at once, where it would take thousands of small ones.
-/// The room is the harness's own, faulted in before the first case, so no
-/// case's memory figures see the larger pages.
+/// Runs `fault_in`, which faults in the `bytes` at `start`, with those
+/// bytes advised to take huge pages, where the kernel gives them on advice
+/// (transparent huge pages on `madvise`): a grid of ten thousand cases then
+/// takes a few faults for its records, where it would take thousands of
+/// small ones. The advice is taken back as soon as they are resident: the
+/// pages stay huge, and once the records are freed, the user's own memory
+/// that the allocator places there is faulted in small pages again, as
+/// everywhere else, so no later case's memory figures see larger steps.
 #[cfg(target_os = "linux")]
-fn ask_for_huge_pages(start: *mut u8, bytes: usize) {
+fn in_huge_pages(start: *mut u8, bytes: usize, fault_in: impl FnOnce()) {
     const HUGE: usize = 2 << 20;
     let first = (start as usize).next_multiple_of(HUGE);
     let end = (start as usize).saturating_add(bytes) / HUGE * HUGE;
-    if end > first {
+    let advise = |advice| {
         // SAFETY: the range lies within memory the vector owns; the advice
         // changes how it is backed, never what it holds, and a kernel
         // without transparent huge pages refuses it harmlessly.
-        unsafe {
-            libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-        }
+        unsafe { libc::madvise(first as *mut libc::c_void, end - first, advice) == 0 }
+    };
+    let advised = end > first && huge_pages_on_advice() && advise(libc::MADV_HUGEPAGE);
+    fault_in();
+    if advised {
+        // Under `madvise`, a range advised against huge pages is backed as
+        // one never advised.
+        advise(libc::MADV_NOHUGEPAGE);
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn ask_for_huge_pages(_start: *mut u8, _bytes: usize) {}
+fn in_huge_pages(_start: *mut u8, _bytes: usize, fault_in: impl FnOnce()) {
+    fault_in();
+}
+
+/// Whether the kernel backs memory with transparent huge pages only where
+/// advised to: elsewhere it does so always (and the advice adds nothing)
+/// or never.
+#[cfg(target_os = "linux")]
+fn huge_pages_on_advice() -> bool {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .is_ok_and(|modes| modes.contains("[madvise]"))
+}
 
 /// Settings that ask for something the run will not do.
 fn run_warnings(settings: &Settings) -> Vec<String> {
@@ -641,4 +661,51 @@ fn default_run_name() -> String {
             _ => stem,
         })
         .unwrap_or_else(|| "nnbench".into())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// The `VmFlags` of every mapping of this process that overlaps
+    /// `[start, end)`, from `/proc/self/smaps`.
+    fn flags_over(start: usize, end: usize) -> Vec<String> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps is readable");
+        let mut overlaps = false;
+        let mut flags = Vec::new();
+        for line in smaps.lines() {
+            let range = line.split_once(' ').and_then(|(range, _)| {
+                let (low, high) = range.split_once('-')?;
+                Some((
+                    usize::from_str_radix(low, 16).ok()?,
+                    usize::from_str_radix(high, 16).ok()?,
+                ))
+            });
+            if let Some((low, high)) = range {
+                overlaps = low < end && start < high;
+            } else if let Some(vm_flags) = line.strip_prefix("VmFlags:")
+                && overlaps
+            {
+                flags.push(vm_flags.trim().to_owned());
+            }
+        }
+        flags
+    }
+
+    #[test]
+    fn the_records_room_is_resident_and_keeps_no_huge_page_advice() {
+        let mut records: Vec<[u8; 1024]> = Vec::with_capacity(8 << 10);
+        super::fault_in_spare_capacity(&mut records);
+        let start = records.as_ptr() as usize;
+        let end = start + records.capacity() * 1024;
+        let flags = flags_over(start, end);
+        assert!(!flags.is_empty(), "no mapping holds the records' room");
+        // Advice left on the room would outlive the records: the user's
+        // memory that the allocator puts there later would fault in 2 MiB
+        // at a time, and show so in its cases' figures.
+        assert!(
+            flags.iter().all(|f| !f.split(' ').any(|flag| flag == "hg")),
+            "the room keeps its huge page advice: {flags:?}"
+        );
+        let resident = crate::measure::rss::current_bytes().expect("statm is readable");
+        assert!(resident >= 8 << 20, "{resident} bytes resident");
+    }
 }
