@@ -24,7 +24,7 @@ pub(crate) use command_line::CommandLine;
 pub(crate) use isolation::Isolation;
 pub(crate) use memory::{DiskTierAction, MemorySettings};
 pub(crate) use output::Output;
-pub(crate) use pairing::{ClockChoice, Keep, Pairing};
+pub(crate) use pairing::{ClockChoice, Keep, MIN_ROUNDS, Pairing, WITHIN_LIMIT_ROUNDS};
 pub(crate) use profiling::Profiling;
 pub(crate) use selection::Selection;
 pub(crate) use sharding::Sharding;

@@ -9,6 +9,24 @@ use super::parse;
 /// The rounds a paired case is given at most, unless `--max-rounds` says.
 pub(crate) const DEFAULT_MAX_ROUNDS: u32 = 100;
 
+/// The fewest rounds before a paired case may stop early: the fewest that
+/// bound a verdict.
+pub(crate) const MIN_ROUNDS: usize = 8;
+
+/// The rounds after which a paired case whose estimate lies within the
+/// limit stops, settled or not: it is unchanged then, as it would be at the
+/// cap. Only a case whose estimate lies beyond the limit runs on, to
+/// `--max-rounds`, until its interval says whether it is.
+pub(crate) const WITHIN_LIMIT_ROUNDS: usize = 50;
+
+fn max_rounds_help() -> String {
+    format!(
+        "The most rounds a paired case is given (at least {MIN_ROUNDS}, the fewest that bound a \
+         verdict); a case stops sooner once its interval is clear of the limit, and after \
+         {WITHIN_LIMIT_ROUNDS} once its estimate is within it"
+    )
+}
+
 /// The paired-run group of a run's settings.
 #[derive(Clone, Debug, clap::Args)]
 #[command(next_help_heading = "Paired runs")]
@@ -25,16 +43,16 @@ pub(crate) struct Pairing {
         conflicts_with_all = ["compare", "isolate"]
     )]
     pub base: Option<PathBuf>,
-    /// The most rounds a paired case is given (default 100, at least 8,
-    /// the fewest that bound a verdict); a case stops sooner once its
-    /// interval is clear of the limit, and after 50 once its estimate is
-    /// within it.
+    /// The most rounds a paired case is given; a case stops sooner once
+    /// its interval is clear of the limit, or once its estimate has stayed
+    /// within it for a while (`--help` says how many rounds).
     #[arg(
         long,
         value_name = "N",
         default_value_t = DEFAULT_MAX_ROUNDS,
-        value_parser = clap::value_parser!(u32).range(8..),
-        requires = "base"
+        value_parser = clap::value_parser!(u32).range(MIN_ROUNDS as i64..),
+        requires = "base",
+        help = max_rounds_help()
     )]
     pub max_rounds: u32,
     /// The clock that judges a paired case's time: `auto` (the calling
@@ -57,7 +75,7 @@ pub(crate) struct Pairing {
     /// more to resolve in the first round; `0s`: every group with memos),
     /// or `off` (new workers every round). A
     /// kept worker keeps a speed of its own that rounds cannot average out
-    /// (3 to 5% either way on a short loop here): a case kept workers
+    /// (a few percent either way on a short loop): a case kept workers
     /// call regressed or improved is judged again on new workers each
     /// round, and one they call unchanged may hide a change about that
     /// size.

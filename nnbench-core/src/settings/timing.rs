@@ -30,7 +30,7 @@ pub enum Timing {
     /// and reports.
     Sampled,
     /// The first call yields the metric and its time; if it took at least
-    /// the threshold (100 ms by default), the case stays `Once`, otherwise
+    /// the threshold (`--auto-threshold`), the case stays `Once`, otherwise
     /// it is sampled.
     #[default]
     Auto,
@@ -42,9 +42,9 @@ pub enum Timing {
     Instructions,
 }
 
-/// Sampling settings; `None` leaves the default: at least 40 samples after
-/// 10 ms of warm-up, for at most 1 s, or under criterion (`--sampled`) its
-/// 100 samples after 3 s of warm-up, over 5 s.
+/// Sampling settings; `None` leaves the default, which a bench binary's
+/// `--help` states: nnbench's sampler's, or under criterion (`--sampled`)
+/// criterion's.
 ///
 /// # Example
 ///
@@ -61,18 +61,23 @@ pub enum Timing {
 #[command(next_help_heading = "Timing")]
 #[non_exhaustive]
 pub struct Sampling {
-    /// The least number of samples (default 10), or under criterion
-    /// (`--sampled`) exactly this many (its default 100; 10 or more, as it
-    /// requires).
-    #[arg(long, value_name = "N", value_parser = parse::at_least_ten)]
+    /// The least number of samples, or under criterion (`--sampled`)
+    /// exactly this many (10 or more, as it requires). `--help` states the
+    /// default of each.
+    #[arg(long, value_name = "N", value_parser = parse::at_least_ten, help = help::sample_size())]
     pub sample_size: Option<usize>,
-    /// Time to run the function before sampling (default 25ms, 3s under
-    /// criterion): seconds, or a duration such as 500ms.
-    #[arg(long = "warm-up-time", value_name = "DURATION", value_parser = parse::duration)]
+    /// Time to run the function before sampling: seconds, or a duration
+    /// such as `500ms`. `--help` states the default.
+    #[arg(
+        long = "warm-up-time",
+        value_name = "DURATION",
+        value_parser = parse::duration,
+        help = help::warm_up()
+    )]
     pub warm_up: Option<Duration>,
-    /// The most time spent sampling a case (default 1s), or under
-    /// criterion the time it spends (default 5s): seconds or a duration.
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    /// The most time spent sampling a case, or under criterion the time it
+    /// spends: seconds or a duration. `--help` states the default.
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration, help = help::measurement_time())]
     pub measurement_time: Option<Duration>,
 }
 
@@ -119,6 +124,50 @@ impl Sampling {
     }
 }
 
+/// The help of the sampling flags, whose defaults are the constants the
+/// sampler falls back to, so that `--help` cannot drift from them.
+mod help {
+    use std::time::Duration;
+
+    use crate::measure::adaptive::StopRule;
+
+    fn duration(d: Duration) -> String {
+        humantime::format_duration(d).to_string()
+    }
+
+    pub(super) fn sample_size() -> String {
+        format!(
+            "The least number of samples (default {}), or under criterion (--sampled) exactly \
+             this many (its default 100; 10 or more, as it requires)",
+            StopRule::default().min_samples
+        )
+    }
+
+    pub(super) fn warm_up() -> String {
+        format!(
+            "Time to run the function before sampling (default {}, 3s under criterion): \
+             seconds, or a duration such as 500ms",
+            duration(StopRule::default().warm_up)
+        )
+    }
+
+    pub(super) fn measurement_time() -> String {
+        format!(
+            "The most time spent sampling a case (default {}), or under criterion the time \
+             it spends (default 5s): seconds or a duration",
+            duration(StopRule::default().time_cap)
+        )
+    }
+
+    pub(super) fn auto_threshold() -> String {
+        format!(
+            "First-call duration from which automatic timing keeps one call (default {}): \
+             seconds, or a duration such as 250ms",
+            duration(super::DEFAULT_AUTO_THRESHOLD)
+        )
+    }
+}
+
 /// The first-call duration from which `Auto` keeps a case `Once`.
 pub(crate) const DEFAULT_AUTO_THRESHOLD: Duration = Duration::from_millis(100);
 
@@ -129,9 +178,9 @@ pub(crate) struct TimingSettings {
     /// Forces every family's timing: `--once` or `--sampled`.
     #[command(flatten)]
     pub forced: Forced,
-    /// First-call duration from which automatic timing keeps one call
-    /// (default 100ms): seconds, or a duration such as 250ms.
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    /// First-call duration from which automatic timing keeps one call:
+    /// seconds, or a duration such as `250ms`.
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration, help = help::auto_threshold())]
     pub auto_threshold: Option<Duration>,
     /// Overrides every family's sampling settings.
     #[command(flatten)]

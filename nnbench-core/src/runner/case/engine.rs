@@ -478,3 +478,51 @@ pub(crate) fn plan(case: &Case, run: &TimingSettings) -> TimingPlan {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use clap::CommandFactory;
+
+    use super::stop_rule;
+    use crate::Sampling;
+    use crate::settings::{CommandLine, TimingSettings};
+
+    /// A flag's help in a bench binary's `--help`: from its line to the next
+    /// flag's.
+    fn help_of(help: &str, flag: &str) -> String {
+        let start = help
+            .find(&format!("--{flag} "))
+            .unwrap_or_else(|| panic!("--{flag} in {help}"));
+        let rest = &help[start..];
+        let end = rest[2..].find("\n  -").map_or(rest.len(), |at| at + 2);
+        rest[..end].split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    fn duration(d: Duration) -> String {
+        humantime::format_duration(d).to_string()
+    }
+
+    #[test]
+    fn the_help_states_the_defaults_a_run_without_flags_uses() {
+        let help = CommandLine::command().render_long_help().to_string();
+        let unset = stop_rule(&Sampling::new());
+        let stated = [
+            ("sample-size", unset.min_samples.to_string()),
+            ("warm-up-time", duration(unset.warm_up)),
+            ("measurement-time", duration(unset.time_cap)),
+            (
+                "auto-threshold",
+                duration(TimingSettings::default().auto_threshold()),
+            ),
+        ];
+        for (flag, default) in stated {
+            let text = help_of(&help, flag);
+            assert!(
+                text.contains(&format!("(default {default}")),
+                "--{flag} must state its default {default}: {text}"
+            );
+        }
+    }
+}

@@ -38,8 +38,7 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::record::Verdict;
 
-/// The fewest rounds before a case may stop early.
-pub(crate) const MIN_ROUNDS: usize = 8;
+pub(crate) use crate::settings::MIN_ROUNDS;
 
 /// How the interval is drawn, as the record says.
 pub(crate) const TEST: &str = "99% Wilcoxon signed-rank interval of the Hodges-Lehmann log ratio";

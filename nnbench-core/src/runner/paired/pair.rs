@@ -10,16 +10,10 @@ use crate::record::{
     TimingMode, Verdict,
 };
 use crate::registry::Case;
-use crate::settings::{ClockChoice, Settings};
+use crate::settings::{ClockChoice, Settings, WITHIN_LIMIT_ROUNDS};
 
 /// The samples a round keeps of a case judged by wall time.
 const WALL_SAMPLES: u32 = 9;
-
-/// The rounds after which a case whose estimate lies within the limit
-/// stops, settled or not: it is unchanged then, as it would be at the cap.
-/// Only a case whose estimate lies beyond the limit runs on, to
-/// `--max-rounds`, until its interval says whether it is.
-const WITHIN_LIMIT_ROUNDS: usize = 50;
 
 /// How a counted pair is judged, as the record says.
 const COUNTED_TEST: &str = "instructions counted by Callgrind on each build, once: exact";
