@@ -227,6 +227,88 @@ fn a_search_is_drawn_as_latency_against_the_rates_tried() {
     assert!(html.contains(&found), "{found} is not in the report");
 }
 
+/// A test-mode run of the cases `filter` picks, started at `at`.
+fn run_at(filter: &str, at: &str) -> RunRecord {
+    let mut record = Runner::new()
+        .filter(filter)
+        .test_mode(true)
+        .quiet(true)
+        .run()
+        .expect("the run");
+    record.started_at = at.to_owned();
+    record
+}
+
+#[test]
+fn every_family_of_every_bench_target_has_its_section() {
+    let dir = tempfile::tempdir().unwrap();
+    // One bench target's run, then another target's, then a run of the
+    // first filtered to one case: each family's latest run is its own.
+    let runs = [
+        ("sweep.json", run_at("throughput/", "2026-06-01T10:00:00Z")),
+        (
+            "serving.json",
+            run_at("searched_service/", "2026-06-01T11:00:00Z"),
+        ),
+        (
+            "filtered.json",
+            run_at("quality/width=16", "2026-06-01T12:00:00Z"),
+        ),
+    ];
+    let mut files = Vec::new();
+    for (name, record) in &runs {
+        let file = dir.path().join(name);
+        record.write(&file).unwrap();
+        files.push(file);
+    }
+    let out = dir.path().join("all.html");
+    let mut args: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    args.extend(["-o", out.to_str().unwrap()]);
+    let made = report(&args);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    for family in ["throughput", "searched_service", "quality"] {
+        assert!(
+            html.contains(&format!("<section class=\"family\"><h2>{family}</h2>")),
+            "no section for {family}"
+        );
+    }
+    // The first target's family shows its own latest run, all its cases.
+    for case in &runs[0].1.cases {
+        assert!(
+            html.contains(&format!("<td>{}</td>", case.id)),
+            "{} is not in the table",
+            case.id
+        );
+    }
+    // The same runs in a history, added in turn, make the same sections.
+    let db = dir.path().join("history.sqlite");
+    let mut history = History::open(&db).expect("a new history");
+    for (_, record) in &runs {
+        history.add(record, None).expect("added");
+    }
+    drop(history);
+    let page = dir.path().join("history.html");
+    let made = report(&[
+        "--history",
+        db.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(made.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    for family in ["throughput", "searched_service", "quality"] {
+        assert!(
+            html.contains(&format!("<section class=\"family\"><h2>{family}</h2>")),
+            "no section for {family} from the history"
+        );
+    }
+}
+
 /// The browser: `NNBENCH_CHROMIUM`, else a Chromium on PATH.
 fn chromium() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("NNBENCH_CHROMIUM") {

@@ -7,6 +7,7 @@ use nnbench_vocab::{Unit, format_amount};
 
 use super::frame::{self, BOTTOM, COLOURS, HEIGHT, TOP};
 use super::scale::{Scale, bounds};
+use super::ticks;
 use super::xml::escape;
 
 /// The x axis: commits in order, or a numeric parameter.
@@ -73,7 +74,9 @@ impl Chart {
         } else {
             Scale::padded(points.iter().map(|p| p.1), bottom, top)
         };
-        frame::y_axis(&mut out, &y_scale, |v| format_amount(self.unit, v));
+        frame::y_axis(&mut out, &y_scale, self.unit, |v| {
+            format_amount(self.unit, v)
+        });
         self.x_axis(&mut out, &x_scale);
         for marker in &self.markers {
             let x = x_scale.place(marker.x);
@@ -158,7 +161,8 @@ impl Chart {
     fn x_axis(&self, out: &mut String, x: &Scale) {
         match &self.x {
             XAxis::Places(labels) => {
-                let every = labels.len().div_ceil(8).max(1);
+                let spacing = x.place(1.0) - x.place(0.0);
+                let every = ticks::every(labels, spacing);
                 let last = labels.len().saturating_sub(1);
                 for (index, label) in labels.iter().enumerate().step_by(every) {
                     let at = x.place(index as f64);

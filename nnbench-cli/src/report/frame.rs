@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use nnbench_vocab::{Unit, format_amount};
 
 use super::scale::Scale;
+use super::ticks;
 use super::xml::escape;
 
 pub(super) const WIDTH: f64 = 720.0;
@@ -37,18 +38,19 @@ pub(super) fn close_empty(out: &mut String) {
     );
 }
 
-/// The y axis's grid lines and ticks, written by `write`, and both axes'
-/// lines.
-pub(super) fn y_axis(out: &mut String, y: &Scale, write: impl Fn(f64) -> String) {
+/// The y axis's grid lines and ticks, written by `write` (figures in
+/// `unit`), and both axes' lines.
+pub(super) fn y_axis(out: &mut String, y: &Scale, unit: Unit, write: impl Fn(f64) -> String) {
     let (bottom, right) = (HEIGHT - BOTTOM, WIDTH - RIGHT);
-    for tick in y.ticks() {
-        let at = y.place(tick);
+    let ticks = y.ticks();
+    for (tick, label) in ticks.iter().zip(ticks::labels(&ticks, unit, write)) {
+        let at = y.place(*tick);
         let _ = write!(
             out,
             r#"<line class="grid" x1="{LEFT}" x2="{right}" y1="{at:.1}" y2="{at:.1}"/><text class="tick y" x="{:.1}" y="{:.1}">{}</text>"#,
             LEFT - 6.0,
             at + 4.0,
-            escape(&write(tick))
+            escape(&label)
         );
     }
     let _ = write!(
@@ -60,13 +62,17 @@ pub(super) fn y_axis(out: &mut String, y: &Scale, write: impl Fn(f64) -> String)
 /// A numeric x axis: its ticks in `unit`, and its name below them.
 pub(super) fn x_numbers(out: &mut String, x: &Scale, unit: Unit, name: &str) {
     let bottom = HEIGHT - BOTTOM;
-    for tick in x.ticks() {
-        let at = x.place(tick);
+    let ticks = x.ticks();
+    for (tick, label) in ticks
+        .iter()
+        .zip(ticks::labels(&ticks, unit, |v| format_amount(unit, v)))
+    {
+        let at = x.place(*tick);
         let _ = write!(
             out,
             r#"<text class="tick x" x="{at:.1}" y="{:.1}">{}</text>"#,
             bottom + 16.0,
-            escape(&format_amount(unit, tick))
+            escape(&label)
         );
     }
     x_name(out, name);

@@ -232,25 +232,17 @@ impl Section<'_> {
             .iter()
             .filter_map(|r| Some((r.id, *place.get(commit_of(r).as_str())?)))
             .collect();
-        let latest = self.runs.last().map(|r| r.id);
-        let latest_figures: Vec<(String, CasePoint)> = match latest {
-            Some(run) => self.history.run_figures(run)?,
-            None => Vec::new(),
-        };
-        let mut families: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for (case, _) in &latest_figures {
-            let family = self
-                .cases
-                .get(case)
-                .map_or(case.as_str(), |c| c.family.as_str());
-            families.entry(family).or_default().push(case);
-        }
-        for cases in families.values_mut() {
-            cases.sort_by(|a, b| natural(a, b));
-        }
+        let latest = self.latest_by_family()?;
         let labels: Vec<String> = commits.iter().map(|c| short(c)).collect();
         let mut loaded: HashMap<&str, Vec<CasePoint>> = HashMap::new();
-        for (family, family_cases) in &families {
+        for (family, latest) in &latest {
+            let family = family.as_str();
+            let family_cases: Vec<&str> = latest.figures.iter().map(|(c, _)| c.as_str()).collect();
+            let family_cases = &family_cases;
+            // The runs up to the family's own latest: a later run of another
+            // bench target, or one filtered to other cases, leaves it as it was.
+            let runs = &self.runs[..=latest.at];
+            let latest_figures = &latest.figures;
             let _ = write!(
                 body,
                 "<section class=\"family\"><h2>{}</h2><div class=\"charts\">",
@@ -325,23 +317,24 @@ impl Section<'_> {
                 };
                 body.push_str(&chart.html());
             }
-            for grid in self.grid(family, &latest_figures) {
+            for grid in self.grid(family, latest_figures) {
                 body.push_str(&grid.html());
             }
-            if let Some(chart) = self.scaling_chart(family, &latest_figures)? {
+            if let Some(chart) = self.scaling_chart(runs, family, latest_figures)? {
                 body.push_str(&chart.html());
             }
             let capacity =
-                super::capacity::shown(self.history, self.runs, family, &run_commit, &labels)?;
+                super::capacity::shown(self.history, runs, family, &run_commit, &labels)?;
             if let Some(chart) = &capacity.chart {
                 body.push_str(&chart.html());
             }
-            let searches = super::search::shown(self.history, self.runs, family, family_cases)?;
+            let searches = super::search::shown(self.history, runs, family, family_cases)?;
             if let Some(chart) = &searches.chart {
                 body.push_str(&chart.html());
             }
             let context = Context {
-                latest: &latest_figures,
+                latest: latest_figures,
+                latest_run: latest.run,
                 run_commit: &run_commit,
                 labels: &labels,
             };
@@ -351,10 +344,50 @@ impl Section<'_> {
             body.push_str("</div>");
             body.push_str(&capacity.lines);
             body.push_str(&searches.lines);
-            self.table(body, family_cases, &latest_figures);
+            self.table(body, family_cases, latest_figures);
             body.push_str("</section>");
         }
         Ok(())
+    }
+
+    /// Each family of the section's runs with its own latest run: the
+    /// newest run that has figures of it, and those figures, its cases in
+    /// natural order. Runs are read newest first, until every family the
+    /// history knows has been met.
+    fn latest_by_family(&self) -> Result<BTreeMap<String, FamilyLatest>, HistoryError> {
+        let known: std::collections::BTreeSet<&str> =
+            self.cases.values().map(|c| c.family.as_str()).collect();
+        let mut latest: BTreeMap<String, FamilyLatest> = BTreeMap::new();
+        for (at, run) in self.runs.iter().enumerate().rev() {
+            let mut found: BTreeMap<String, Vec<(String, CasePoint)>> = BTreeMap::new();
+            for (case, point) in self.history.run_figures(run.id)? {
+                let family = self
+                    .cases
+                    .get(&case)
+                    .map_or(case.as_str(), |c| c.family.as_str());
+                if !latest.contains_key(family) {
+                    found
+                        .entry(family.to_owned())
+                        .or_default()
+                        .push((case, point));
+                }
+            }
+            for (family, mut figures) in found {
+                figures.sort_by(|a, b| natural(&a.0, &b.0));
+                latest.insert(
+                    family,
+                    FamilyLatest {
+                        at,
+                        run: run.id,
+                        figures,
+                    },
+                );
+            }
+            if known.iter().all(|family| latest.contains_key(*family)) {
+                break;
+            }
+        }
+        Ok(latest)
     }
 
     /// Which way each field of the cases' struct metric is better.
@@ -377,10 +410,7 @@ impl Section<'_> {
         loaded: &mut HashMap<&'c str, Vec<CasePoint>>,
     ) -> Result<Vec<super::scatter::Scatter>, HistoryError> {
         let directions = self.directions(family_cases);
-        let latest_place = self
-            .runs
-            .last()
-            .and_then(|run| context.run_commit.get(&run.id));
+        let latest_place = context.run_commit.get(&context.latest_run);
         let (Some(&latest_place), false) = (latest_place, directions.is_empty()) else {
             return Ok(Vec::new());
         };
@@ -503,6 +533,7 @@ impl Section<'_> {
     /// family's other parameters.
     fn scaling_chart(
         &self,
+        runs: &[&RunSummary],
         family: &str,
         latest: &[(String, CasePoint)],
     ) -> Result<Option<Chart>, HistoryError> {
@@ -511,7 +542,7 @@ impl Section<'_> {
                 .filter(|f| f.family == family && f.figure == "time")
                 .collect()
         };
-        let Some(last) = self.runs.last() else {
+        let Some(last) = runs.last() else {
             return Ok(None);
         };
         let fits = of_family(self.history.run_scaling(last.id)?);
@@ -519,7 +550,7 @@ impl Section<'_> {
             return Ok(None);
         };
         let mut before = Vec::new();
-        for run in self.runs.iter().rev().skip(1) {
+        for run in runs.iter().rev().skip(1) {
             before = of_family(self.history.run_scaling(run.id)?);
             if !before.is_empty() {
                 break;
@@ -790,11 +821,23 @@ fn against(
     })
 }
 
+/// A family's own latest run in a section.
+struct FamilyLatest {
+    /// Its place among the section's runs.
+    at: usize,
+    /// Its id.
+    run: i64,
+    /// The family's figures in it, by case.
+    figures: Vec<(String, CasePoint)>,
+}
+
 /// What a section's charts of one family draw from: the latest run's
 /// figures, each run's commit (its place in the order), and the commits'
 /// labels.
 struct Context<'a> {
     latest: &'a [(String, CasePoint)],
+    /// The family's own latest run.
+    latest_run: i64,
     run_commit: &'a HashMap<i64, usize>,
     labels: &'a [String],
 }

@@ -8,6 +8,7 @@ mod html;
 mod scale;
 mod scatter;
 mod search;
+mod ticks;
 mod tradeoff;
 mod xml;
 

@@ -56,7 +56,9 @@ impl Scatter {
         let x = Scale::spanning_with_margin(low, high, left, right);
         let (bottom, top) = frame::y_span();
         let y = Scale::padded(xy().map(|p| p.1), bottom, top);
-        frame::y_axis(&mut out, &y, |v| format_field(&self.y_name, v));
+        frame::y_axis(&mut out, &y, Unit::Number, |v| {
+            format_field(&self.y_name, v)
+        });
         frame::x_numbers(&mut out, &x, self.x_unit, &self.x_name);
         let at = |(a, b): (f64, f64)| (x.place(a), y.place(b));
         self.front(&mut out, &at);
