@@ -124,10 +124,6 @@ fn other_builds(base: &CaseRecord, head: &CaseRecord) -> Vec<String> {
         .collect()
 }
 
-/// The share of an open loop's requests its client may issue late (more
-/// than 100 µs after they were due) for its latencies to be judged.
-const LATE_SHARE: f64 = 0.01;
-
 /// Which side's client fell behind its open loop's rate, if either did:
 /// its latencies, counted from when each request was due, hold the
 /// client's own delay.
@@ -136,7 +132,7 @@ fn client_fell_behind(base: &CaseRecord, head: &CaseRecord) -> Option<String> {
         case.load
             .as_deref()
             .map(|l| l.late_fraction)
-            .filter(|&f| f > LATE_SHARE)
+            .filter(|&f| f > crate::record::LATE_SHARE)
     };
     let sides: Vec<String> = [("base", late(base)), ("head", late(head))]
         .into_iter()

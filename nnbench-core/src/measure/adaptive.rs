@@ -59,7 +59,7 @@ const BLOCKS: usize = 4;
 /// that a case takes dozens of samples in a fraction of a second. A shorter
 /// sample catches another process's turn or an interrupt less often,
 /// and the median leaves out the samples that did.
-const SAMPLE_TIME: Duration = Duration::from_micros(500);
+pub(crate) const SAMPLE_TIME: Duration = Duration::from_micros(500);
 
 /// How long the warm-up may go on past its time to settle the calls per
 /// sample, at least.

@@ -3,8 +3,6 @@
 //! The head's first round calibrates that number; the rounds after it are
 //! given it, and how many samples to take.
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 
 use super::cpu::Elapsed;
@@ -42,13 +40,12 @@ impl Round {
     }
 }
 
-/// How long one sample of a round should take: long enough that the
-/// clocks' resolution and the loop around the calls do not count, short
-/// enough that a round of many cases stays quick, and that another
-/// process's turn or an interrupt hits few of a round's samples, which
-/// the least or the median of them leaves out. As the sampler's
-/// (`adaptive::SAMPLE_TIME`).
-pub(crate) const TARGET: Duration = Duration::from_micros(500);
+/// How long one sample of a round should take: the sampler's sample, so
+/// that a paired round and a plain run time a call alike. Short enough
+/// that a round of many cases stays quick, and that another process's
+/// turn or an interrupt hits few of a round's samples, which the least or
+/// the median of them leaves out.
+pub(crate) use super::adaptive::SAMPLE_TIME as TARGET;
 
 /// Samples per round and side, unless the round asks for more: their
 /// median is the round's time, which one slow sample (a neighbour's
@@ -98,6 +95,8 @@ fn calibrate<E>(routine: &mut impl FnMut(u64) -> Result<Elapsed, E>) -> Result<u
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn taking(per_call: Duration) -> impl FnMut(u64) -> Result<Elapsed, ()> {

@@ -47,3 +47,8 @@ pub struct LoadRecord {
     /// The most requests that were in flight at once.
     pub most_in_flight: u64,
 }
+
+/// The share of an open loop's requests its client may issue late (more
+/// than 100 µs after they were due) before its latencies are said to hold
+/// the client's delay, and are not judged.
+pub(crate) const LATE_SHARE: f64 = 0.01;

@@ -45,6 +45,7 @@ pub use concurrency::ConcurrencyRecord;
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
 pub use energy::{EnergyMethod, EnergyRecord};
 pub use fields::{field, numeric_fields};
+pub(crate) use load::LATE_SHARE;
 pub use load::LoadRecord;
 pub use memo::{
     LeakRecord, MemoCounters, MemoInput, MemoRecord, MemoSize, MemosRecord, PlanRecord,

@@ -240,16 +240,11 @@ pub(crate) fn run_case(
     )
 }
 
-/// The share of an open loop's requests the client may issue late (more
-/// than 100 µs after they were due) before its latencies are said to hold
-/// the client's delay.
-const LATE_SHARE: f64 = 0.01;
-
 /// What to say of an open loop whose client could not keep up with its
 /// rate: its latencies count from when each request was due, so they hold
 /// the client's own delay, and a slower client reads as a slower service.
 fn client_fell_behind(load: &LoadRecord) -> Option<String> {
-    (load.late_fraction > LATE_SHARE).then(|| {
+    (load.late_fraction > crate::record::LATE_SHARE).then(|| {
         format!(
             "the client issued {:.1}% of its requests more than 100 µs late (at {} a second): the latencies hold its delay; a busy machine, or a rate beyond what one dispatcher thread issues",
             100.0 * load.late_fraction,
