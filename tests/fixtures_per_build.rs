@@ -12,6 +12,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use nnbench::store::{Format, Json};
 use nnbench::{Memo, RunRecord};
@@ -66,14 +67,30 @@ fn accuracy(model: &f64, split: &[u64]) -> f64 {
     *model
 }
 
-/// A sort on an input made for each call, paired like any case.
+/// Inputs made, calls, and calls whose input came unsorted, in this
+/// process.
+static MADE: AtomicU64 = AtomicU64::new(0);
+static CALLS: AtomicU64 = AtomicU64::new(0);
+static FRESH: AtomicU64 = AtomicU64::new(0);
+
+/// A sort on an input made for each call, paired like any case. Its value
+/// counts, in the process that ran it, the inputs made, the calls, and
+/// the calls that were handed an input no call had sorted before.
 #[nnbench::benchmark]
-fn sort_inputs(b: nnbench::Bencher) {
-    b.with_inputs(|| (0..4096u64).rev().collect::<Vec<u64>>())
-        .bench_values(|mut v| {
-            v.sort_unstable();
-            v
-        });
+fn sort_inputs(b: nnbench::Bencher) -> [u64; 3] {
+    b.with_inputs(|| {
+        MADE.fetch_add(1, Ordering::Relaxed);
+        (0..4096u64).rev().collect::<Vec<u64>>()
+    })
+    .bench_values(|mut v| {
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        if v.first() > v.last() {
+            FRESH.fetch_add(1, Ordering::Relaxed);
+        }
+        v.sort_unstable();
+        v
+    });
+    [&MADE, &CALLS, &FRESH].map(|n| n.load(Ordering::Relaxed))
 }
 
 fn main() {
@@ -288,6 +305,15 @@ fn a_case_with_per_call_inputs_is_paired() {
     assert!(paired.rounds >= 8, "{paired:?}");
     assert!(paired.base.error.is_none(), "{:?}", paired.base.error);
     assert!(case.time.median_ns > 0.0 && paired.base.time.median_ns > 0.0);
+    // On each build, every call was handed an input of its own, made for
+    // it and unsorted.
+    for (side, value) in [("head", &case.value), ("base", &paired.base.value)] {
+        let [made, calls, fresh]: [u64; 3] = serde_json::from_value(value.clone())
+            .unwrap_or_else(|e| panic!("{side}'s value {value}: {e}"));
+        assert!(calls > 0, "{side} made no call: {value}");
+        assert!(made >= calls, "{side}: {made} inputs for {calls} calls");
+        assert_eq!(fresh, calls, "{side}: a call was handed a sorted input");
+    }
 }
 
 fn copies_of_one_build_each_train_their_own_model() {

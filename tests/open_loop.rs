@@ -125,10 +125,7 @@ fn the_mean_time_in_system_is_queueing_theorys_at_half_and_four_fifths_load() {
                 served.0.warnings
             );
             if attempt == ATTEMPTS {
-                eprintln!(
-                    "rate {rate}: the client fell behind in {ATTEMPTS} runs; the theory was not checked"
-                );
-                return;
+                break served;
             }
         };
         let load = case.load.as_deref().expect("an open loop's record");
@@ -146,10 +143,24 @@ fn the_mean_time_in_system_is_queueing_theorys_at_half_and_four_fifths_load() {
             load.requests,
             100.0 * load.late_fraction
         );
-        assert!(
-            (measured / theory - 1.0).abs() < 0.2,
-            "rate {rate}: {measured} s where theory says {theory} s: {load:?}"
-        );
+        if load.late_fraction <= KEPT_UP {
+            assert!(
+                (measured / theory - 1.0).abs() < 0.2,
+                "rate {rate}: {measured} s where theory says {theory} s: {load:?}"
+            );
+        } else {
+            // A client that fell behind in every run: each request is
+            // still timed from when it was due, so its delay adds to the
+            // queue's time and never hides in it.
+            eprintln!(
+                "rate {rate}: the client fell behind in {ATTEMPTS} runs: the latencies were held \
+                 only to at least the theory's"
+            );
+            assert!(
+                measured > 0.8 * theory,
+                "rate {rate}: {measured} s, under theory's {theory} s, though the client was late: {load:?}"
+            );
+        }
         assert!(load.requests as f64 > 0.8 * rate * 4.0, "{load:?}");
         assert!((load.achieved_rate / rate - 1.0).abs() < 0.15, "{load:?}");
         let p = case.time.percentiles.expect("percentiles");
@@ -223,19 +234,26 @@ fn the_highest_rate_under_a_latency_target_is_bracketed_within_five_percent() {
     assert_eq!(case.params["rate"], "max");
     let share = search.max_rate / capacity;
     assert!(share <= 1.0, "{share} of the capacity: {search:?}");
-    if !search.steps[0].meets {
-        // M/D/1 at 0.4 of its capacity has a p90 of about 1.3 requests'
-        // time: a first step that missed three met a machine that slowed
-        // the service itself, and the search answered for that machine.
+    // M/D/1 at 0.4 of its capacity has a p90 of about 1.3 requests' time:
+    // a first step that missed three met a machine that slowed the service
+    // itself, and the search answered for that machine, lower; wherever it
+    // ended, its bracket holds.
+    if search.steps[0].meets {
+        assert!(share >= 0.4, "{share} of the capacity: {search:?}");
+    } else {
         eprintln!("the service missed its target at 0.4 of its capacity: a busy machine");
-        return;
     }
-    assert!(share >= 0.4, "{share} of the capacity: {search:?}");
     let missed = search.missed_at.expect("a rate above it missed");
-    assert!(missed / search.max_rate <= 1.05 + 1e-9, "{search:?}");
     let at = |rate: f64| search.steps.iter().find(|s| s.rate == rate).expect("tried");
-    assert!(at(search.max_rate).meets && !at(missed).meets);
-    // The case's time is the step's at the rate found.
-    let load = case.load.as_deref().expect("the load at the rate found");
-    assert_eq!(load.offered_rate, search.max_rate);
+    assert!(!at(missed).meets, "{search:?}");
+    if search.max_rate > 0.0 {
+        assert!(missed / search.max_rate <= 1.05 + 1e-9, "{search:?}");
+        assert!(at(search.max_rate).meets, "{search:?}");
+        // The case's time is the step's at the rate found.
+        let load = case.load.as_deref().expect("the load at the rate found");
+        assert_eq!(load.offered_rate, search.max_rate);
+    } else {
+        // Halved as far as it goes: no rate tried met the target.
+        assert!(search.steps.iter().all(|s| !s.meets), "{search:?}");
+    }
 }

@@ -58,6 +58,7 @@ impl Memo for Model {
 
 #[nnbench::product(model = [Model(1), Model(2), Model(3)], batch = [1, 2])]
 fn infer(model: &[u64], batch: u64) -> u64 {
+    say_worker_ran(model[0]);
     let id = format!("infer/model=Model({}),batch={batch}", model[0]);
     if std::env::var(ABORT).is_ok_and(|a| a == id) {
         std::process::abort();
@@ -68,6 +69,19 @@ fn infer(model: &[u64], batch: u64) -> u64 {
         steps + steps * support::extra_work(EXTRA, &id) / 100,
         &model[..4096],
     )
+}
+
+/// Says on stderr, once a process, that this process ran a case of
+/// `Model(model)`: each such process built the model (none is persisted),
+/// which the counts of builds are checked against.
+fn say_worker_ran(model: u64) {
+    static SAID: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.contains(&model) {
+        said.push(model);
+        let side = std::env::var(SIDE).unwrap_or_else(|_| "head".into());
+        eprintln!("worker {} on {side} ran Model({model})", std::process::id());
+    }
 }
 
 /// Aborts where this is the first case run of the second model this
@@ -161,12 +175,23 @@ fn latest(target: &Path) -> RunRecord {
     RunRecord::read(target.join("nnbench/paired_fixtures/latest.json")).expect("latest.json")
 }
 
-/// How many times each model was built on `side`.
+/// How many times each model was built on `side`, checked against the
+/// processes of that side that ran its cases: each built it once, and no
+/// other did.
 fn builds(said: &str, side: &str) -> [usize; 3] {
-    [1, 2, 3].map(|m| {
+    let built = [1, 2, 3].map(|m| {
         said.matches(&format!("building Model({m}) on {side}\n"))
             .count()
-    })
+    });
+    let ran = [1, 2, 3].map(|m| {
+        said.matches(&format!(" on {side} ran Model({m})\n"))
+            .count()
+    });
+    assert_eq!(
+        built, ran,
+        "{side}: models built, against the processes that ran their cases: {said}"
+    );
+    built
 }
 
 /// Whether the kept workers called `case` changed, so that it was judged

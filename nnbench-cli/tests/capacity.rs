@@ -63,11 +63,17 @@ fn a_fifth_more_memory_an_n_fails_compare_naming_the_capacity_lost() {
     // Exported as a benchmark of its own, more being better.
     let bmf = nnbench_cli::export::bmf(&base_run);
     let fits = &bmf["grow"]["capacity"];
-    assert!(
-        fits["lower_value"].as_f64() <= fits["value"].as_f64()
-            && fits["value"].as_f64() <= fits["upper_value"].as_f64(),
-        "{bmf}"
+    let number = |key: &str| {
+        fits[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("the capacity's {key} is a number: {bmf}"))
+    };
+    let (lower, value, upper) = (
+        number("lower_value"),
+        number("value"),
+        number("upper_value"),
     );
+    assert!(lower <= value && value <= upper && lower > 0.0, "{bmf}");
     let bigger = nnbench_cli::export::github(&base_run, false);
     assert!(
         bigger

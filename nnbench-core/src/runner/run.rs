@@ -579,10 +579,16 @@ impl Sink for Local<'_> {
 /// it as cases finish; faulted in then, it would grow what is resident
 /// between cases, and make each case after read it again.
 fn fault_in_spare_capacity<T>(records: &mut Vec<T>) {
+    fault_in_advised(records, huge_pages_on_advice());
+}
+
+/// [`fault_in_spare_capacity`], advised to take huge pages while it faults
+/// in where `advise` says so; whether the kernel took the advice.
+fn fault_in_advised<T>(records: &mut Vec<T>, advise: bool) -> bool {
     let spare = records.spare_capacity_mut();
     let bytes = std::mem::size_of_val(spare);
     let start = spare.as_mut_ptr().cast::<u8>();
-    in_huge_pages(start, bytes, || {
+    in_huge_pages(start, bytes, advise, || {
         // A write per page of the smallest size, which any page size divides.
         for offset in (0..bytes).step_by(4096) {
             // SAFETY: `offset` lies within the spare capacity, memory the
@@ -590,40 +596,43 @@ fn fault_in_spare_capacity<T>(records: &mut Vec<T>) {
             // allowed, and no element reads it before one is pushed over it.
             unsafe { start.add(offset).write_volatile(0) };
         }
-    });
+    })
 }
 
 /// Runs `fault_in`, which faults in the `bytes` at `start`, with those
-/// bytes advised to take huge pages, where the kernel gives them on advice
-/// (transparent huge pages on `madvise`): a grid of ten thousand cases then
+/// bytes advised to take huge pages where `advise` says so (the run asks
+/// where the kernel gives them on advice, transparent huge pages on
+/// `madvise`), and says whether the advice was taken: a grid of ten thousand cases then
 /// takes a few faults for its records, where it would take thousands of
 /// small ones. The advice is taken back as soon as they are resident: the
 /// pages stay huge, and once the records are freed, the user's own memory
 /// that the allocator places there is faulted in small pages again, as
 /// everywhere else, so no later case's memory figures see larger steps.
 #[cfg(target_os = "linux")]
-fn in_huge_pages(start: *mut u8, bytes: usize, fault_in: impl FnOnce()) {
+fn in_huge_pages(start: *mut u8, bytes: usize, advise: bool, fault_in: impl FnOnce()) -> bool {
     const HUGE: usize = 2 << 20;
     let first = (start as usize).next_multiple_of(HUGE);
     let end = (start as usize).saturating_add(bytes) / HUGE * HUGE;
-    let advise = |advice| {
+    let give = |advice| {
         // SAFETY: the range lies within memory the vector owns; the advice
         // changes how it is backed, never what it holds, and a kernel
         // without transparent huge pages refuses it harmlessly.
         unsafe { libc::madvise(first as *mut libc::c_void, end - first, advice) == 0 }
     };
-    let advised = end > first && huge_pages_on_advice() && advise(libc::MADV_HUGEPAGE);
+    let advised = end > first && advise && give(libc::MADV_HUGEPAGE);
     fault_in();
     if advised {
         // Under `madvise`, a range advised against huge pages is backed as
         // one never advised.
-        advise(libc::MADV_NOHUGEPAGE);
+        give(libc::MADV_NOHUGEPAGE);
     }
+    advised
 }
 
 #[cfg(not(target_os = "linux"))]
-fn in_huge_pages(_start: *mut u8, _bytes: usize, fault_in: impl FnOnce()) {
+fn in_huge_pages(_start: *mut u8, _bytes: usize, _advise: bool, fault_in: impl FnOnce()) -> bool {
     fault_in();
+    false
 }
 
 /// Whether the kernel backs memory with transparent huge pages only where
@@ -693,7 +702,14 @@ mod tests {
     #[test]
     fn the_records_room_is_resident_and_keeps_no_huge_page_advice() {
         let mut records: Vec<[u8; 1024]> = Vec::with_capacity(8 << 10);
-        super::fault_in_spare_capacity(&mut records);
+        // Advised whatever this machine's setting, so that the advice is
+        // there to be taken back on any kernel with transparent huge pages.
+        let advised = super::fault_in_advised(&mut records, true);
+        let thp = std::fs::metadata("/sys/kernel/mm/transparent_hugepage/enabled").is_ok();
+        assert_eq!(
+            advised, thp,
+            "the kernel's huge pages are advised where it has them"
+        );
         let start = records.as_ptr() as usize;
         let end = start + records.capacity() * 1024;
         let flags = flags_over(start, end);
