@@ -42,7 +42,7 @@ async fn async_work(n: u64) -> u64 {
 fn sampling(test_mode: bool) -> Sampling {
     Sampling::new()
         .sample_size(if test_mode { 10 } else { 50 })
-        .warm_up(Duration::from_millis(if test_mode { 10 } else { 300 }))
+        .warm_up_time(Duration::from_millis(if test_mode { 10 } else { 300 }))
         .measurement_time(Duration::from_millis(if test_mode { 50 } else { 1500 }))
 }
 
@@ -52,11 +52,11 @@ fn sampling(test_mode: bool) -> Sampling {
 fn medians(family: &str, test_mode: bool) -> Vec<(u64, f64)> {
     let mut runner = Runner::new().filter(format!("{family}/"));
     if !test_mode {
-        runner = runner.timing(Timing::Sampled);
+        runner = runner.timing(Timing::Criterion);
     }
     let record = runner
         .sampling(sampling(test_mode))
-        .record_memory(false)
+        .memory(false)
         .quiet(true)
         .run()
         .unwrap_or_else(|e| panic!("{family}: {e:#}"));

@@ -70,15 +70,15 @@ fn nnbench_round(test_mode: bool) -> Vec<[f64; 3]> {
         runner = runner.filter(format!("{family}/"));
     }
     let record: RunRecord = runner
-        .timing(Timing::Sampled)
+        .timing(Timing::Criterion)
         .sampling(
             Sampling::new()
                 .sample_size(sample_size)
-                .warm_up(Duration::from_millis(time / 5))
+                .warm_up_time(Duration::from_millis(time / 5))
                 .measurement_time(Duration::from_millis(time)),
         )
         .quiet(true)
-        .record_memory(false)
+        .memory(false)
         .run()
         .unwrap_or_else(|e| panic!("the run: {e:#}"));
     SIZES

@@ -66,7 +66,7 @@ impl Weights {
     model = [Classifier { inputs: 784, hidden: 256 }, Classifier { inputs: 784, hidden: 1024 }],
     concurrency = [1, 4, 16, 64],
     runtime = multi_thread,
-    warm_up = "200ms",
+    warm_up_time = "200ms",
     measurement_time = "1s",
 )]
 async fn classify(model: Arc<Weights>) -> nnbench::Result<usize> {

@@ -95,7 +95,7 @@ impl Memo for Tokenizer {
 fn sampling() -> Sampling {
     Sampling::new()
         .sample_size(50)
-        .warm_up(Duration::from_millis(500))
+        .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
 }
 
@@ -104,7 +104,7 @@ fn nnbench_median() -> f64 {
     let record = Runner::new()
         .filter("overhead_trivial")
         .exact(true)
-        .timing(Timing::Sampled)
+        .timing(Timing::Criterion)
         .sampling(sampling())
         .quiet(true)
         .run()
@@ -154,7 +154,7 @@ fn grid_cost(filter: &str, record_memory: bool) -> (f64, f64) {
     let record = Runner::new()
         .filter(filter)
         .timing(Timing::Once)
-        .record_memory(record_memory)
+        .memory(record_memory)
         .quiet(true)
         .run()
         .unwrap_or_else(|e| panic!("grid run: {e:#}"));

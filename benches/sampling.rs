@@ -13,7 +13,7 @@
 //!    later, which also holds what the machine moved in between;
 //! 2. on a few of those cases, and on two heavier kernels, the median per
 //!    call that nnbench's sampler records against the one a full criterion
-//!    run (`--sampled`: 3 s of warm-up, 5 s of samples) records, in
+//!    run (`--criterion`: 3 s of warm-up, 5 s of samples) records, in
 //!    alternated runs: within 3%, judged on the 95% bounds of each case's
 //!    ratios;
 //! 3. the same runs: how far medians move from run to run, by each.
@@ -136,7 +136,7 @@ fn only(record: RunRecord, id: &str) -> CaseRecord {
 fn run(runner: Runner) -> RunRecord {
     let record = runner
         .quiet(true)
-        .record_memory(false)
+        .memory(false)
         .run()
         .unwrap_or_else(|e| panic!("run: {e:#}"));
     assert_eq!(record.failed(), 0, "every case runs");
@@ -207,7 +207,7 @@ fn main() {
         ours.push(checked_medians(None, test_mode));
         if !test_mode {
             let started = Instant::now();
-            criterions.push(checked_medians(Some(Timing::Sampled), false));
+            criterions.push(checked_medians(Some(Timing::Criterion), false));
             criterion_walls.push(started.elapsed().as_secs_f64() / CHECKED.len() as f64);
             let started = Instant::now();
             run(Runner::new().filter("grid/"));

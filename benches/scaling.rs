@@ -75,12 +75,12 @@ fn run() -> Result<RunRecord, String> {
     let sampling = if harness::test_mode() {
         Sampling::new()
             .sample_size(3)
-            .warm_up(Duration::from_millis(1))
+            .warm_up_time(Duration::from_millis(1))
             .measurement_time(Duration::from_millis(20))
     } else {
         Sampling::new()
             .sample_size(10)
-            .warm_up(Duration::from_millis(20))
+            .warm_up_time(Duration::from_millis(20))
             .measurement_time(Duration::from_millis(500))
     };
     Runner::new()

@@ -110,10 +110,10 @@ fn run(filter: &str, period: Duration, stalls: bool) -> Result<(RunRecord, f64),
         .filter(filter)
         .sampling(
             Sampling::new()
-                .warm_up(Duration::from_millis(100))
+                .warm_up_time(Duration::from_millis(100))
                 .measurement_time(period),
         )
-        .record_memory(false)
+        .memory(false)
         .quiet(true)
         .run()
         .map_err(|e| e.to_string())?;

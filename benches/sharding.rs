@@ -107,7 +107,7 @@ fn runner(filter: &str) -> Runner {
         .filter(filter)
         .disk_tier(nnbench::memo::DiskTier::Off)
         .quiet(true)
-        .record_memory(false)
+        .memory(false)
         .timing(nnbench::Timing::Once)
 }
 

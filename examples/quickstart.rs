@@ -29,7 +29,7 @@ impl Memo for Model {
     model = [Model { seed: 1, side: 128 }, Model { seed: 2, side: 128 }],
     batch = [16, 64],
     sample_size = 20,
-    warm_up = "200ms",
+    warm_up_time = "200ms",
     measurement_time = "500ms",
 )]
 fn score(model: &Array2<f64>, batch: usize) -> f64 {

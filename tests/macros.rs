@@ -311,7 +311,7 @@ fn through_a_reexport(n: u32) -> u32 {
 #[nnbench::benchmark(
     crate = "crate::reexported::harness",
     timing = "once",
-    warm_up = 0.05,
+    warm_up_time = 0.05,
     measurement_time = "1s"
 )]
 fn options_as_strings_and_seconds() -> u8 {

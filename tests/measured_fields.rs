@@ -21,7 +21,7 @@ struct Eval {
 
 #[nnbench::benchmark(
     timing = sampled,
-    warm_up = "5ms",
+    warm_up_time = "5ms",
     measurement_time = "50ms",
     metric = "accuracy:higher, images_per_second:higher"
 )]
@@ -40,7 +40,7 @@ fn a_measured_field_is_the_warm_calls_and_a_result_the_first_calls() {
     let record = Runner::new()
         .filter("classify")
         .quiet(true)
-        .record_memory(false)
+        .memory(false)
         .run()
         .expect("the run");
     let case = &record.cases[0];

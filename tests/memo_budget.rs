@@ -222,7 +222,7 @@ fn list_shows_the_plan_by_the_sizes_the_last_run_recorded() {
         "{said}"
     );
 
-    let ran = bench(target.path(), &["--quiet", "--no-memo-cache"]);
+    let ran = bench(target.path(), &["--quiet", "--no-disk-tier"]);
     assert!(ran.status.success(), "{}", support::said(&ran));
     let listed = bench(target.path(), &["--list"]);
     let said = support::said(&listed);

@@ -77,7 +77,7 @@ fn a_cycle_through_another_memo_names_both_in_the_case_that_asked() {
         Runner::new()
             .filter("tied/")
             .quiet(true)
-            .record_memory(false)
+            .memory(false)
             .run()
             .unwrap()
     });

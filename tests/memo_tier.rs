@@ -574,8 +574,8 @@ fn two_processes_racing_to_write_one_entry_leave_one_valid_entry() {
 fn memo_cache_flags_parse() {
     for args in [
         vec!["--memo-budget", "8GiB"],
-        vec!["--memo-budget", "512 MB", "--memo-cache-dir", "/tmp/x"],
-        vec!["--no-memo-cache", "--memo-cache", "clear"],
+        vec!["--memo-budget", "512 MB", "--disk-tier-dir", "/tmp/x"],
+        vec!["--no-disk-tier", "--disk-tier", "clear"],
         vec!["--memo-gpu-budget", "40GiB"],
     ] {
         assert!(Runner::from_args(args.clone()).is_ok(), "{args:?}");
@@ -583,10 +583,10 @@ fn memo_cache_flags_parse() {
     for (args, named) in [
         (vec!["--memo-budget", "lots"], "lots"),
         (vec!["--memo-gpu-budget", "all"], "all"),
-        (vec!["--memo-cache", "purge"], "purge"),
+        (vec!["--disk-tier", "purge"], "purge"),
         (
-            vec!["--no-memo-cache", "--memo-cache-dir", "x"],
-            "--memo-cache-dir",
+            vec!["--no-disk-tier", "--disk-tier-dir", "x"],
+            "--disk-tier-dir",
         ),
     ] {
         let err = Runner::from_args(args.clone())

@@ -57,19 +57,19 @@ fn serve_for(service: Duration) -> u64 {
 }
 
 /// Utilisation 0.5 and 0.8 of a 1 ms server, Poisson arrivals.
-#[nnbench::benchmark(rate = [500, 800], warm_up = "200ms", measurement_time = "4s")]
+#[nnbench::benchmark(rate = [500, 800], warm_up_time = "200ms", measurement_time = "4s")]
 fn queue() -> u64 {
     serve()
 }
 
 /// The same server, one request at a time (a closed loop).
-#[nnbench::benchmark(concurrency = [1], warm_up = "100ms", measurement_time = "1s")]
+#[nnbench::benchmark(concurrency = [1], warm_up_time = "100ms", measurement_time = "1s")]
 fn one_at_a_time() -> u64 {
     serve()
 }
 
 /// Even gaps, and a timeout no request of a server this idle reaches.
-#[nnbench::benchmark(rate = [100], arrivals = uniform, request_timeout = "1s", warm_up = "50ms", measurement_time = "500ms")]
+#[nnbench::benchmark(rate = [100], arrivals = uniform, request_timeout = "1s", warm_up_time = "50ms", measurement_time = "500ms")]
 fn even() -> u64 {
     serve()
 }
@@ -203,7 +203,7 @@ fn uniform_arrivals_and_a_timeout_are_recorded() {
 /// the highest Poisson rate whose p90 stays within three of its requests:
 /// long enough that a busy machine's late wake-ups (milliseconds) do not
 /// decide it.
-#[nnbench::benchmark(rate = [40], latency_target = "p90 <= 30ms", warm_up = "100ms", measurement_time = "1s")]
+#[nnbench::benchmark(rate = [40], latency_target = "p90 <= 30ms", warm_up_time = "100ms", measurement_time = "1s")]
 fn searched() -> u64 {
     serve_for(SLOW_SERVICE)
 }

@@ -195,7 +195,7 @@ fn the_readmes_quick_start_works_in_a_crate_of_its_own() {
             // The quick start's crate has neither the `profile` nor the
             // `criterion` feature: their flags stop the run before a case
             // runs (the bench exits 2, cargo 101), naming the feature.
-            for (flag, feature) in [("--profile", "profile"), ("--sampled", "criterion")] {
+            for (flag, feature) in [("--profile", "profile"), ("--criterion", "criterion")] {
                 let refused = shell(&user, &format!("cargo bench -- {flag}"), &packages);
                 let said = support::said(&refused);
                 assert!(!refused.status.success(), "{said}");

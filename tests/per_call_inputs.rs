@@ -102,7 +102,7 @@ fn run(timing: Timing) -> RunRecord {
         .sampling(
             Sampling::new()
                 .sample_size(10)
-                .warm_up(Duration::from_millis(10))
+                .warm_up_time(Duration::from_millis(10))
                 .measurement_time(Duration::from_millis(200)),
         )
         .quiet(true)
@@ -142,7 +142,7 @@ fn off_the_clock(record: &RunRecord, times: f64) {
 
 #[test]
 fn inputs_are_made_off_the_clock_when_sampled() {
-    let record = run(Timing::Sampled);
+    let record = run(Timing::Criterion);
     off_the_clock(&record, 10.0);
     let values = record
         .cases
@@ -209,15 +209,15 @@ fn most_held(bytes: usize) -> usize {
     MOST_LIVE.store(0, Ordering::SeqCst);
     let record = Runner::new()
         .filter(format!("held_at_once/bytes={bytes}"))
-        .timing(Timing::Sampled)
+        .timing(Timing::Criterion)
         .sampling(
             Sampling::new()
                 .sample_size(10)
-                .warm_up(Duration::from_millis(10))
+                .warm_up_time(Duration::from_millis(10))
                 .measurement_time(Duration::from_millis(100)),
         )
         .quiet(true)
-        .record_memory(false)
+        .memory(false)
         .run()
         .unwrap();
     assert_eq!(record.cases.len(), 1);

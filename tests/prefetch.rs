@@ -77,7 +77,7 @@ fn run(runner: Runner) -> RunRecord {
     let _one = ONE_RUN_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    runner.quiet(true).record_memory(false).run().unwrap()
+    runner.quiet(true).memory(false).run().unwrap()
 }
 
 #[test]

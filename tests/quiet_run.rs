@@ -33,7 +33,7 @@ fn run_child(dir: &Path, out: &Path) -> Output {
     support::bench_binary()
         .args(["--bench", "--quiet", "--sample-size", "10"])
         .args(["--warm-up-time", "10ms", "--measurement-time", "50ms"])
-        .arg("--memo-cache-dir")
+        .arg("--disk-tier-dir")
         .arg(dir)
         .arg("--out")
         .arg(out)

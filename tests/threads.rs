@@ -27,7 +27,7 @@ fn work() -> u64 {
 static SHARED: Mutex<u64> = Mutex::new(0);
 
 /// Every call holds one lock while it works: threads wait for each other.
-#[nnbench::benchmark(threads = [1, 4], timing = sampled, warm_up = "20ms", measurement_time = "300ms")]
+#[nnbench::benchmark(threads = [1, 4], timing = sampled, warm_up_time = "20ms", measurement_time = "300ms")]
 fn shared_lock() -> u64 {
     let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
     *shared = shared.wrapping_add(work());
@@ -35,7 +35,7 @@ fn shared_lock() -> u64 {
 }
 
 /// Every call works on its own.
-#[nnbench::benchmark(threads = [1, 4], timing = sampled, warm_up = "20ms", measurement_time = "300ms")]
+#[nnbench::benchmark(threads = [1, 4], timing = sampled, warm_up_time = "20ms", measurement_time = "300ms")]
 fn own_work() -> u64 {
     work()
 }

@@ -11,7 +11,7 @@ use nnbench::{Memo, Runner, Sampling, Timing};
 fn quick() -> Sampling {
     Sampling::new()
         .sample_size(10)
-        .warm_up(Duration::from_millis(10))
+        .warm_up_time(Duration::from_millis(10))
         .measurement_time(Duration::from_millis(60))
 }
 
@@ -23,7 +23,7 @@ fn runner(filter: &str) -> Runner {
         .filter(filter)
         .quiet(true)
         .sampling(quick())
-        .record_memory(false)
+        .memory(false)
 }
 
 /// The process's memory, which the test about the peak measures: it runs
@@ -41,7 +41,7 @@ fn alone() -> RwLockWriteGuard<'static, ()> {
 
 static SAMPLED_CALLS: AtomicUsize = AtomicUsize::new(0);
 
-#[nnbench::benchmark(timing = sampled, sample_size = 10, warm_up = "10ms", measurement_time = "60ms")]
+#[nnbench::benchmark(timing = sampled, sample_size = 10, warm_up_time = "10ms", measurement_time = "60ms")]
 fn sampled_kernel() -> u64 {
     SAMPLED_CALLS.fetch_add(1, Ordering::Relaxed);
     (0..200u64).map(std::hint::black_box).sum()
@@ -53,7 +53,7 @@ fn sampled_cases_stop_once_the_median_is_precise_and_keep_the_first_calls_metric
     let record = Runner::new()
         .filter("sampled_kernel")
         .quiet(true)
-        .record_memory(false)
+        .memory(false)
         .run()
         .unwrap();
     let case = &record.cases[0];
@@ -98,7 +98,7 @@ fn sampled_cases_stop_once_the_median_is_precise_and_keep_the_first_calls_metric
 fn the_runs_sampled_timing_hands_sampling_to_criterion_with_its_settings() {
     let _process = side_by_side();
     let record = runner("sampled_kernel")
-        .timing(Timing::Sampled)
+        .timing(Timing::Criterion)
         .run()
         .unwrap();
     let t = &record.cases[0].time;
@@ -109,6 +109,45 @@ fn the_runs_sampled_timing_hands_sampling_to_criterion_with_its_settings() {
             .join("criterion/sampled_kernel/new/estimates.json")
             .is_file(),
         "criterion's own analysis is written"
+    );
+}
+
+/// A case whose family says nothing of its timing.
+#[nnbench::benchmark]
+fn unsaid_timing() -> u64 {
+    (0..100u64).map(std::hint::black_box).sum()
+}
+
+#[test]
+fn sampled_as_the_runs_timing_is_nnbenchs_sampler_and_the_old_flag_still_means_criterion() {
+    let _process = side_by_side();
+    let record = runner("unsaid_timing")
+        .timing(Timing::Sampled)
+        .run()
+        .unwrap();
+    assert_eq!(record.cases[0].time.sampler, Some(Sampler::Adaptive));
+    assert!(record.warnings.iter().all(|w| !w.contains("renamed")));
+    // `--sampled`, criterion's flag before 0.1.0, is taken one more release
+    // and the record says what to write instead.
+    let record = Runner::from_args(["--sampled"])
+        .unwrap()
+        .test_mode(false)
+        .filter("sampled_kernel")
+        .quiet(true)
+        .sampling(quick())
+        .memory(false)
+        .run()
+        .unwrap();
+    let case = &record.cases[0];
+    assert!(case.error.is_none(), "{:?}", case.error);
+    assert_eq!(case.time.sampler, Some(Sampler::Criterion));
+    assert!(
+        record
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("--sampled is renamed --criterion")),
+        "{:?}",
+        record.warnings
     );
 }
 
@@ -194,10 +233,7 @@ fn sampled_with_memo(table: &[u8], scratch_mib: usize) -> usize {
 #[test]
 fn under_sampling_memos_resolve_once_and_the_peak_covers_every_call() {
     let _process = alone();
-    let record = runner("sampled_with_memo/")
-        .record_memory(true)
-        .run()
-        .unwrap();
+    let record = runner("sampled_with_memo/").memory(true).run().unwrap();
     let case = &record.cases[0];
     assert!(case.error.is_none(), "{:?}", case.error);
     assert_eq!(case.time.mode, TimingMode::Sampled);
@@ -263,7 +299,7 @@ fn timing_flags_parse_like_criterions() {
     let _process = side_by_side();
     let ok = [
         vec![
-            "--sampled",
+            "--criterion",
             "--sample-size",
             "10",
             "--warm-up-time",
@@ -295,7 +331,7 @@ fn timing_flags_parse_like_criterions() {
     }
     let bad = [
         (vec!["--sample-size", "5"], "5"),
-        (vec!["--once", "--sampled"], "--sampled"),
+        (vec!["--once", "--criterion"], "--criterion"),
         (vec!["--warm-up-time", "soon"], "soon"),
         (vec!["--measurement-time", "0"], "longer than zero"),
         (
@@ -342,7 +378,7 @@ fn clocks(work: &str) -> u64 {
 #[test]
 fn every_sample_is_also_timed_by_thread_and_process_cpu_time() {
     let _process = side_by_side();
-    let record = runner("clocks").timing(Timing::Sampled).run().unwrap();
+    let record = runner("clocks").timing(Timing::Criterion).run().unwrap();
     let case = |work: &str| {
         let case = record
             .cases

@@ -26,7 +26,7 @@ fn run(tier: &Path, out: &Path) -> Result<(RunRecord, f64), String> {
     let exe = std::env::current_exe().map_err(|e| format!("this bench's path: {e}"))?;
     let started = Instant::now();
     let status = Command::new(exe)
-        .args(["--bench", "--quiet", "--memo-cache-dir"])
+        .args(["--bench", "--quiet", "--disk-tier-dir"])
         .arg(tier)
         .arg("--out")
         .arg(out)

@@ -25,7 +25,7 @@ static WAITING: AtomicUsize = AtomicUsize::new(0);
 static MOST_WAITING: AtomicUsize = AtomicUsize::new(0);
 
 /// A request that waits on something else (a socket, a disk) for 2 ms.
-#[nnbench::benchmark(concurrency = [1, 8], warm_up = "20ms", measurement_time = "200ms")]
+#[nnbench::benchmark(concurrency = [1, 8], warm_up_time = "20ms", measurement_time = "200ms")]
 fn waiting() -> u32 {
     let now = WAITING.fetch_add(1, Ordering::SeqCst) + 1;
     MOST_WAITING.fetch_max(now, Ordering::SeqCst);
@@ -81,7 +81,7 @@ fn compute() -> u64 {
 }
 
 /// A request that only computes.
-#[nnbench::benchmark(concurrency = [1, 4], warm_up = "20ms", measurement_time = "200ms")]
+#[nnbench::benchmark(concurrency = [1, 4], warm_up_time = "20ms", measurement_time = "200ms")]
 fn computing() -> u64 {
     compute()
 }
@@ -124,7 +124,7 @@ fn requests_that_compute_are_not_served_faster_than_the_cores_allow() {
 static MADE: AtomicUsize = AtomicUsize::new(0);
 
 /// Fails on its fifth request.
-#[nnbench::benchmark(concurrency = [3], warm_up = "1ms", measurement_time = "2s")]
+#[nnbench::benchmark(concurrency = [3], warm_up_time = "1ms", measurement_time = "2s")]
 fn flaky() -> Result<usize, String> {
     let n = MADE.fetch_add(1, Ordering::SeqCst);
     if n == 4 {

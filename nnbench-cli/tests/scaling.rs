@@ -84,7 +84,7 @@ fn run(filter: &str) -> RunRecord {
         .sampling(
             Sampling::new()
                 .sample_size(10)
-                .warm_up(Duration::from_millis(20))
+                .warm_up_time(Duration::from_millis(20))
                 .measurement_time(Duration::from_millis(150)),
         )
         .run()

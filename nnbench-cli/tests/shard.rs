@@ -68,7 +68,7 @@ fn bench(args: &[&str]) -> Command {
         .env_remove("NNBENCH_SHARD")
         .env_remove("SLURM_ARRAY_TASK_ID")
         .env_remove("JOB_COMPLETION_INDEX")
-        .args(["--quiet", "--no-memo-cache"])
+        .args(["--quiet", "--no-disk-tier"])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

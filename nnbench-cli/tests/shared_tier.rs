@@ -1,7 +1,7 @@
 //! One disk tier shared by processes, as shards on one file system share
 //! it: processes that miss an entry together compute it once; a process
 //! killed while computing leaves no lock that stops the next one;
-//! `--memo-cache-max` keeps the tier's size; `nnbench cache` lists, prunes
+//! `--disk-tier-max` keeps the tier's size; `nnbench disk-tier` lists, prunes
 //! and clears it. The child processes are this test binary again, running
 //! `child_sweep`.
 
@@ -42,7 +42,7 @@ impl Memo for Slow {
     }
 }
 
-/// A fixture built from one of the others, for the inputs `nnbench cache`
+/// A fixture built from one of the others, for the inputs `nnbench disk-tier`
 /// lists.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 struct Doubled(Slow);
@@ -231,7 +231,7 @@ fn run(filter: &str, tier: &Path, max: Option<u64>) -> nnbench::RunRecord {
         .test_mode(true)
         .disk_tier(DiskTier::At(tier.to_owned()));
     if let Some(max) = max {
-        runner = runner.memo_cache_max(max);
+        runner = runner.disk_tier_max(max);
     }
     let record = runner.run().unwrap();
     assert_eq!(record.failed(), 0, "{:#?}", record.cases);
@@ -239,7 +239,7 @@ fn run(filter: &str, tier: &Path, max: Option<u64>) -> nnbench::RunRecord {
 }
 
 #[test]
-fn memo_cache_max_keeps_the_tier_within_its_size() {
+fn disk_tier_max_keeps_the_tier_within_its_size() {
     let dir = tempfile::tempdir().unwrap();
     let tier = DiskTier::At(dir.path().to_owned());
     let max = 3 * MIB as u64 + 64 * 1024;
@@ -251,7 +251,7 @@ fn memo_cache_max_keeps_the_tier_within_its_size() {
         record
             .warnings
             .iter()
-            .any(|w| w.contains("--memo-cache-max")),
+            .any(|w| w.contains("--disk-tier-max")),
         "{:?}",
         record.warnings
     );
@@ -282,13 +282,13 @@ fn stdout(out: &Output) -> String {
 }
 
 #[test]
-fn nnbench_cache_lists_prunes_and_clears_the_tier() {
+fn nnbench_disk_tier_lists_prunes_and_clears_the_tier() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().to_str().unwrap();
     run("derived/", dir.path(), None);
     run("limited/", dir.path(), None);
 
-    let listed = stdout(&tool(&["cache", "--dir", path]));
+    let listed = stdout(&tool(&["disk-tier", "--dir", path]));
     assert!(
         listed.contains("shared_tier::Doubled") && listed.contains("Doubled(Slow(21))"),
         "{listed}"
@@ -299,7 +299,11 @@ fn nnbench_cache_lists_prunes_and_clears_the_tier() {
     );
     assert!(listed.contains("8 entries"), "{listed}");
     let json: serde_json::Value = serde_json::from_str(&stdout(&tool(&[
-        "cache", "--dir", path, "--format", "json",
+        "disk-tier",
+        "--dir",
+        path,
+        "--format",
+        "json",
     ])))
     .unwrap();
     let doubled = json
@@ -311,23 +315,40 @@ fn nnbench_cache_lists_prunes_and_clears_the_tier() {
     assert_eq!(doubled["inputs"], serde_json::json!(["Slow(21)"]));
     assert!(doubled["last_use"].as_str().unwrap().ends_with('Z'));
 
-    let pruned = stdout(&tool(&["cache", "--dir", path, "prune", "--max", "4.5MiB"]));
+    let pruned = stdout(&tool(&[
+        "disk-tier",
+        "--dir",
+        path,
+        "prune",
+        "--max",
+        "4.5MiB",
+    ]));
     assert!(pruned.starts_with("removed 4 entries"), "{pruned}");
     assert_eq!(DiskTier::At(dir.path().into()).entries().unwrap().len(), 4);
-    let cleared = stdout(&tool(&["cache", "--dir", path, "clear"]));
+    let cleared = stdout(&tool(&["disk-tier", "--dir", path, "clear"]));
     assert!(cleared.starts_with("removed 4 entries"), "{cleared}");
     assert!(files_under(dir.path()).is_empty());
 
-    let bad = tool(&["cache", "--dir", path, "prune", "--max", "lots"]);
+    let bad = tool(&["disk-tier", "--dir", path, "prune", "--max", "lots"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("lots"));
+
+    // The command's name before 0.1.0 is taken one more release, and says
+    // what to write instead.
+    let old = tool(&["cache", "--dir", path]);
+    assert!(old.status.success());
+    assert!(String::from_utf8_lossy(&old.stdout).contains("0 entries"));
+    assert!(
+        String::from_utf8_lossy(&old.stderr)
+            .contains("`nnbench cache` is renamed `nnbench disk-tier`")
+    );
 }
 
 /// Without `--dir`, the tier is the one in the target folder of the cargo
 /// project around the current folder, wherever in it the tool runs; out of
 /// any project, the tool says to give `--dir`.
 #[test]
-fn nnbench_cache_finds_the_projects_tier_or_asks_for_dir() {
+fn nnbench_disk_tier_finds_the_projects_tier_or_asks_for_dir() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("project");
     std::fs::create_dir_all(project.join("src/deep")).unwrap();
@@ -341,7 +362,7 @@ fn nnbench_cache_finds_the_projects_tier_or_asks_for_dir() {
     std::fs::create_dir_all(&tier).unwrap();
     let cache = |at: &Path| {
         Command::new(env!("CARGO_BIN_EXE_nnbench"))
-            .arg("cache")
+            .arg("disk-tier")
             .current_dir(at)
             .env_remove("CARGO_TARGET_DIR")
             .output()

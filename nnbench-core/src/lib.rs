@@ -42,10 +42,11 @@ pub mod __private;
 
 pub use error::{Context, Error, Result};
 pub use measure::{Bencher, BencherInputs};
-pub use memo::Memo;
+pub use memo::definition::Memo;
 pub use param::{Param, Params};
 pub use paths::target_dir;
-pub use record::{CaseRecord, RecordError, RunRecord};
+pub use record::run::RunRecord;
+pub use record::{CaseRecord, RecordError};
 pub use runner::Runner;
 pub use settings::{Sampling, Timing};
 pub use state::State;

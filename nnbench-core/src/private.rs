@@ -23,12 +23,12 @@ pub use nnbench_vocab::LatencyTarget;
 /// A family's sampling settings, as its attribute gave them.
 pub const fn sampling(
     sample_size: Option<usize>,
-    warm_up: Option<std::time::Duration>,
+    warm_up_time: Option<std::time::Duration>,
     measurement_time: Option<std::time::Duration>,
 ) -> Sampling {
     let mut sampling = Sampling::new();
     sampling.sample_size = sample_size;
-    sampling.warm_up = warm_up;
+    sampling.warm_up_time = warm_up_time;
     sampling.measurement_time = measurement_time;
     sampling
 }

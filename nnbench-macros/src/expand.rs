@@ -9,7 +9,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Expr, ItemFn, Type};
+use syn::{Expr, Ident, ItemFn, Type};
 
 use crate::check::{Grid, ParamPlan, Passing, Plan};
 use crate::parse::{Metric, RuntimeFlavor, ThroughputUnit, TimingMode, Values};
@@ -43,6 +43,11 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
     let direction_of = |direction: nnbench_vocab::Direction| match direction {
         nnbench_vocab::Direction::Higher => quote!(#krate::Direction::Higher),
         nnbench_vocab::Direction::Lower => quote!(#krate::Direction::Lower),
+        // The parser knows no other direction than these two.
+        other => {
+            let message = format!("nnbench cannot expand the direction {other:?}");
+            quote!(compile_error!(#message))
+        }
     };
     let (direction, directions) = match &options.metric {
         Some(Metric::Number(direction)) => (Some(direction_of(*direction)), Vec::new()),
@@ -92,11 +97,14 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
             limit: ::core::time::Duration::from_nanos(#nanos),
         })
     }));
-    let warm_up = duration(options.warm_up);
+    let warm_up = duration(options.warm_up_time);
     let measurement_time = duration(options.measurement_time);
     let build = cases(plan);
+    let renamed = options.renamed.iter().map(|(old, new)| renamed(old, new));
     quote! {
         #function
+
+        #(#renamed)*
 
         const _: () = {
             #[allow(unused_imports)]
@@ -534,4 +542,22 @@ fn with_throughput(
         };
         #spec.throughput(#krate::ThroughputUnit::#unit, __count)
     }}
+}
+
+/// A use of a deprecated item named and placed as the option `old` was
+/// written: the compiler warns there that it is renamed `new` (a proc
+/// macro cannot warn itself on stable Rust).
+fn renamed(old: &Ident, new: &str) -> TokenStream {
+    let note = format!(
+        "the option `{old}` is renamed `{new}`; the old name is taken until the next release"
+    );
+    let span = old.span();
+    quote_spanned! {span=>
+        const _: () = {
+            #[deprecated(note = #note)]
+            #[allow(non_upper_case_globals)]
+            const #old: () = ();
+            #old
+        };
+    }
 }

@@ -37,8 +37,11 @@ pub(crate) struct Options {
     pub teardown: Option<Expr>,
     pub timing: Option<TimingMode>,
     pub sample_size: Option<usize>,
-    pub warm_up: Option<Duration>,
+    pub warm_up_time: Option<Duration>,
     pub measurement_time: Option<Duration>,
+    /// Options written under the name they had before 0.1.0: the old name,
+    /// where it was written, and the new one. Each compiles with a warning.
+    pub renamed: Vec<(Ident, &'static str)>,
     /// `crate = path`: where the `nnbench` crate is, for a crate that
     /// renamed or re-exports it.
     pub krate: Option<syn::Path>,
@@ -121,7 +124,7 @@ pub(crate) enum TimingMode {
 }
 
 /// The options' names, for messages.
-const OPTIONS: &str = "name, tags, setup, teardown, timing, sample_size, warm_up, \
+const OPTIONS: &str = "name, tags, setup, teardown, timing, sample_size, warm_up_time, \
      measurement_time, metric, fail_on, throughput, runtime, concurrency, threads, rate, arrivals, \
      request_timeout, latency_target, scaling and crate";
 
@@ -279,7 +282,12 @@ impl Sorted {
             "tags" => set_once(&mut o.tags, &name, || tags(&value)),
             "timing" => set_once(&mut o.timing, &name, || timing(&value)),
             "sample_size" => set_once(&mut o.sample_size, &name, || sample_size(&value)),
-            "warm_up" => set_once(&mut o.warm_up, &name, || duration(&name, &value)),
+            "warm_up_time" => set_once(&mut o.warm_up_time, &name, || duration(&name, &value)),
+            // Named as criterion's `--warm-up-time` and `warm_up_time`.
+            "warm_up" => {
+                o.renamed.push((name.clone(), "warm_up_time"));
+                set_once(&mut o.warm_up_time, &name, || duration(&name, &value))
+            }
             "measurement_time" => {
                 set_once(&mut o.measurement_time, &name, || duration(&name, &value))
             }

@@ -38,6 +38,7 @@ pub enum Unit {
     derive(serde::Serialize, serde::Deserialize),
     serde(rename_all = "snake_case")
 )]
+#[non_exhaustive]
 pub enum Figure {
     /// Time per call of the function (the median; samples tested).
     Time,

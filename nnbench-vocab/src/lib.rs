@@ -4,7 +4,7 @@
 //!
 //! - the figures of a case that regression tracking follows ([`Figure`]),
 //!   and their units;
-//! - durations (`warm_up = "500ms"`, `--warm-up-time 0.5`): seconds (`1.5`)
+//! - durations (`warm_up_time = "500ms"`, `--warm-up-time 0.5`): seconds (`1.5`)
 //!   or a duration with its unit (`500ms`, `2s`, `1m 30s`), never zero;
 //! - regression limits (`fail_on = "time=10%"`, `--fail-on rss=2%+4MiB`):
 //!   comma-separated `figure=limit`, a struct metric's field as

@@ -21,6 +21,7 @@ use std::fmt;
     derive(serde::Serialize, serde::Deserialize),
     serde(rename_all = "snake_case")
 )]
+#[non_exhaustive]
 pub enum Direction {
     /// Larger values are better.
     Higher,

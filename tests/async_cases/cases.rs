@@ -55,7 +55,7 @@ impl Memo for Corpus {
 
 /// Scores a corpus in chunks, yielding between them as a server would.
 #[nnbench::product(corpus = [Corpus(1000)], chunk = [10usize, 100], timing = sampled,
-                   sample_size = 10, warm_up = "5ms", measurement_time = "30ms")]
+                   sample_size = 10, warm_up_time = "5ms", measurement_time = "30ms")]
 async fn score(corpus: &Array1<f64>, chunk: usize) -> f64 {
     let mut total = 0.0;
     for part in corpus.exact_chunks(chunk) {
@@ -191,14 +191,14 @@ fn a_run_from_inside_a_tokio_runtime_fails_its_async_cases_by_name() {
 }
 
 /// A request that awaits a reply for 2 ms.
-#[nnbench::benchmark(concurrency = [1, 16], warm_up = "20ms", measurement_time = "200ms")]
+#[nnbench::benchmark(concurrency = [1, 16], warm_up_time = "20ms", measurement_time = "200ms")]
 async fn awaiting() -> u8 {
     tokio::time::sleep(Duration::from_millis(2)).await;
     1
 }
 
 /// A request that only computes, on a runtime of one thread.
-#[nnbench::benchmark(concurrency = [1, 16], warm_up = "20ms", measurement_time = "200ms")]
+#[nnbench::benchmark(concurrency = [1, 16], warm_up_time = "20ms", measurement_time = "200ms")]
 async fn crunching() -> u64 {
     tokio::task::yield_now().await;
     (0..20_000u64).fold(0, |acc, n| acc.wrapping_add(std::hint::black_box(n * n)))
@@ -293,14 +293,14 @@ fn a_profile_holds_the_polled_work_and_the_runtimes() {
 }
 
 /// Each request waits 20 ms: at 200 a second, about four are in flight.
-#[nnbench::benchmark(rate = [200], warm_up = "20ms", measurement_time = "300ms")]
+#[nnbench::benchmark(rate = [200], warm_up_time = "20ms", measurement_time = "300ms")]
 async fn paced() -> u8 {
     tokio::time::sleep(Duration::from_millis(20)).await;
     1
 }
 
 /// Each request waits 50 ms, past its 10 ms timeout.
-#[nnbench::benchmark(rate = [100], arrivals = uniform, request_timeout = "10ms", warm_up = "20ms", measurement_time = "200ms")]
+#[nnbench::benchmark(rate = [100], arrivals = uniform, request_timeout = "10ms", warm_up_time = "20ms", measurement_time = "200ms")]
 async fn past_its_timeout() -> u8 {
     tokio::time::sleep(Duration::from_millis(50)).await;
     1

@@ -21,7 +21,7 @@ pub fn run(filter: &str) -> RunRecord {
     Runner::new()
         .filter(filter)
         .quiet(true)
-        .record_memory(false)
+        .memory(false)
         .run()
         .expect("the run")
 }

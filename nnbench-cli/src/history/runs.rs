@@ -160,7 +160,8 @@ impl CasePoint {
             Figure::Throughput => self.throughput,
             Figure::P99 => self.p99_ns,
             Figure::Requests => self.requests_per_second,
-            Figure::Scaling | Figure::Capacity => None,
+            // A family's, and figures this version does not keep.
+            _ => None,
         }
     }
 }

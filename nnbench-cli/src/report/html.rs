@@ -644,7 +644,7 @@ impl Section<'_> {
             let mark = match directions.get(*field) {
                 Some(Direction::Higher) => " ↑",
                 Some(Direction::Lower) => " ↓",
-                None => "",
+                _ => "",
             };
             let _ = write!(body, "<th>{}{mark}</th>", escape(field));
         }

@@ -113,9 +113,14 @@ pub(super) fn on_front(points: &[(f64, f64)], direction: Direction) -> Vec<bool>
     // point is on the front when it is better than every faster one.
     order.sort_by(|&a, &b| {
         let (pa, pb) = (points[a], points[b]);
-        pa.0.total_cmp(&pb.0).then_with(|| match direction {
-            Direction::Higher => pb.1.total_cmp(&pa.1),
-            Direction::Lower => pa.1.total_cmp(&pb.1),
+        pa.0.total_cmp(&pb.0).then_with(|| {
+            if better(pa.1, pb.1) {
+                std::cmp::Ordering::Less
+            } else if better(pb.1, pa.1) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
         })
     });
     let mut on = vec![false; points.len()];

@@ -13,7 +13,7 @@ use crate::{Error, Result};
 ///
 /// ```
 /// use ndarray::array;
-/// use nnbench::store::MappedArray;
+/// use nnbench::npy::MappedArray;
 ///
 /// let owned = MappedArray::from_array(array![[1.0, 2.0], [3.0, 4.0]]);
 /// assert_eq!(owned.view().sum(), 10.0);
@@ -52,7 +52,7 @@ impl<A, D: Dimension> MappedArray<A, D> {
     /// # Example
     ///
     /// ```
-    /// let a = nnbench::store::MappedArray::from_array(ndarray::Array1::<f32>::zeros(3));
+    /// let a = nnbench::npy::MappedArray::from_array(ndarray::Array1::<f32>::zeros(3));
     /// assert_eq!(a.view().len(), 3);
     /// ```
     pub fn from_array(array: Array<A, D>) -> Self {
@@ -66,7 +66,7 @@ impl<A, D: Dimension> MappedArray<A, D> {
     /// # Example
     ///
     /// ```
-    /// let a = nnbench::store::MappedArray::from_array(ndarray::Array1::<f32>::zeros(3));
+    /// let a = nnbench::npy::MappedArray::from_array(ndarray::Array1::<f32>::zeros(3));
     /// assert!(!a.is_mapped());
     /// ```
     pub fn is_mapped(&self) -> bool {
@@ -78,7 +78,7 @@ impl<A, D: Dimension> MappedArray<A, D> {
     /// # Example
     ///
     /// ```
-    /// let a = nnbench::store::MappedArray::from_array(ndarray::Array1::<f32>::zeros(3));
+    /// let a = nnbench::npy::MappedArray::from_array(ndarray::Array1::<f32>::zeros(3));
     /// assert_eq!(a.bytes(), 12);
     /// ```
     pub fn bytes(&self) -> u64 {
@@ -90,7 +90,7 @@ impl<A, D: Dimension> MappedArray<A, D> {
     /// # Example
     ///
     /// ```
-    /// let a = nnbench::store::MappedArray::from_array(ndarray::arr1(&[1.0, 2.0]));
+    /// let a = nnbench::npy::MappedArray::from_array(ndarray::arr1(&[1.0, 2.0]));
     /// assert_eq!(a.view()[1], 2.0);
     /// ```
     pub fn view(&self) -> ArrayView<'_, A, D> {

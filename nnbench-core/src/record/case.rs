@@ -250,8 +250,9 @@ impl CaseRecord {
                 .map(|c| c.requests_per_second)
                 .or(self.load.as_ref().map(|l| l.achieved_rate)),
             Figure::MaxRate => self.search.as_ref().map(|s| s.max_rate),
-            // A family's: the run's `scaling` and `capacity`.
-            Figure::Scaling | Figure::Capacity => None,
+            // A family's: the run's `scaling` and `capacity`. A figure this
+            // version does not know is none of a case's.
+            _ => None,
         }
     }
 

@@ -29,7 +29,7 @@ pub struct Family {
     pub teardown: Option<Hook>,
     /// The `timing` option; `None` leaves it to the run.
     pub timing: Option<Timing>,
-    /// The `sample_size`, `warm_up` and `measurement_time` options.
+    /// The `sample_size`, `warm_up_time` and `measurement_time` options.
     pub sampling: Sampling,
     /// The `metric` option for a number: which way it is better.
     pub direction: Option<Direction>,

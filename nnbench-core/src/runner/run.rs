@@ -319,7 +319,7 @@ fn refuse_unrunnable(settings: &Settings) -> Result<()> {
         ));
     }
     #[cfg(not(feature = "criterion"))]
-    if settings.timing.forced.0 == Some(crate::settings::Timing::Sampled) {
+    if settings.timing.forced.0 == Some(crate::settings::Timing::Criterion) {
         return Err(Error::msg(super::case::criterion_sampler::UNAVAILABLE));
     }
     Ok(())
@@ -644,16 +644,20 @@ fn huge_pages_on_advice() -> bool {
         .is_ok_and(|modes| modes.contains("[madvise]"))
 }
 
-/// Settings that ask for something the run will not do.
+/// Settings that ask for something the run will not do, or that were
+/// given under a name they no longer have.
 fn run_warnings(settings: &Settings) -> Vec<String> {
     let baselines = &settings.baselines;
     let baseline = baselines.save.as_ref().or(baselines.compare.as_ref());
-    match baseline {
-        Some(name) if settings.timing.test_mode => vec![format!(
+    let mut warnings = settings.renamed.clone();
+    if let Some(name) = baseline
+        && settings.timing.test_mode
+    {
+        warnings.push(format!(
             "baseline `{name}` is neither saved nor compared: in test mode (no --bench) no case is sampled"
-        )],
-        _ => Vec::new(),
+        ));
     }
+    warnings
 }
 
 /// The executable's name without cargo's hash suffix.

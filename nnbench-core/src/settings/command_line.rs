@@ -41,10 +41,16 @@ pub(crate) struct CommandLine {
 
 impl CommandLine {
     /// Parses `args`, the program's name first.
+    /// Renamed flags are taken under their old names too, and the run
+    /// says what to write instead.
     pub(crate) fn parse_args(
         args: impl IntoIterator<Item = OsString>,
     ) -> Result<Self, clap::Error> {
-        Self::try_parse_from(args)
+        let (mut args, mut renamed) = super::renamed::rename_flags(args.into_iter().collect());
+        renamed.extend(super::renamed::rename_variables(&mut args));
+        let mut line = Self::try_parse_from(args)?;
+        line.settings.renamed = renamed;
+        Ok(line)
     }
 
     /// Whether `--list` is asked for as `--format terse`: the list alone.
@@ -92,27 +98,50 @@ mod tests {
         let settings = |args: &[&str]| parse(args).unwrap().settings();
         assert_eq!(settings(&["--once"]).timing.forced.0, Some(Timing::Once));
         assert_eq!(
-            settings(&["--sampled"]).timing.forced.0,
-            Some(Timing::Sampled)
+            settings(&["--criterion"]).timing.forced.0,
+            Some(Timing::Criterion)
         );
         assert_eq!(
             settings(&["--instructions"]).timing.forced.0,
             Some(Timing::Instructions)
         );
         assert_eq!(settings(&[]).timing.forced.0, None);
-        assert!(parse(&["--once", "--sampled"]).is_err());
+        assert!(parse(&["--once", "--criterion"]).is_err());
         assert!(parse(&["--instructions", "--once"]).is_err());
-        assert!(parse(&["--sampled", "--instructions"]).is_err());
+        assert!(parse(&["--criterion", "--instructions"]).is_err());
         assert_eq!(settings(&[]).memory.disk_tier, DiskTier::Default);
         assert_eq!(
-            settings(&["--no-memo-cache"]).memory.disk_tier,
+            settings(&["--no-disk-tier"]).memory.disk_tier,
             DiskTier::Off
         );
         assert_eq!(
-            settings(&["--memo-cache-dir", "/m"]).memory.disk_tier,
+            settings(&["--disk-tier-dir", "/m"]).memory.disk_tier,
             DiskTier::At("/m".into())
         );
-        assert!(parse(&["--memo-cache-dir", "/m", "--no-memo-cache"]).is_err());
+        assert!(parse(&["--disk-tier-dir", "/m", "--no-disk-tier"]).is_err());
         assert_eq!(settings(&["--history"]).baselines.history, Some(None));
+    }
+
+    #[test]
+    fn renamed_flags_are_taken_under_their_old_names_and_said() {
+        let settings = |args: &[&str]| parse(args).unwrap().settings();
+        let old = settings(&[
+            "--sampled",
+            "--memo-cache-dir",
+            "/m",
+            "--memo-cache-max=1GiB",
+        ]);
+        assert_eq!(old.timing.forced.0, Some(Timing::Criterion));
+        assert_eq!(old.memory.disk_tier, DiskTier::At("/m".into()));
+        assert_eq!(old.memory.disk_tier_max, Some(1 << 30));
+        assert_eq!(old.renamed.len(), 3, "{:?}", old.renamed);
+        assert!(settings(&["--no-memo-cache"]).memory.disk_tier == DiskTier::Off);
+        assert!(settings(&["--criterion"]).renamed.is_empty());
+        // Hidden: --help names the new flags alone.
+        let help = <CommandLine as clap::CommandFactory>::command()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("--criterion") && help.contains("--disk-tier-dir"));
+        assert!(!help.contains("--sampled") && !help.contains("--memo-cache-dir"));
     }
 }

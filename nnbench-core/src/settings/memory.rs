@@ -42,15 +42,15 @@ pub(crate) struct MemorySettings {
     /// the load shares the machine with the timed case.
     #[arg(long)]
     pub prefetch: bool,
-    /// Where persisted memos live: `--memo-cache-dir DIR`, `--no-memo-cache`.
+    /// Where persisted memos live: `--disk-tier-dir DIR`, `--no-disk-tier`.
     #[command(flatten)]
     pub disk_tier: DiskTier,
     /// Keep the disk tier within SIZE (such as 50GiB), dropping the
     /// entries used least recently after each case.
-    #[arg(long, value_name = "SIZE", env = "NNBENCH_MEMO_CACHE_MAX", value_parser = parse::size)]
-    pub memo_cache_max: Option<u64>,
+    #[arg(long, value_name = "SIZE", env = "NNBENCH_DISK_TIER_MAX", value_parser = parse::size)]
+    pub disk_tier_max: Option<u64>,
     /// `clear`: empty the disk tier before the run.
-    #[arg(long = "memo-cache", value_name = "ACTION", value_enum)]
+    #[arg(long = "disk-tier", value_name = "ACTION", value_enum)]
     pub disk_tier_action: Option<DiskTierAction>,
     /// Print, at the end, what the memo cache holds and did, per memo type
     /// (also NNBENCH_PRINT_CACHE_SIZE=1).
@@ -76,11 +76,11 @@ pub(crate) enum DiskTierAction {
     Clear,
 }
 
-const DIR: &str = "memo-cache-dir";
-const OFF: &str = "no-memo-cache";
+const DIR: &str = "disk-tier-dir";
+const OFF: &str = "no-disk-tier";
 
-/// Two flags make one setting, hence by hand: `--memo-cache-dir DIR`
-/// (`At`), `--no-memo-cache` (`Off`), neither (`Default`).
+/// Two flags make one setting, hence by hand: `--disk-tier-dir DIR`
+/// (`At`), `--no-disk-tier` (`Off`), neither (`Default`).
 impl FromArgMatches for DiskTier {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         Ok(if matches.get_flag(OFF) {

@@ -15,6 +15,7 @@ mod output;
 mod pairing;
 mod parse;
 mod profiling;
+mod renamed;
 mod selection;
 mod sharding;
 mod timing;
@@ -55,6 +56,9 @@ pub(crate) struct Settings {
     /// What kind of process runs: set by the bench binary, not by flags.
     #[arg(skip)]
     pub process: Process,
+    /// What to say of each renamed flag given under its old name.
+    #[arg(skip)]
+    pub renamed: Vec<String>,
 }
 
 /// What the process running the cases can do.

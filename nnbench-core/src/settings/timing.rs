@@ -1,5 +1,5 @@
 //! How cases are timed: each family's own timing, and what a run forces on
-//! all of them (`--once`, `--sampled`, the sampling flags).
+//! all of them (`--once`, `--criterion`, the sampling flags).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,11 +23,9 @@ use crate::measure::round::Round;
 pub enum Timing {
     /// One call, its duration: for heavy cases (a model's evaluation).
     Once,
-    /// The function is sampled until its median is known within 1% (or
-    /// the measurement time is spent): for small kernels. As the run's
-    /// timing ([`Runner::timing`](crate::Runner::timing), `--sampled`),
-    /// criterion samples every case instead, with its settings, analysis
-    /// and reports.
+    /// nnbench's sampler samples the function until its median is known
+    /// within its precision target (or the measurement time is spent): for
+    /// small kernels.
     Sampled,
     /// The first call yields the metric and its time; if it took at least
     /// the threshold (`--auto-threshold`), the case stays `Once`, otherwise
@@ -40,10 +38,15 @@ pub enum Timing {
     /// binary starts such cases in a worker under valgrind, which must be
     /// installed. As the run's timing: `--instructions`.
     Instructions,
+    /// criterion samples the function, with its settings, analysis and
+    /// reports under `target/criterion` (the `criterion` feature). The
+    /// run's timing only ([`Runner::timing`](crate::Runner::timing),
+    /// `--criterion`), not a family's.
+    Criterion,
 }
 
 /// Sampling settings; `None` leaves the default, which a bench binary's
-/// `--help` states: nnbench's sampler's, or under criterion (`--sampled`)
+/// `--help` states: nnbench's sampler's, or under criterion (`--criterion`)
 /// criterion's.
 ///
 /// # Example
@@ -52,7 +55,7 @@ pub enum Timing {
 /// use std::time::Duration;
 /// let sampling = nnbench::Sampling::new()
 ///     .sample_size(20)
-///     .warm_up(Duration::from_millis(500));
+///     .warm_up_time(Duration::from_millis(500));
 /// assert_eq!(sampling.measurement_time, None);
 /// let runner = nnbench::Runner::new().sampling(sampling);
 /// # let _ = runner;
@@ -61,7 +64,7 @@ pub enum Timing {
 #[command(next_help_heading = "Timing")]
 #[non_exhaustive]
 pub struct Sampling {
-    /// The least number of samples, or under criterion (`--sampled`)
+    /// The least number of samples, or under criterion (`--criterion`)
     /// exactly this many (10 or more, as it requires). `--help` states the
     /// default of each.
     #[arg(long, value_name = "N", value_parser = parse::at_least_ten, help = help::sample_size())]
@@ -74,7 +77,7 @@ pub struct Sampling {
         value_parser = parse::duration,
         help = help::warm_up()
     )]
-    pub warm_up: Option<Duration>,
+    pub warm_up_time: Option<Duration>,
     /// The most time spent sampling a case, or under criterion the time it
     /// spends: seconds or a duration. `--help` states the default.
     #[arg(long, value_name = "DURATION", value_parser = parse::duration, help = help::measurement_time())]
@@ -87,7 +90,7 @@ impl Sampling {
     pub const fn new() -> Self {
         Sampling {
             sample_size: None,
-            warm_up: None,
+            warm_up_time: None,
             measurement_time: None,
         }
     }
@@ -101,9 +104,20 @@ impl Sampling {
 
     /// Time to run the function before sampling.
     #[must_use]
-    pub const fn warm_up(mut self, time: Duration) -> Self {
-        self.warm_up = Some(time);
+    pub const fn warm_up_time(mut self, time: Duration) -> Self {
+        self.warm_up_time = Some(time);
         self
+    }
+
+    /// The name [`Sampling::warm_up_time`] had before 0.1.0.
+    #[doc(hidden)]
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `warm_up_time`, as criterion's and the flag `--warm-up-time`"
+    )]
+    #[must_use]
+    pub const fn warm_up(self, time: Duration) -> Self {
+        self.warm_up_time(time)
     }
 
     /// The most time spent sampling a case; under criterion, the time it
@@ -118,7 +132,7 @@ impl Sampling {
     pub(crate) fn overridden_by(self, over: Sampling) -> Sampling {
         Sampling {
             sample_size: over.sample_size.or(self.sample_size),
-            warm_up: over.warm_up.or(self.warm_up),
+            warm_up_time: over.warm_up_time.or(self.warm_up_time),
             measurement_time: over.measurement_time.or(self.measurement_time),
         }
     }
@@ -137,7 +151,7 @@ mod help {
 
     pub(super) fn sample_size() -> String {
         format!(
-            "The least number of samples (default {}), or under criterion (--sampled) exactly \
+            "The least number of samples (default {}), or under criterion (--criterion) exactly \
              this many (its default 100; 10 or more, as it requires)",
             StopRule::default().min_samples
         )
@@ -159,6 +173,15 @@ mod help {
         )
     }
 
+    pub(super) fn criterion() -> String {
+        format!(
+            "Let criterion sample every case, with its settings, analysis and reports \
+             (otherwise nnbench's sampler samples, and stops once the median is known within \
+             {}%)",
+            100.0 * StopRule::default().relative
+        )
+    }
+
     pub(super) fn auto_threshold() -> String {
         format!(
             "First-call duration from which automatic timing keeps one call (default {}): \
@@ -175,7 +198,8 @@ pub(crate) const DEFAULT_AUTO_THRESHOLD: Duration = Duration::from_millis(100);
 #[derive(Clone, Debug, Default, clap::Args)]
 #[command(next_help_heading = "Timing")]
 pub(crate) struct TimingSettings {
-    /// Forces every family's timing: `--once` or `--sampled`.
+    /// Forces every family's timing: `--once`, `--criterion` or
+    /// `--instructions`.
     #[command(flatten)]
     pub forced: Forced,
     /// First-call duration from which automatic timing keeps one call:
@@ -203,22 +227,22 @@ impl TimingSettings {
 }
 
 /// The timing a run forces on every family, from three flags: `--once`,
-/// `--sampled` (criterion samples every case) or `--instructions`
+/// `--criterion` (criterion samples every case) or `--instructions`
 /// (Callgrind counts every case). Written by hand because one setting
 /// takes all three flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Forced(pub Option<Timing>);
 
 const ONCE: &str = "once";
-const SAMPLED: &str = "sampled";
+const CRITERION: &str = "criterion";
 const INSTRUCTIONS: &str = "instructions";
 
 impl FromArgMatches for Forced {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         Ok(Self(if matches.get_flag(ONCE) {
             Some(Timing::Once)
-        } else if matches.get_flag(SAMPLED) {
-            Some(Timing::Sampled)
+        } else if matches.get_flag(CRITERION) {
+            Some(Timing::Criterion)
         } else if matches.get_flag(INSTRUCTIONS) {
             Some(Timing::Instructions)
         } else {
@@ -239,24 +263,20 @@ impl clap::Args for Forced {
                 Arg::new(ONCE)
                     .long(ONCE)
                     .action(ArgAction::SetTrue)
-                    .conflicts_with_all([SAMPLED, INSTRUCTIONS])
+                    .conflicts_with_all([CRITERION, INSTRUCTIONS])
                     .help("Time every case with one call"),
             )
             .arg(
-                Arg::new(SAMPLED)
-                    .long(SAMPLED)
+                Arg::new(CRITERION)
+                    .long(CRITERION)
                     .action(ArgAction::SetTrue)
-                    .help(
-                        "Let criterion sample every case, with its settings, analysis and reports \
-                         (otherwise nnbench's sampler samples, and stops once the median is known \
-                         within 1%)",
-                    ),
+                    .help(help::criterion()),
             )
             .arg(
                 Arg::new(INSTRUCTIONS)
                     .long(INSTRUCTIONS)
                     .action(ArgAction::SetTrue)
-                    .conflicts_with(SAMPLED)
+                    .conflicts_with(CRITERION)
                     .help(
                         "Count every case's instructions exactly under Callgrind, one call each, in \
                          a worker under valgrind (which must be installed): a figure a busy machine \

@@ -28,6 +28,9 @@
 mod npy_formats;
 mod serde_formats;
 
+// Documented in `npy`, which makes and reads it; kept here for the
+// formats' users one more release.
+#[doc(hidden)]
 pub use crate::npy::MappedArray;
 pub use npy_formats::{MappedNpy, Npy};
 pub use serde_formats::{Binary, Json};

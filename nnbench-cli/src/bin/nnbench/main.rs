@@ -7,7 +7,7 @@
 
 mod bisect;
 mod build_base;
-mod cache_command;
+mod disk_tier_command;
 mod history_command;
 mod inputs;
 mod merge;
@@ -208,12 +208,16 @@ enum Command {
     /// The disk tier of persisted memos: list its entries (type, memo, size,
     /// the memos each was built from, last use), prune it to a size, or
     /// clear it.
-    #[command(after_help = "Examples:
-  nnbench cache                                # target/nnbench/memo-cache, most recently used first
-  nnbench cache prune --max 50GiB
-  nnbench cache --dir /scratch/memos clear
-  nnbench cache --format json")]
-    Cache(cache_command::Cache),
+    #[command(
+        name = "disk-tier",
+        alias = "cache",
+        after_help = "Examples:
+  nnbench disk-tier                            # target/nnbench/memo-cache, most recently used first
+  nnbench disk-tier prune --max 50GiB
+  nnbench disk-tier --dir /scratch/memos clear
+  nnbench disk-tier --format json"
+    )]
+    DiskTier(disk_tier_command::DiskTierCommand),
     /// The history of runs, in an SQLite file: add runs, list them, follow
     /// a case across them.
     History {
@@ -306,6 +310,11 @@ pub(crate) fn thresholds(spec: &str) -> Result<Thresholds, String> {
 }
 
 fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("cache") {
+        eprintln!(
+            "warning: `nnbench cache` is renamed `nnbench disk-tier`: the old name is taken until the next release"
+        );
+    }
     match run(Tool::parse()) {
         Ok(code) => code,
         Err(message) => {
@@ -400,7 +409,7 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Bisect(bisect) => bisect::run(bisect),
-        Command::Cache(cache) => cache_command::run(cache),
+        Command::DiskTier(tier) => disk_tier_command::run(tier),
         Command::History { history, command } => history_command::run(history, command),
         Command::Show { record } => {
             let (record, _) = inputs::load(&record).map_err(|e| e.to_string())?;

@@ -42,8 +42,8 @@ const PAGE: u64 = 4096;
 
 /// Where the disk tier of persisted memos lives.
 ///
-/// A [`Runner`](crate::Runner) uses its own (`--memo-cache-dir`,
-/// `--no-memo-cache`) for its cases and their hooks; memos resolved outside
+/// A [`Runner`](crate::Runner) uses its own (`--disk-tier-dir`,
+/// `--no-disk-tier`) for its cases and their hooks; memos resolved outside
 /// a run use the process's, which [`set_disk_tier`](crate::memo::set_disk_tier) sets.
 ///
 /// # Example
@@ -395,7 +395,7 @@ fn checksum(file: &mut File, offset: u64, len: u64) -> io::Result<String> {
     Ok(hasher.finalize().to_hex().to_string())
 }
 
-/// Entries this process has saved, to every tier: what `--memo-cache-max`
+/// Entries this process has saved, to every tier: what `--disk-tier-max`
 /// looks at before it prunes.
 pub(crate) static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 

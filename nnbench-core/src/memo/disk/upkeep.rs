@@ -1,6 +1,6 @@
 //! The disk tier as a whole: what it holds, kept within a size by dropping
-//! the entries used least recently, and emptied. What `nnbench cache`
-//! shows and does, and what `--memo-cache-max` keeps.
+//! the entries used least recently, and emptied. What `nnbench disk-tier`
+//! shows and does, and what `--disk-tier-max` keeps.
 
 use std::fs;
 use std::io;
@@ -89,8 +89,8 @@ impl DiskTier {
     /// Removes the entries used least recently until the tier holds at
     /// most `max_bytes`, with what processes that died left behind: an
     /// entry a process is writing, reading or holds mapped now stays. Only the entries removed
-    /// are read. `--memo-cache-max` does this after each case that saved
-    /// an entry; `nnbench cache prune --max SIZE` on demand.
+    /// are read. `--disk-tier-max` does this after each case that saved
+    /// an entry; `nnbench disk-tier prune --max SIZE` on demand.
     ///
     /// # Errors
     ///

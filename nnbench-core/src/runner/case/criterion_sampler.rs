@@ -1,7 +1,7 @@
-//! `--sampled`: criterion samples every case through
+//! `--criterion`: criterion samples every case through
 //! `Bencher::iter_custom`, with its analysis and its baselines under
 //! `target/criterion`. criterion is the `criterion` feature's: a build
-//! without it refuses `--sampled` before the run starts.
+//! without it refuses `--criterion` before the run starts.
 
 use crate::measure::cpu::Elapsed;
 use crate::settings::Baselines;
@@ -17,9 +17,9 @@ pub(crate) struct CriterionSampler {
     criterion: Option<criterion::Criterion>,
 }
 
-/// Why `--sampled` cannot run in this build, where it cannot.
+/// Why `--criterion` cannot run in this build, where it cannot.
 #[cfg(not(feature = "criterion"))]
-pub(crate) const UNAVAILABLE: &str = "--sampled (Timing::Sampled for the run) hands every case to criterion, \
+pub(crate) const UNAVAILABLE: &str = "--criterion (Timing::Criterion for the run) hands every case to criterion, \
      and this build lacks nnbench's `criterion` feature: \
      nnbench = { version = \"0.1\", features = [\"criterion\"] }";
 
@@ -58,7 +58,7 @@ mod driven {
             });
             criterion
                 .sample_size(sampling.sample_size.unwrap_or(SAMPLE_SIZE))
-                .warm_up_time(sampling.warm_up.unwrap_or(WARM_UP))
+                .warm_up_time(sampling.warm_up_time.unwrap_or(WARM_UP))
                 .measurement_time(sampling.measurement_time.unwrap_or(MEASUREMENT))
         }
 
@@ -129,7 +129,7 @@ impl CriterionSampler {
 
 #[cfg(not(feature = "criterion"))]
 impl CriterionSampler {
-    /// Refuses: a run without criterion refuses `--sampled` before it
+    /// Refuses: a run without criterion refuses `--criterion` before it
     /// starts, so that no case gets here.
     pub(crate) fn sample(
         &mut self,

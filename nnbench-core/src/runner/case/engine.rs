@@ -65,7 +65,7 @@ pub(crate) struct Timed {
     pub threads: Option<ThreadsRecord>,
 }
 
-/// The run's criterion (under `--sampled`), and the dumps of Callgrind in
+/// The run's criterion (under `--criterion`), and the dumps of Callgrind in
 /// a worker under it.
 pub(crate) struct Engine {
     criterion: CriterionSampler,
@@ -135,7 +135,7 @@ impl Engine {
         }
         let sample = match plan.timing {
             Timing::Once | Timing::Instructions => false,
-            Timing::Sampled => true,
+            Timing::Sampled | Timing::Criterion => true,
             Timing::Auto => once.wall < plan.auto_threshold,
         };
         if !sample {
@@ -260,7 +260,7 @@ fn load(
     };
     let load = LoadPlan {
         level,
-        warm_up: plan.sampling.warm_up.unwrap_or(LOAD_WARM_UP),
+        warm_up: plan.sampling.warm_up_time.unwrap_or(LOAD_WARM_UP),
         duration: plan.sampling.measurement_time.unwrap_or(LOAD_DURATION),
         once: plan.timing == Timing::Once,
         open,
@@ -324,7 +324,7 @@ fn search_rate(
         let period = plan.sampling.measurement_time.unwrap_or(LOAD_DURATION);
         let load = LoadPlan {
             level: 1,
-            warm_up: plan.sampling.warm_up.unwrap_or(LOAD_WARM_UP),
+            warm_up: plan.sampling.warm_up_time.unwrap_or(LOAD_WARM_UP),
             duration: search::step_period(&target, rate, period),
             once: plan.timing == Timing::Once,
             open: Some(open_loop(plan, rate, seed)),
@@ -426,7 +426,7 @@ fn stop_rule(sampling: &Sampling) -> StopRule {
     let defaults = StopRule::default();
     StopRule {
         min_samples: sampling.sample_size.unwrap_or(defaults.min_samples),
-        warm_up: sampling.warm_up.unwrap_or(defaults.warm_up),
+        warm_up: sampling.warm_up_time.unwrap_or(defaults.warm_up),
         time_cap: sampling.measurement_time.unwrap_or(defaults.time_cap),
         relative: defaults.relative,
     }
@@ -440,8 +440,8 @@ pub(crate) fn counted(case: &Case, settings: &crate::settings::Settings) -> bool
 }
 
 /// The plan for `case`: run settings override its family's, which
-/// override the defaults. criterion samples when the run asks for
-/// sampling (`--sampled`), the rounds of a paired run in a paired worker,
+/// override the defaults. criterion samples when the run asks for it
+/// (`--criterion`), the rounds of a paired run in a paired worker,
 /// nnbench's sampler otherwise; the load driver under `concurrency`.
 pub(crate) fn plan(case: &Case, run: &TimingSettings) -> TimingPlan {
     let round = run
@@ -465,7 +465,7 @@ pub(crate) fn plan(case: &Case, run: &TimingSettings) -> TimingPlan {
             Sampler::Load
         } else if round.is_some() {
             Sampler::Paired
-        } else if run.forced.0 == Some(Timing::Sampled) {
+        } else if run.forced.0 == Some(Timing::Criterion) {
             Sampler::Criterion
         } else {
             Sampler::Adaptive

@@ -401,6 +401,8 @@ fn worker_args(settings: &Settings) -> Vec<OsString> {
     if settings.memory.disk_tier == crate::memo::DiskTier::Default
         && let Some(dir) = settings.memory.disk_tier.dir()
     {
+        // Under the name a base built before 0.1.0 knows too; a worker
+        // says nothing of renamed flags, its supervisor does.
         args.push("--memo-cache-dir".into());
         args.push(dir.into_os_string());
     }

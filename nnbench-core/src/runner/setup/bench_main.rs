@@ -34,6 +34,8 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         // that could read the environment. A process the worker's cases
         // start must not take itself for a worker.
         unsafe { std::env::remove_var(crate::runner::workers::WORKER_ENV) };
+        // Its supervisor said what was renamed, once for the run.
+        settings.renamed.clear();
         settings.process.interruptible = super::interrupt::install().is_ok();
         crate::runner::workers::worker::main(worker_settings(settings), socket.as_ref());
     }
@@ -191,7 +193,7 @@ fn built_in(settings: &Settings) -> Result<(), String> {
         ));
     }
     #[cfg(not(feature = "criterion"))]
-    if settings.timing.forced.0 == Some(crate::settings::Timing::Sampled) {
+    if settings.timing.forced.0 == Some(crate::settings::Timing::Criterion) {
         return Err(crate::runner::case::criterion_sampler::UNAVAILABLE.to_owned());
     }
     let _ = settings;

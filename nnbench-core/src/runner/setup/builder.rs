@@ -220,18 +220,29 @@ impl Runner {
 
     /// Keeps the disk tier within `bytes`, dropping the entries used least
     /// recently at the start of the run and after each case that saved
-    /// one: `--memo-cache-max SIZE`.
+    /// one: `--disk-tier-max SIZE`.
     ///
     /// # Example
     ///
     /// ```
-    /// let runner = nnbench::Runner::new().memo_cache_max(50 << 30);
-    /// assert!(format!("{runner:?}").contains("memo_cache_max: Some(53687091200)"));
+    /// let runner = nnbench::Runner::new().disk_tier_max(50 << 30);
+    /// assert!(format!("{runner:?}").contains("disk_tier_max: Some(53687091200)"));
     /// ```
     #[must_use]
-    pub fn memo_cache_max(mut self, bytes: u64) -> Self {
-        self.settings.memory.memo_cache_max = Some(bytes);
+    pub fn disk_tier_max(mut self, bytes: u64) -> Self {
+        self.settings.memory.disk_tier_max = Some(bytes);
         self
+    }
+
+    /// The name [`Runner::disk_tier_max`] had before 0.1.0.
+    #[doc(hidden)]
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `disk_tier_max`, as the flag `--disk-tier-max`"
+    )]
+    #[must_use]
+    pub fn memo_cache_max(self, bytes: u64) -> Self {
+        self.disk_tier_max(bytes)
     }
 
     /// Under a memo budget, orders the cases for the fewest bytes loaded
@@ -278,7 +289,7 @@ impl Runner {
 
     /// Sets this run's disk tier of persisted memos, in force for its
     /// cases and hooks (by default `target/nnbench/memo-cache`): a folder
-    /// (`--memo-cache-dir DIR`), none (`--no-memo-cache`: persisted memos
+    /// (`--disk-tier-dir DIR`), none (`--no-disk-tier`: persisted memos
     /// are computed and kept in memory only), or the default.
     ///
     /// # Example
@@ -357,10 +368,10 @@ impl Runner {
     }
 
     /// Times every case this way, whatever its family says (by default each
-    /// family's `timing` option, else [`Timing::Auto`]): `--once` or
-    /// `--sampled`. [`Timing::Sampled`] here lets criterion sample every
-    /// case, with its settings, analysis and reports under
-    /// `target/criterion`.
+    /// family's `timing` option, else [`Timing::Auto`]): `--once`,
+    /// `--criterion` or `--instructions`. [`Timing::Criterion`] lets
+    /// criterion sample every case, with its settings, analysis and
+    /// reports under `target/criterion`.
     ///
     /// # Example
     ///
@@ -386,7 +397,7 @@ impl Runner {
     /// `--warm-up-time` and `--measurement-time`. For nnbench's sampler the
     /// sample size is the least number of samples and the measurement time
     /// the most time spent sampling; under criterion
-    /// ([`Timing::Sampled`] as the run's timing) they are its own.
+    /// ([`Timing::Criterion`] as the run's timing) they are its own.
     ///
     /// # Example
     ///
@@ -396,7 +407,7 @@ impl Runner {
     /// #[nnbench::benchmark(timing = sampled)]
     /// fn quick() -> u64 { (0..100u64).sum() }
     ///
-    /// let quick_sampling = nnbench::Sampling::new().sample_size(10).warm_up(Duration::from_millis(10)).measurement_time(Duration::from_millis(50));
+    /// let quick_sampling = nnbench::Sampling::new().sample_size(10).warm_up_time(Duration::from_millis(10)).measurement_time(Duration::from_millis(50));
     /// let record = nnbench::Runner::new().filter("quick").sampling(quick_sampling).quiet(true).run().unwrap();
     /// assert!(record.cases[0].time.samples >= 10);
     /// ```
@@ -528,9 +539,9 @@ impl Runner {
         self
     }
 
-    /// Records no memory figures (what they cost a case is on the book's
-    /// page of measured figures, `scripts/figures.sh overhead`):
-    /// `--no-memory` when `record` is false.
+    /// Whether memory figures are taken (by default they are; what they
+    /// cost a case is on the book's page of measured figures,
+    /// `scripts/figures.sh overhead`): `--no-memory` when `take` is false.
     ///
     /// # Example
     ///
@@ -540,7 +551,7 @@ impl Runner {
     ///
     /// let record = nnbench::Runner::new()
     ///     .filter("unmeasured")
-    ///     .record_memory(false)
+    ///     .memory(false)
     ///     .test_mode(true)
     ///     .quiet(true)
     ///     .run()
@@ -548,9 +559,17 @@ impl Runner {
     /// assert_eq!(record.cases[0].memory.rss_peak_bytes, None);
     /// ```
     #[must_use]
-    pub fn record_memory(mut self, record: bool) -> Self {
-        self.settings.memory.no_memory = !record;
+    pub fn memory(mut self, take: bool) -> Self {
+        self.settings.memory.no_memory = !take;
         self
+    }
+
+    /// The name [`Runner::memory`] had before 0.1.0.
+    #[doc(hidden)]
+    #[deprecated(since = "0.1.0", note = "renamed `memory`, as the flag `--no-memory`")]
+    #[must_use]
+    pub fn record_memory(self, record: bool) -> Self {
+        self.memory(record)
     }
 
     /// Prints nothing: no progress, no warnings, no table: `--quiet`. The

@@ -1,4 +1,4 @@
-//! `--memo-cache-max`: the run keeps its disk tier within a size, dropping
+//! `--disk-tier-max`: the run keeps its disk tier within a size, dropping
 //! the entries used least recently when it starts and after each case that
 //! saved one.
 
@@ -20,7 +20,7 @@ pub(crate) struct TierLimit {
 impl TierLimit {
     pub(crate) fn new(settings: &Settings) -> Self {
         Self {
-            max: settings.memory.memo_cache_max,
+            max: settings.memory.disk_tier_max,
             tier: settings.memory.disk_tier.clone(),
             started: SystemTime::now(),
             saves: u64::MAX,
@@ -46,14 +46,14 @@ impl TierLimit {
                     .collect();
                 if !used.is_empty() {
                     journal::warn(format!(
-                        "--memo-cache-max {} dropped entries this run used ({}): the tier holds \
+                        "--disk-tier-max {} dropped entries this run used ({}): the tier holds \
                          less than the run needs, and later runs compute them again",
                         format_bytes(max),
                         used.join(", ")
                     ));
                 }
             }
-            Err(e) => journal::warn(format!("--memo-cache-max: {e:#}")),
+            Err(e) => journal::warn(format!("--disk-tier-max: {e:#}")),
         }
     }
 }

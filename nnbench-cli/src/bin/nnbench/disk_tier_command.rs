@@ -1,4 +1,4 @@
-//! `nnbench cache`: what the memos' disk tier holds, and keeping it small.
+//! `nnbench disk-tier`: what the memos' disk tier holds, and keeping it small.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,21 +11,21 @@ use nnbench_vocab::format_bytes;
 
 /// Where the tier is, for every action.
 #[derive(Args)]
-pub(crate) struct Cache {
+pub(crate) struct DiskTierCommand {
     /// The tier's folder (default: target/nnbench/memo-cache in the
     /// target folder of the cargo project around the current folder, as
-    /// its bench binaries keep it; theirs is `--memo-cache-dir`).
+    /// its bench binaries keep it; theirs is `--disk-tier-dir`).
     #[arg(long, value_name = "DIR", global = true)]
     dir: Option<PathBuf>,
     /// How to list the entries.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     format: ListFormat,
     #[command(subcommand)]
-    action: Option<CacheAction>,
+    action: Option<TierAction>,
 }
 
 #[derive(Subcommand)]
-pub(crate) enum CacheAction {
+pub(crate) enum TierAction {
     /// Remove the entries used least recently until the tier holds at most
     /// SIZE; an entry a process is writing stays.
     Prune {
@@ -52,8 +52,8 @@ fn size(text: &str) -> Result<u64, String> {
         .map_err(|e| format!("{e} (write a size such as 50GiB or 512MiB)"))
 }
 
-pub(crate) fn run(cache: Cache) -> Result<ExitCode, String> {
-    let tier = match &cache.dir {
+pub(crate) fn run(command: DiskTierCommand) -> Result<ExitCode, String> {
+    let tier = match &command.dir {
         Some(dir) => DiskTier::At(dir.clone()),
         // The project's own target folder: `target` relative to wherever
         // the tool is run would list an empty tier.
@@ -71,10 +71,10 @@ pub(crate) fn run(cache: Cache) -> Result<ExitCode, String> {
     };
     let shown = tier.dir().unwrap_or_default().display().to_string();
     let failed = |e: nnbench_core::Error| format!("{e:#}");
-    match cache.action {
+    match command.action {
         None => {
             let entries = tier.entries().map_err(failed)?;
-            match cache.format {
+            match command.format {
                 ListFormat::Json => {
                     let text = serde_json::to_string_pretty(&entries).map_err(|e| e.to_string())?;
                     println!("{text}");
@@ -99,7 +99,7 @@ pub(crate) fn run(cache: Cache) -> Result<ExitCode, String> {
                 }
             }
         }
-        Some(CacheAction::Prune { max }) => {
+        Some(TierAction::Prune { max }) => {
             let pruned = tier.prune(max).map_err(failed)?;
             let freed: u64 = pruned.removed.iter().map(|e| e.bytes).sum();
             println!(
@@ -115,7 +115,7 @@ pub(crate) fn run(cache: Cache) -> Result<ExitCode, String> {
                 format_bytes(pruned.kept_bytes)
             );
         }
-        Some(CacheAction::Clear) => {
+        Some(TierAction::Clear) => {
             let removed = tier.clear().map_err(failed)?;
             println!(
                 "removed {removed} {} from {shown}",
