@@ -466,9 +466,9 @@ fn runtime(value: &Expr) -> syn::Result<RuntimeFlavor> {
     }
 }
 
-/// The most threads, or requests in flight, one case may have: a sync
-/// case under load makes each request on a thread of its own.
-const MAX_LEVEL: usize = 4096;
+// The most threads, or requests in flight, one case may have: a sync case
+// under load makes each request on a thread of its own.
+use nnbench_vocab::MAX_LEVEL;
 
 /// `[1, 8, 64]`: distinct whole numbers from 1 to [`MAX_LEVEL`], the
 /// levels of `concurrency` or `threads`.
@@ -514,9 +514,9 @@ fn levels(name: &Ident, value: &Expr) -> syn::Result<Vec<usize>> {
     Ok(levels)
 }
 
-/// The most requests a second an open loop offers: its dispatcher issues
-/// them one by one.
-const MAX_RATE: f64 = 1e6;
+// The most requests a second an open loop offers: its dispatcher issues
+// them one by one.
+use nnbench_vocab::MAX_RATE;
 
 /// `[100, 200, 400]`: distinct positive numbers of requests a second, at
 /// most [`MAX_RATE`].
@@ -585,12 +585,16 @@ fn sample_size(value: &Expr) -> syn::Result<usize> {
         }) => n.base10_parse::<usize>().ok(),
         _ => None,
     };
-    size.filter(|&n| n >= 10).ok_or_else(|| {
-        syn::Error::new(
-            value.span(),
-            "sample_size is a whole number of at least 10 (criterion's minimum)",
-        )
-    })
+    size.filter(|&n| n >= nnbench_vocab::MIN_SAMPLE_SIZE)
+        .ok_or_else(|| {
+            syn::Error::new(
+                value.span(),
+                format!(
+                    "sample_size is a whole number of at least {} (criterion's minimum)",
+                    nnbench_vocab::MIN_SAMPLE_SIZE
+                ),
+            )
+        })
 }
 
 /// A duration as the command line takes it: `"500ms"`, `"2s"`, or seconds

@@ -17,6 +17,7 @@
 
 #![warn(missing_docs)]
 
+mod bounds;
 mod duration;
 mod field;
 mod figure;
@@ -25,6 +26,7 @@ mod limits;
 mod metric;
 mod target;
 
+pub use bounds::{MAX_LEVEL, MAX_RATE, MIN_SAMPLE_SIZE};
 pub use duration::parse_duration;
 pub use field::format_field;
 pub use figure::{Figure, Unit, UnknownFigure};

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use super::open_counts::OpenCounts;
 use super::together;
 use crate::record::{ConcurrencyRecord, Percentiles, Sampler, TimeRecord, TimingMode};
 
@@ -43,7 +44,7 @@ pub(crate) struct LoadOutcome {
     duration: Duration,
     once: bool,
     /// Under an open loop, what it offered and how the client kept up.
-    open: Option<super::open_loop::OpenCounts>,
+    open: Option<OpenCounts>,
 }
 
 /// What one worker measured.
@@ -253,7 +254,7 @@ impl LoadOutcome {
 
     /// An open loop's: its requests recorded in `tally`, what it offered
     /// and how the client kept up in `counts`.
-    pub(super) fn open(plan: LoadPlan, tally: Tally, counts: super::open_loop::OpenCounts) -> Self {
+    pub(super) fn open(plan: LoadPlan, tally: Tally, counts: OpenCounts) -> Self {
         Self {
             level: counts.most_in_flight.max(1) as usize,
             open: Some(counts),

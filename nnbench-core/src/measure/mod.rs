@@ -14,6 +14,7 @@ pub mod gpu;
 pub(crate) mod load;
 pub(crate) mod memory_limit;
 mod nvml;
+mod open_counts;
 mod open_loop;
 #[cfg_attr(not(target_os = "linux"), path = "perf_elsewhere.rs")]
 pub(crate) mod perf;

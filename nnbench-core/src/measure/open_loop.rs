@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use super::arrivals::{Arrivals, OpenLoop};
+use super::arrivals::OpenLoop;
 use super::load::{LoadOutcome, LoadPlan, Tally};
-use crate::record::LoadRecord;
+use super::open_counts::OpenCounts;
 
 /// The most threads a sync case's requests run on: a request due while
 /// that many are in flight is dropped.
@@ -35,54 +35,6 @@ const LATE: Duration = Duration::from_micros(100);
 /// The requests a case timed once makes (every case in test mode), from
 /// its schedule's start.
 const ONCE_REQUESTS: u64 = 5;
-
-/// What an open loop offered, and how the client kept up.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct OpenCounts {
-    pub rate: f64,
-    pub arrivals: Arrivals,
-    pub timeout: Option<Duration>,
-    /// Requests that finished within the timed period.
-    pub finished_in_period: u64,
-    pub late: u64,
-    pub dropped: u64,
-    pub timed_out: u64,
-    pub most_in_flight: u64,
-}
-
-impl OpenCounts {
-    fn new(open: &OpenLoop) -> Self {
-        Self {
-            rate: open.rate,
-            arrivals: open.arrivals,
-            timeout: open.timeout,
-            ..Self::default()
-        }
-    }
-
-    /// The record of a loop whose timed period of `duration` recorded
-    /// `requests`.
-    pub(super) fn record(&self, requests: u64, duration: Duration) -> LoadRecord {
-        LoadRecord {
-            offered_rate: self.rate,
-            arrivals: self.arrivals.name().to_owned(),
-            achieved_rate: crate::record::per_second(
-                self.finished_in_period,
-                duration.as_nanos() as f64,
-            ),
-            requests,
-            late_fraction: if requests == 0 {
-                0.0
-            } else {
-                self.late as f64 / requests as f64
-            },
-            dropped: self.dropped,
-            timed_out: self.timed_out,
-            timeout_ns: self.timeout.map(|t| t.as_nanos() as f64),
-            most_in_flight: self.most_in_flight,
-        }
-    }
-}
 
 /// A request, as the dispatcher hands it on.
 #[derive(Clone, Copy)]
@@ -481,6 +433,7 @@ pub(crate) async fn in_flight<F: Future>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::arrivals::Arrivals;
     use super::*;
 
     fn plan(duration_ms: u64) -> LoadPlan {

@@ -6,9 +6,8 @@
 //! some containers) or on other systems the peak is unknown (`None`).
 //!
 //! The mark is read with `getrusage` where that is exact, and from
-//! `/proc/self/status` where it is not: `getrusage` answers in a third of a
-//! microsecond where the kernel takes three to write out `status`, but its
-//! figure is the larger of the mark and a floor the process carries, the
+//! `/proc/self/status` where it is not: `getrusage` answers many times
+//! sooner than the kernel writes out `status`, but its figure is the larger of the mark and a floor the process carries, the
 //! peak of the memory it replaced at `exec` (its parent's, when spawned)
 //! and of its threads as they exited. Read just after a reset, the floor
 //! shows: above what is resident, it is known, and a later figure above it

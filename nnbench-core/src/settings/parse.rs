@@ -17,12 +17,14 @@ pub(crate) fn duration(text: &str) -> Result<Duration, String> {
     nnbench_vocab::parse_duration(text)
 }
 
-/// A sample size criterion accepts: 10 or more.
-pub(crate) fn at_least_ten(text: &str) -> Result<usize, String> {
+/// A sample size criterion accepts: [`nnbench_vocab::MIN_SAMPLE_SIZE`] or
+/// more.
+pub(crate) fn sample_size(text: &str) -> Result<usize, String> {
+    const LEAST: usize = nnbench_vocab::MIN_SAMPLE_SIZE;
     match text.trim().parse::<usize>() {
-        Ok(n) if n >= 10 => Ok(n),
-        Ok(_) => Err("must be 10 or more".into()),
-        Err(e) => Err(format!("{e} (write a whole number, 10 or more)")),
+        Ok(n) if n >= LEAST => Ok(n),
+        Ok(_) => Err(format!("must be {LEAST} or more")),
+        Err(e) => Err(format!("{e} (write a whole number, {LEAST} or more)")),
     }
 }
 
@@ -62,8 +64,8 @@ mod tests {
         assert_eq!(duration("250ms"), Ok(Duration::from_millis(250)));
         assert!(duration("0").is_err());
         assert!(duration("-1").is_err());
-        assert_eq!(at_least_ten("10"), Ok(10));
-        assert!(at_least_ten("9").unwrap_err().contains("10 or more"));
+        assert_eq!(sample_size("10"), Ok(10));
+        assert!(sample_size("9").unwrap_err().contains("10 or more"));
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub struct Sampling {
     /// The least number of samples, or under criterion (`--criterion`)
     /// exactly this many (10 or more, as it requires). `--help` states the
     /// default of each.
-    #[arg(long, value_name = "N", value_parser = parse::at_least_ten, help = help::sample_size())]
+    #[arg(long, value_name = "N", value_parser = parse::sample_size, help = help::sample_size())]
     pub sample_size: Option<usize>,
     /// Time to run the function before sampling: seconds, or a duration
     /// such as `500ms`. `--help` states the default.

@@ -65,6 +65,24 @@ pub(crate) struct Timed {
     pub threads: Option<ThreadsRecord>,
 }
 
+/// A sampler's samples (calls and what they took), and the precision
+/// nnbench's sampler reached.
+type Samples = (Vec<(u64, Elapsed)>, Option<crate::record::Precision>);
+
+impl Timed {
+    /// A call's metric and time, under no load and on one thread.
+    fn of(metric: Json, time: TimeRecord) -> Self {
+        Timed {
+            metric,
+            time,
+            concurrency: None,
+            load: None,
+            search: None,
+            threads: None,
+        }
+    }
+}
+
 /// The run's criterion (under `--criterion`), and the dumps of Callgrind in
 /// a worker under it.
 pub(crate) struct Engine {
@@ -96,14 +114,7 @@ impl Engine {
         console: &Console,
         mut meter: Option<&mut CaseMeter>,
     ) -> Result<Timed> {
-        let timed = |metric, time| Timed {
-            metric,
-            time,
-            concurrency: None,
-            load: None,
-            search: None,
-            threads: None,
-        };
+        let timed = Timed::of;
         if plan.timing == Timing::Instructions {
             return self
                 .count(id, call, args)
@@ -177,21 +188,11 @@ impl Engine {
                 timer.elapsed().unwrap_or_default()
             })
         };
-        let mut precision = None;
-        let samples = match plan.sampler {
-            Sampler::Adaptive | Sampler::Load => {
-                adaptive::sample(&stop_rule(&plan.sampling), routine).map(|(samples, reached)| {
-                    precision = Some(reached);
-                    samples
-                })
-            }
-            Sampler::Criterion => self.criterion.sample(id, &plan.sampling, console, routine),
-            Sampler::Paired => round::sample(plan.round, routine),
-        };
+        let samples = self.samples(id, plan, console, routine);
         if let Some(meter) = meter {
             meter.forget_since_checkpoint();
         }
-        let samples = samples?;
+        let (samples, precision) = samples?;
         // The samples kept are the last ones taken: warm-up came first.
         let kept = &each_thread[each_thread.len().saturating_sub(samples.len())..];
         measured_value::settle(
@@ -205,6 +206,28 @@ impl Engine {
             threads: (threads > 1).then(|| per_thread(kept)),
             ..timed(metric, time)
         })
+    }
+
+    /// The samples of `routine` the plan's sampler takes, and the precision
+    /// nnbench's sampler reached.
+    fn samples(
+        &mut self,
+        id: &str,
+        plan: &TimingPlan,
+        console: &Console,
+        routine: impl FnMut(u64) -> Result<Elapsed>,
+    ) -> Result<Samples> {
+        match plan.sampler {
+            Sampler::Adaptive | Sampler::Load => {
+                adaptive::sample(&stop_rule(&plan.sampling), routine)
+                    .map(|(samples, reached)| (samples, Some(reached)))
+            }
+            Sampler::Criterion => self
+                .criterion
+                .sample(id, &plan.sampling, console, routine)
+                .map(|samples| (samples, None)),
+            Sampler::Paired => round::sample(plan.round, routine).map(|samples| (samples, None)),
+        }
     }
 
     /// Calls once, with Callgrind collecting around the call alone, and
@@ -310,7 +333,7 @@ fn search_rate(
     let mut failure = None;
     let mut best: Option<(f64, LoadOutcome)> = None;
     let mut last = None;
-    let found = search::search(&target, first, MOST_RATE, |rate| {
+    let found = search::search(&target, first, nnbench_vocab::MAX_RATE, |rate| {
         let missed = Step {
             rate,
             latency_ns: f64::NAN,
@@ -388,9 +411,6 @@ fn search_rate(
         threads: None,
     })
 }
-
-/// The highest rate a search tries: what one dispatcher thread can issue.
-const MOST_RATE: f64 = 1e6;
 
 /// The seed of a case's arrivals: the same in every run of it.
 fn seed_of(id: &str) -> u64 {

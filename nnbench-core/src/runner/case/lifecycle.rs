@@ -4,21 +4,20 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nnbench_vocab::format_bytes;
 use serde_json::Value as Json;
 
 use super::engine::{self, Engine, Timed, TimingPlan};
-use super::profile;
+use super::{profile, resolve};
 use crate::error::panic_message;
 use crate::measure::CaseMeter;
 use crate::measure::energy::EnergyMeter;
-use crate::memo::{self, ErasedMemo, Resolution, Sizes, journal};
+use crate::memo::{self, ErasedMemo, Sizes, journal};
 use crate::record::{
     CaseError, CaseRecord, ConcurrencyRecord, EnergyRecord, GpuMethod, LeakRecord, LoadRecord,
-    MemoRecord, MemoSize, MemoryRecord, SearchRecord, Stage, ThreadsRecord, ThroughputRecord,
-    TimeRecord, TimingMode,
+    MemoRecord, MemoryRecord, SearchRecord, Stage, ThreadsRecord, ThroughputRecord, TimeRecord,
+    TimingMode,
 };
 use crate::registry::{Args, Body, Call, Case, Hook};
 use crate::runner::order::Ahead;
@@ -46,33 +45,37 @@ pub(crate) trait Around {
     fn ahead(&self, memo: &dyn ErasedMemo) -> Ahead;
 }
 
-/// Runs `case` and, unless `keep_memos`, evicts `unused` (memos no later
-/// case uses) and the inner memos that no memo of `pending` (those later
-/// cases use) may need again.
-#[allow(clippy::too_many_arguments)]
+/// What the run lends each case: its settings, the timing engine, the
+/// console, and what it does around the case's steps.
+pub(crate) struct CaseRun<'r> {
+    pub settings: &'r Settings,
+    pub engine: &'r mut Engine,
+    pub console: &'r Console,
+    pub around: &'r mut dyn Around,
+}
+
+/// The memos to let go after a case: `unused` (those no later case uses),
+/// and the inner memos no memo of `pending` (those later cases use) may
+/// need again.
+#[derive(Clone, Copy)]
+pub(crate) struct Release<'m> {
+    pub unused: &'m [&'m dyn ErasedMemo],
+    pub pending: &'m [&'m dyn ErasedMemo],
+}
+
+/// Runs `case`'s steps, each a stage of its own: resolve its memos, set
+/// up, call, tear down and, unless `keep_memos`, evict what `release`
+/// names; then its record.
 pub(crate) fn run_case(
     case: &Case,
     place: Place,
-    unused: &[&dyn ErasedMemo],
-    pending: &[&dyn ErasedMemo],
-    settings: &Settings,
-    engine: &mut Engine,
-    console: &Console,
-    around: &mut dyn Around,
+    release: Release<'_>,
+    run: &mut CaseRun<'_>,
 ) -> CaseRecord {
     let cache = memo::global_cache();
-    let (memo_resident, mut meter) = if settings.memory.no_memory {
-        (Sizes::default(), None)
-    } else {
-        // A scaling family's peaks are fitted against its sizes (and for
-        // its capacity): each starts from what is live.
-        if case.family.scaling.is_some() {
-            crate::measure::rss::release_free_heap();
-        }
-        (cache.resident_total(), Some(CaseMeter::start()))
-    };
+    let settings = run.settings;
+    let (memo_resident, mut meter) = start_meter(case, settings);
     let mut failure = Failure::default();
-
     // Made only for families with hooks: the owned strings cost a case.
     let state = (case.family.setup.is_some() || case.family.teardown.is_some()).then(|| State {
         name: case.id.clone(),
@@ -80,164 +83,168 @@ pub(crate) fn run_case(
         family_size: place.family_size,
         family_index: place.family_index,
     });
-    // Cases without memos skip the clock: two reads of it cost a case.
-    let load_start = case.params.memos().next().map(|_| Instant::now());
-    around.entering(Stage::Memo);
-    let mut args = Args::default();
-    let mut memo_record = MemoRecord::default();
-    let budgeted =
-        settings.memory.memo_budget.is_some() || settings.memory.memo_gpu_budget.is_some();
-    for (index, memo) in case.params.memos() {
-        if budgeted && !cache.contains(memo) {
-            make_room(
-                settings,
-                cache.estimated_bytes(memo) + cache.expected_inputs_bytes(memo),
-                case,
-                around,
-            );
-        }
-        memo_record.inputs.extend(memo.input());
-        let (value, how) = memo::resolve_erased(memo);
-        memo_record.counters += how.counters(value.is_err());
-        if how == Resolution::Computed && value.is_ok() {
-            memo_record.computed.push(memo.describe());
-        }
-        if how != Resolution::Hit && value.is_ok() {
-            let size = cache.known_bytes(memo).unwrap_or_default();
-            memo_record.loads += 1;
-            memo_record.bytes_loaded += size.host + size.device;
-        }
-        if value.is_ok() && cache.made_by_other_build(memo) {
-            memo_record.made_by_other_build.push(memo.describe());
-        }
-        if value.is_ok()
-            && let Some(size) = cache.known_bytes(memo)
-            && size.host + size.device > 0
-        {
-            memo_record.sizes.push(MemoSize {
-                memo: memo.describe(),
-                type_name: memo.type_name().to_owned(),
-                bytes: size.host,
-                device_bytes: size.device,
-            });
-        }
-        if budgeted {
-            make_room(settings, Sizes::default(), case, around);
-        }
-        match value {
-            Ok(value) => args.set(index, value),
-            Err(error) => failure.add(Stage::Memo, &Error::from(error)),
-        }
-    }
-    let load_ns = load_start.map_or(0, |start| start.elapsed().as_nanos() as u64);
-
+    let mut resolved = resolve::memos(case, settings, &mut *run.around, &mut failure);
     if let Body::BrokenGrid(message) = &case.body {
         failure.add(Stage::Grid, &Error::msg(message));
     }
     if failure.is_clear() {
-        around.entering(Stage::Setup);
+        run.around.entering(Stage::Setup);
         failure.record(
             Stage::Setup,
             run_hook(case.family.setup, state.as_ref(), case),
         );
     }
-    memo_record.prefetched = around.prefetch();
-    let mut value = Json::Null;
-    let mut throughput = None;
-    let mut energy = None;
-    let (mut concurrency, mut threads, mut load, mut search) = (None, None, None, None);
-    let (mut profile, mut warnings) = (None, Vec::new());
-    let mut time = TimeRecord {
-        samples: 0,
-        iters: 0,
-        ..TimeRecord::default()
+    resolved.memo.prefetched = run.around.prefetch();
+    let called = match (failure.is_clear(), &case.body) {
+        (true, Body::Call(call)) => {
+            let fixtures = resolved.timed_load || case.family.setup.is_some();
+            let calling = Calling {
+                case,
+                call: &**call,
+                args: &resolved.args,
+                fixtures,
+            };
+            calling.run(run, meter.as_mut(), &mut failure)
+        }
+        _ => Called::nothing(),
     };
-    if let (true, Body::Call(call)) = (failure.is_clear(), &case.body) {
-        let plan = engine::plan(case, &settings.timing);
-        around.entering(Stage::Call);
-        let fixtures = load_start.is_some() || case.family.setup.is_some();
-        match meter.as_mut() {
-            Some(meter) if fixtures => meter.enter_call(),
-            Some(meter) => meter.call_spans_case(),
-            None => {}
-        }
-        let energy_meter = EnergyMeter::start();
-        let timed =
-            guarded(|| engine.time(&case.id, &**call, &args, &plan, console, meter.as_mut()));
-        // Before a profile's calls, which are not the timed ones.
-        let energy_window = energy_meter.map(EnergyMeter::stop);
-        if let (Ok(timed), true) = (&timed, settings.profiling.profile) {
-            match profiled(case, &**call, &args, &plan, timed, settings, meter.as_mut()) {
-                Ok(Ok(path)) => profile = Some(path),
-                Ok(Err(why)) => warnings.push(format!("no profile: {why}")),
-                Err(error) => failure.add(Stage::Call, &error),
-            }
-        }
-        if let Some(meter) = meter.as_mut()
-            && case.family.teardown.is_some()
-        {
-            meter.leave_call();
-        }
-        match timed {
-            Ok(timed) => {
-                if let Some(why) = missing_fields(case, &timed.metric) {
-                    failure.add(Stage::Call, &Error::msg(why));
-                }
-                match throughput_of(case, &args, &timed) {
-                    Ok(rate) => throughput = rate,
-                    Err(error) => failure.add(Stage::Call, &error),
-                }
-                energy = energy_window
-                    .map(|w| w.record(timed.time.median_ns, throughput.map(|t| t.per_call)));
-                (value, time) = (timed.metric, timed.time);
-                (concurrency, threads) = (timed.concurrency, timed.threads);
-                if let Some(late) = timed.load.as_deref().and_then(client_fell_behind) {
-                    warnings.push(late);
-                }
-                (load, search) = (timed.load, timed.search);
-            }
-            Err(error) => failure.add(Stage::Call, &error),
-        }
-    }
     // Release the case's references first, so that a memo the teardown (or
     // the runner) evicts is freed, not reported as held elsewhere.
-    drop(args);
-    around.entering(Stage::Teardown);
+    drop(resolved.args);
+    run.around.entering(Stage::Teardown);
     failure.record(
         Stage::Teardown,
         run_hook(case.family.teardown, state.as_ref(), case),
     );
     if !settings.memory.keep_memos {
-        cache.release(unused, pending);
+        cache.release(release.unused, release.pending);
     }
     let journal = journal::take();
-    note_evictions(&mut memo_record, journal.evictions);
-
+    note_evictions(&mut resolved.memo, journal.evictions);
+    let memory = meter.map_or_else(MemoryRecord::default, |m| {
+        m.finish(memo_resident.host, memo_resident.device)
+    });
     record(
         case,
         Outcome {
-            value,
             error: failure.into_record(),
-            time,
-            load_ns,
-            memory: meter.map_or_else(MemoryRecord::default, |m| {
-                m.finish(memo_resident.host, memo_resident.device)
-            }),
-            memo: memo_record,
-            warnings: if warnings.is_empty() {
-                journal.warnings
-            } else {
-                [warnings, journal.warnings].concat()
-            },
-            throughput,
-            concurrency,
-            load,
-            search,
-            threads,
-            energy,
-            profile,
+            load_ns: resolved.load_ns,
+            memory,
+            memo: resolved.memo,
+            journal_warnings: journal.warnings,
+            called,
         },
     )
+}
+
+/// The memo cache's resident sizes as the case starts, and the meter of
+/// its memory, unless memory figures are off.
+fn start_meter(case: &Case, settings: &Settings) -> (Sizes, Option<CaseMeter>) {
+    if settings.memory.no_memory {
+        return (Sizes::default(), None);
+    }
+    // A scaling family's peaks are fitted against its sizes (and for its
+    // capacity): each starts from what is live.
+    if case.family.scaling.is_some() {
+        crate::measure::rss::release_free_heap();
+    }
+    (
+        memo::global_cache().resident_total(),
+        Some(CaseMeter::start()),
+    )
+}
+
+/// The call stage of a case whose memos resolved and whose setup passed.
+struct Calling<'c> {
+    case: &'c Case,
+    call: &'c Call,
+    args: &'c Args,
+    /// Whether the case has fixtures (memos or a setup) whose memory is
+    /// not the call's.
+    fixtures: bool,
+}
+
+impl Calling<'_> {
+    /// Times the call as the case's plan says, profiles it where asked,
+    /// and counts its throughput and energy.
+    fn run(
+        &self,
+        run: &mut CaseRun<'_>,
+        mut meter: Option<&mut CaseMeter>,
+        failure: &mut Failure,
+    ) -> Called {
+        let (case, settings) = (self.case, run.settings);
+        let plan = engine::plan(case, &settings.timing);
+        run.around.entering(Stage::Call);
+        match meter.as_deref_mut() {
+            Some(meter) if self.fixtures => meter.enter_call(),
+            Some(meter) => meter.call_spans_case(),
+            None => {}
+        }
+        let energy_meter = EnergyMeter::start();
+        let timed = guarded(|| {
+            run.engine.time(
+                &case.id,
+                self.call,
+                self.args,
+                &plan,
+                run.console,
+                meter.as_deref_mut(),
+            )
+        });
+        // Before a profile's calls, which are not the timed ones.
+        let energy_window = energy_meter.map(EnergyMeter::stop);
+        let mut called = Called::nothing();
+        if let (Ok(timed), true) = (&timed, settings.profiling.profile) {
+            let profiling = profiled(
+                case,
+                self.call,
+                self.args,
+                &plan,
+                timed,
+                settings,
+                meter.as_deref_mut(),
+            );
+            match profiling {
+                Ok(Ok(path)) => called.profile = Some(path),
+                Ok(Err(why)) => called.warnings.push(format!("no profile: {why}")),
+                Err(error) => failure.add(Stage::Call, &error),
+            }
+        }
+        if let Some(meter) = meter
+            && case.family.teardown.is_some()
+        {
+            meter.leave_call();
+        }
+        let timed = match timed {
+            Ok(timed) => timed,
+            Err(error) => {
+                failure.add(Stage::Call, &error);
+                return called;
+            }
+        };
+        if let Some(why) = missing_fields(case, &timed.metric) {
+            failure.add(Stage::Call, &Error::msg(why));
+        }
+        match throughput_of(case, self.args, &timed) {
+            Ok(rate) => called.throughput = rate,
+            Err(error) => failure.add(Stage::Call, &error),
+        }
+        let per_call = called.throughput.map(|t| t.per_call);
+        called.energy = energy_window.map(|w| w.record(timed.time.median_ns, per_call));
+        if let Some(late) = timed.load.as_deref().and_then(client_fell_behind) {
+            called.warnings.push(late);
+        }
+        Called {
+            value: timed.metric,
+            time: timed.time,
+            concurrency: timed.concurrency,
+            threads: timed.threads,
+            load: timed.load,
+            search: timed.search,
+            ..called
+        }
+    }
 }
 
 /// What to say of an open loop whose client could not keep up with its
@@ -293,53 +300,6 @@ fn throughput_of(case: &Case, args: &Args, timed: &Timed) -> Result<Option<Throu
     )
 }
 
-/// Evicts memos that `case` does not use until what it `need`s more fits
-/// in the host and GPU budgets: under a plan, those used furthest ahead
-/// first (memos that are no case's parameter before any that is), else the
-/// least recently used. When the case's own memos exceed a budget, they
-/// load anyway, with a warning said once a run.
-fn make_room(settings: &Settings, need: Sizes, case: &Case, around: &dyn Around) {
-    let ahead = |memo: &dyn ErasedMemo| match around.ahead(memo) {
-        Ahead::Unplanned => 0,
-        Ahead::In(places) => places as u64,
-        Ahead::Outside => u64::MAX - 1,
-        Ahead::Never => u64::MAX,
-    };
-    if let Some(budget) = settings.memory.memo_budget {
-        make_room_in(budget, need.host, false, case, &ahead);
-    }
-    if let Some(budget) = settings.memory.memo_gpu_budget {
-        make_room_in(budget, need.device, true, case, &ahead);
-    }
-}
-
-/// [`make_room`] in one budget: GPU memory if `on_device`, else host.
-fn make_room_in(
-    budget: u64,
-    need: u64,
-    on_device: bool,
-    case: &Case,
-    ahead: &dyn Fn(&dyn ErasedMemo) -> u64,
-) {
-    let cache = memo::global_cache();
-    let held = || {
-        let total = cache.resident_total();
-        if on_device { total.device } else { total.host }
-    };
-    let keep = |m: &dyn ErasedMemo| case.params.memos().any(|(_, own)| own.same_as(m));
-    while held().saturating_add(need) > budget {
-        if !cache.evict_one(&keep, on_device, ahead) {
-            // Said once a run: each case over the budget says the same.
-            journal::warn_once(format!(
-                "a case's memos need more than the memo {}budget of {}; they load anyway",
-                if on_device { "GPU " } else { "" },
-                format_bytes(budget)
-            ));
-            return;
-        }
-    }
-}
-
 fn run_hook(hook: Option<Hook>, state: Option<&State>, case: &Case) -> Result<()> {
     match (hook, state) {
         (Some(hook), Some(state)) => guarded(|| hook(state, &case.params)),
@@ -386,14 +346,14 @@ fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 
 /// The first failure of a case, with later ones attached.
 #[derive(Default)]
-struct Failure(Option<CaseError>);
+pub(super) struct Failure(Option<CaseError>);
 
 impl Failure {
     fn is_clear(&self) -> bool {
         self.0.is_none()
     }
 
-    fn add(&mut self, stage: Stage, error: &Error) {
+    pub(super) fn add(&mut self, stage: Stage, error: &Error) {
         let error = CaseError::of(stage, error);
         match &mut self.0 {
             None => self.0 = Some(error),
@@ -424,42 +384,36 @@ pub(crate) fn unfinished(
     record(
         case,
         Outcome {
-            value: Json::Null,
             error: Some(CaseError {
                 stage,
                 message,
                 causes,
                 also: Vec::new(),
             }),
-            time: TimeRecord {
-                samples: 0,
-                iters: 0,
-                ..TimeRecord::default()
-            },
             load_ns: 0,
             memory,
             memo: MemoRecord::default(),
-            warnings: Vec::new(),
-            throughput: None,
-            concurrency: None,
-            load: None,
-            search: None,
-            threads: None,
-            energy: None,
-            profile: None,
+            journal_warnings: Vec::new(),
+            called: Called::nothing(),
         },
     )
 }
 
 /// What a case came to: the parts of its record that running it made.
 struct Outcome {
-    value: Json,
     error: Option<CaseError>,
-    time: TimeRecord,
     load_ns: u64,
     memory: MemoryRecord,
     memo: MemoRecord,
-    warnings: Vec<String>,
+    /// What was said while the case ran, besides its call's warnings.
+    journal_warnings: Vec<String>,
+    called: Called,
+}
+
+/// What a case's call came to: nothing timed where it was not called.
+struct Called {
+    value: Json,
+    time: TimeRecord,
     throughput: Option<ThroughputRecord>,
     concurrency: Option<ConcurrencyRecord>,
     load: Option<Box<LoadRecord>>,
@@ -467,37 +421,74 @@ struct Outcome {
     threads: Option<ThreadsRecord>,
     energy: Option<Box<EnergyRecord>>,
     profile: Option<PathBuf>,
+    warnings: Vec<String>,
+}
+
+impl Called {
+    /// A case that was not called: no value, no samples.
+    fn nothing() -> Self {
+        Called {
+            value: Json::Null,
+            time: TimeRecord {
+                samples: 0,
+                iters: 0,
+                ..TimeRecord::default()
+            },
+            throughput: None,
+            concurrency: None,
+            load: None,
+            search: None,
+            threads: None,
+            energy: None,
+            profile: None,
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// The record of `case`, which came to `outcome`.
-fn record(case: &Case, mut outcome: Outcome) -> CaseRecord {
+fn record(case: &Case, outcome: Outcome) -> CaseRecord {
+    let Outcome {
+        error,
+        load_ns,
+        memory,
+        memo,
+        journal_warnings,
+        called,
+    } = outcome;
+    let mut time = called.time;
     // A call that synchronizes itself leaves nothing queued for the clock
     // to wait for; the device memory it took tells that it used one.
-    outcome.time.used_device |= outcome.memory.gpu_method == Some(GpuMethod::TorchAllocator)
-        && outcome.memory.call_gpu_peak_bytes.is_some_and(|b| b > 0);
+    time.used_device |= memory.gpu_method == Some(GpuMethod::TorchAllocator)
+        && memory.call_gpu_peak_bytes.is_some_and(|b| b > 0);
+    let warnings = if called.warnings.is_empty() {
+        journal_warnings
+    } else {
+        [called.warnings, journal_warnings].concat()
+    };
     CaseRecord {
         id: case.id.clone(),
         family: String::from(&*case.family_name),
         params: case.take_record_params(),
         tags: case.family.tags.iter().map(|&t| t.to_owned()).collect(),
-        value: outcome.value,
+        value: called.value,
         direction: case.family.direction,
         fail_on: case.family.fail_on.map(str::to_owned),
-        error: outcome.error.map(Box::new),
-        time: outcome.time,
-        load_ns: outcome.load_ns,
-        memory: outcome.memory,
-        memo: outcome.memo,
-        warnings: outcome.warnings,
+        error: error.map(Box::new),
+        time,
+        load_ns,
+        memory,
+        memo,
+        warnings,
         shard: None,
         paired: None,
-        throughput: outcome.throughput.map(Box::new),
-        concurrency: outcome.concurrency.map(Box::new),
-        load: outcome.load,
-        search: outcome.search,
-        threads: outcome.threads.map(Box::new),
-        energy: outcome.energy,
-        profile: outcome.profile,
+        throughput: called.throughput.map(Box::new),
+        concurrency: called.concurrency.map(Box::new),
+        load: called.load,
+        search: called.search,
+        threads: called.threads.map(Box::new),
+        energy: called.energy,
+        profile: called.profile,
         directions: case
             .family
             .directions

@@ -1,4 +1,5 @@
-//! One case: its steps ([`lifecycle`]), the timing of its call
+//! One case: its steps ([`lifecycle`]), its memos resolved
+//! ([`resolve`]), the timing of its call
 //! ([`engine`], by nnbench's sampler or by criterion's:
 //! [`criterion_sampler`]), the times a metric reports of itself
 //! ([`measured_value`]), its profile ([`profile`]), the next case's memos
@@ -11,4 +12,5 @@ pub(super) mod lifecycle;
 pub(super) mod measured_value;
 pub(super) mod prefetch;
 pub(super) mod profile;
+pub(super) mod resolve;
 pub(super) mod scaling_rounds;

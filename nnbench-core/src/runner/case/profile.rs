@@ -134,7 +134,7 @@ pub(crate) fn dir(settings: &Settings) -> PathBuf {
 /// The runs are timed by the wall clock alone: reading a CPU clock is a
 /// system call, and the samples then gather where the runs start (beside
 /// a cold build, a function that takes the first third of each call drew
-/// up to 63% of them).
+/// up to twice its share of them).
 fn calls(
     call: &Call,
     args: &Args,

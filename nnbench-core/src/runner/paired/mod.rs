@@ -87,22 +87,7 @@ pub(crate) fn supervise(
 ) -> Result<Outcome> {
     let limits = Limits::of_machine();
     let cpus = affinity::allowed_cpus();
-    let bench = settings.output.name.clone().unwrap_or_default();
     let mut outcome = Outcome::default();
-    let on_base = |message: String| Error::msg(format!("--paired {}: {message}", base.display()));
-    // A base revision without the bench leaves nothing to pair with.
-    let ready = match sides::no_base_build(base) {
-        Some(why) => {
-            outcome
-                .warnings
-                .push(format!("--paired: {why}: every case is new"));
-            sides::Ready::without_base(settings, base).map_err(on_base)?
-        }
-        None => match sides::checked(base) {
-            Some(ready) => ready,
-            None => sides::Ready::start(settings, &bench, base).map_err(on_base)?,
-        },
-    };
     let sides::Ready {
         base: base_build,
         starts: [head, base_start],
@@ -110,8 +95,7 @@ pub(crate) fn supervise(
         copies: footing,
         kept,
         start_ns,
-    } = ready;
-    let base_cases = base_build.cases;
+    } = ready(settings, base, &mut outcome.warnings)?;
     let keep = settings.pairing.keep;
     if matches!(keep, Keep::Above(_)) && !base_build.keeps {
         outcome.warnings.push(
@@ -133,7 +117,7 @@ pub(crate) fn supervise(
         .iter()
         .map(|case| {
             let counted = crate::runner::case::engine::counted(case, settings);
-            Pair::new(case, base_cases.contains(&case.id), counted)
+            Pair::new(case, base_build.cases.contains(&case.id), counted)
         })
         .collect();
     // Counted cases run on each build in workers under Callgrind; its
@@ -143,24 +127,7 @@ pub(crate) fn supervise(
         .any(|p| p.counted)
         .then(Callgrind::find)
         .transpose()?;
-    let gone: Vec<String> = {
-        let head_ids: std::collections::HashSet<&str> =
-            selected.iter().map(|c| c.id.as_str()).collect();
-        base_cases
-            .iter()
-            .filter(|id| !head_ids.contains(id.as_str()))
-            .cloned()
-            .collect()
-    };
-    outcome.run = Some(PairedRun {
-        base: base.display().to_string(),
-        max_rounds: settings.pairing.max_rounds,
-        gone,
-        kept: Vec::new(),
-        builds: Vec::new(),
-    });
-    // With --profile, the records of regressed cases wait for their
-    // differential flamegraphs, drawn once the rounds are over.
+    outcome.run = Some(paired_run(selected, &base_build.cases, settings, base));
     let profiling = settings.profiling.profile;
     let mut held: Vec<usize> = Vec::new();
     let following = Following {
@@ -184,47 +151,22 @@ pub(crate) fn supervise(
         start_ns,
         building: building::Building::default(),
     };
-    let mut kept_groups = Vec::new();
     let groups = Schedule::memo_groups(selected);
-    for (at_group, group) in groups.iter().enumerate() {
-        let later: Vec<usize> = groups[at_group + 1..].iter().flatten().copied().collect();
-        // `--paired-keep DURATION` is about fixtures: a group without
-        // memos has none to keep.
-        let keep = base_build.keeps
-            && match keep {
-                Keep::Auto => true,
-                Keep::Above(_) => selected[group[0]].params.memos().next().is_some(),
-                Keep::Off => false,
-            };
-        let mut ran = rounds.decide_group(&mut pairs, group, &later, keep, stop, &mut outcome);
-        if ran == Ok(true) {
-            kept_groups.push(group_name(selected[group[0]]));
-            // A verdict drawn on kept workers may be their own speed's: a
-            // case they call changed is measured again on new workers.
-            let moved: Vec<usize> = group
-                .iter()
-                .copied()
-                .filter(|&at| pairs[at].moved(&judging))
-                .collect();
-            for &at in &moved {
-                pairs[at].again(&judging);
-            }
-            if !moved.is_empty() {
-                ran = rounds.decide_group(&mut pairs, &moved, &later, false, stop, &mut outcome);
-            }
-        }
-        for &at in group.iter().filter(|&&at| pairs[at].decided) {
-            if profiling {
-                held.push(at);
-            } else {
-                done(pairs[at].record(&judging));
-            }
-        }
-        if let Err(signal) = ran {
-            outcome.interrupted = Some(signal);
-            break;
-        }
-    }
+    let deciding = Deciding {
+        selected,
+        base_keeps: base_build.keeps,
+        keep,
+        profiling,
+        stop,
+    };
+    let kept_groups = deciding.groups(
+        &groups,
+        &mut rounds,
+        &mut pairs,
+        &mut outcome,
+        &mut held,
+        done,
+    );
     rounds.kept.quit();
     if let Some(run) = &mut outcome.run {
         run.kept = kept_groups;
@@ -234,12 +176,7 @@ pub(crate) fn supervise(
             .map(|(memo, [head, base])| MemoBuilds::new(memo, *head, *base))
             .collect();
     }
-    for (at, pair) in pairs.iter_mut().enumerate().filter(|(_, p)| !p.decided) {
-        pair.decided = true;
-        if pair.rounds() > 0 || pair.failed() {
-            held.push(at);
-        }
-    }
+    held.extend(undecided(&mut pairs));
     let mut records: Vec<CaseRecord> = held.iter().map(|&at| pairs[at].record(&judging)).collect();
     if profiling {
         let sides = Sides {
@@ -252,6 +189,132 @@ pub(crate) fn supervise(
     }
     records.into_iter().for_each(done);
     Ok(outcome)
+}
+
+/// The run's side of a pairing of `selected` with the build at `base`,
+/// which has `base_cases`: those the head no longer has are gone.
+fn paired_run(
+    selected: &[&Case],
+    base_cases: &std::collections::HashSet<String>,
+    settings: &Settings,
+    base: &Path,
+) -> PairedRun {
+    let head_ids: std::collections::HashSet<&str> =
+        selected.iter().map(|c| c.id.as_str()).collect();
+    PairedRun {
+        base: base.display().to_string(),
+        max_rounds: settings.pairing.max_rounds,
+        gone: base_cases
+            .iter()
+            .filter(|id| !head_ids.contains(id.as_str()))
+            .cloned()
+            .collect(),
+        kept: Vec::new(),
+        builds: Vec::new(),
+    }
+}
+
+/// The cases no round decided (the run was stopped), now decided as they
+/// stand: those that took a round or failed, to be recorded.
+fn undecided(pairs: &mut [Pair<'_>]) -> Vec<usize> {
+    let mut left = Vec::new();
+    for (at, pair) in pairs.iter_mut().enumerate().filter(|(_, p)| !p.decided) {
+        pair.decided = true;
+        if pair.rounds() > 0 || pair.failed() {
+            left.push(at);
+        }
+    }
+    left
+}
+
+/// The builds ready to pair: the base's as it is (or none, where the base
+/// revision has no such bench: every case is new), with what to say of
+/// how they run in `warnings`.
+fn ready(settings: &Settings, base: &Path, warnings: &mut Vec<String>) -> Result<sides::Ready> {
+    let bench = settings.output.name.clone().unwrap_or_default();
+    let on_base = |message: String| Error::msg(format!("--paired {}: {message}", base.display()));
+    // A base revision without the bench leaves nothing to pair with.
+    match sides::no_base_build(base) {
+        Some(why) => {
+            warnings.push(format!("--paired: {why}: every case is new"));
+            sides::Ready::without_base(settings, base).map_err(on_base)
+        }
+        None => match sides::checked(base) {
+            Some(ready) => Ok(ready),
+            None => sides::Ready::start(settings, &bench, base).map_err(on_base),
+        },
+    }
+}
+
+/// How a paired run decides its groups of cases, in turn.
+struct Deciding<'a> {
+    selected: &'a [&'a Case],
+    /// Whether the base build's workers can be kept for a group.
+    base_keeps: bool,
+    keep: Keep,
+    /// With `--profile`, the records of regressed cases wait for their
+    /// differential flamegraphs, drawn once the rounds are over.
+    profiling: bool,
+    stop: &'a dyn Fn() -> Option<Signal>,
+}
+
+impl Deciding<'_> {
+    /// Decides each group of `groups` in rounds, judging again on new
+    /// workers the cases kept ones called changed. Each decided record goes
+    /// to `done`, or is `held` for its profile; the names of the groups
+    /// whose workers were kept.
+    fn groups(
+        &self,
+        groups: &[Vec<usize>],
+        rounds: &mut Rounds<'_>,
+        pairs: &mut [Pair<'_>],
+        outcome: &mut Outcome,
+        held: &mut Vec<usize>,
+        done: &mut dyn FnMut(CaseRecord),
+    ) -> Vec<String> {
+        let judging = rounds.judging;
+        let mut kept_groups = Vec::new();
+        for (at_group, group) in groups.iter().enumerate() {
+            let later: Vec<usize> = groups[at_group + 1..].iter().flatten().copied().collect();
+            // `--paired-keep DURATION` is about fixtures: a group without
+            // memos has none to keep.
+            let keep = self.base_keeps
+                && match self.keep {
+                    Keep::Auto => true,
+                    Keep::Above(_) => self.selected[group[0]].params.memos().next().is_some(),
+                    Keep::Off => false,
+                };
+            let mut ran = rounds.decide_group(pairs, group, &later, keep, self.stop, outcome);
+            if ran == Ok(true) {
+                kept_groups.push(group_name(self.selected[group[0]]));
+                // A verdict drawn on kept workers may be their own speed's: a
+                // case they call changed is measured again on new workers.
+                let moved: Vec<usize> = group
+                    .iter()
+                    .copied()
+                    .filter(|&at| pairs[at].moved(&judging))
+                    .collect();
+                for &at in &moved {
+                    pairs[at].again(&judging);
+                }
+                if !moved.is_empty() {
+                    ran = rounds.decide_group(pairs, &moved, &later, false, self.stop, outcome);
+                }
+            }
+            for &at in group.iter().filter(|&&at| pairs[at].decided) {
+                if self.profiling {
+                    held.push(at);
+                } else {
+                    done(pairs[at].record(&judging));
+                }
+            }
+            if let Err(signal) = ran {
+                outcome.interrupted = Some(signal);
+                break;
+            }
+        }
+        kept_groups
+    }
 }
 
 /// A group of cases that share memos, named by the memos of `case`, one

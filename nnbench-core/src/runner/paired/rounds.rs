@@ -35,6 +35,20 @@ impl Side {
     }
 }
 
+/// What one round runs: the `active` cases (`later`: the cases of the
+/// groups after them), the head first in the `first` round (which
+/// calibrates the calls per sample both are then given), on kept workers
+/// where `keep`, whose start took `started_ns` a side where they were
+/// started for this round.
+#[derive(Clone, Copy)]
+struct ThisRound<'a> {
+    active: &'a [usize],
+    later: &'a [usize],
+    first: bool,
+    keep: bool,
+    started_ns: [u64; 2],
+}
+
 /// What every round of a paired run uses.
 pub(super) struct Rounds<'r> {
     /// Where each side's workers (head, base) connect: one socket a side,
@@ -115,7 +129,16 @@ impl Rounds<'_> {
                     limit += 1;
                     spent
                 }
-                None => self.round(pairs, &active, later, round == 1, keep, started, outcome),
+                None => {
+                    let this = ThisRound {
+                        active: &active,
+                        later,
+                        first: round == 1,
+                        keep,
+                        started_ns: started,
+                    };
+                    self.round(pairs, &this, outcome)
+                }
             };
             // Workers not worth keeping are started again for each round,
             // with their fixtures, and the rounds average their own speed
@@ -146,25 +169,21 @@ impl Rounds<'_> {
                 .any(|&at| pairs[at].case.params.memos().next().is_some())
     }
 
-    /// One round of the `active` cases on both builds, the head first in
-    /// the `first` (which calibrates the calls per sample both are then
-    /// given); on kept workers where `keep`, `started` for this round
-    /// where it says how long their start took. Returns where each side's
-    /// round went ([`Spent`]: head, base).
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one round's inputs, each of its own kind"
-    )]
+    /// One round of `this`'s cases on both builds. Returns where each
+    /// side's round went ([`Spent`]: head, base).
     fn round(
         &mut self,
         pairs: &mut [Pair<'_>],
-        active: &[usize],
-        later: &[usize],
-        first: bool,
-        keep: bool,
-        started_ns: [u64; 2],
+        this: &ThisRound<'_>,
         outcome: &mut Outcome,
     ) -> [Spent; 2] {
+        let ThisRound {
+            active,
+            later,
+            first,
+            keep,
+            started_ns,
+        } = *this;
         let mut spent = [Spent::default(); 2];
         let order = if first || fastrand::bool() {
             [Side::Head, Side::Base]

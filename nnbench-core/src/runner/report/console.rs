@@ -122,117 +122,127 @@ impl Console {
         if record.cases.is_empty() {
             return;
         }
-        // A struct metric's numeric fields are columns of their own; a
-        // "value" column holds what is not a struct.
-        let ok = record.cases.iter().filter(|c| c.error.is_none());
-        let mut fields: Vec<String> = Vec::new();
-        for case in ok.clone() {
-            for (path, _) in numeric_fields(&case.value) {
-                if !fields.contains(&path) {
-                    fields.push(path);
-                }
-            }
-        }
-        let plain_values = fields.is_empty()
-            || ok
-                .clone()
-                .any(|c| !c.value.is_object() && !c.value.is_null());
-        let mut header = vec!["case".to_owned()];
-        if plain_values {
-            header.push("value".into());
-        }
-        header.extend(fields.iter().cloned());
-        header.push("time".into());
-        // Throughput, the tail, the load and the threads' spread show only
-        // where some case has them.
-        let extras: Vec<(&str, Extra)> = EXTRAS
-            .into_iter()
-            .filter(|(_, cell)| record.cases.iter().any(|c| cell(c).is_some()))
-            .collect();
-        header.extend(extras.iter().map(|(name, _)| (*name).to_owned()));
-        header.extend(["load", "call RSS", "GPU"].map(String::from));
-        let mut table = Table::new();
-        crate::terminal_table::fit(&mut table)
-            .load_style(UTF8_FULL_CONDENSED)
-            .set_header(header);
-        for case in &record.cases {
-            let mut row = vec![Cell::new(&case.id)];
-            let failed = case
-                .error
-                .as_ref()
-                .map(|e| format!("FAILED ({:?})", e.stage).to_lowercase());
-            if plain_values {
-                let value = match (&failed, case.value.is_object()) {
-                    (Some(failed), _) => failed.clone(),
-                    (None, true) => "-".into(),
-                    (None, false) => metric(&case.value),
-                };
-                row.push(Cell::new(value));
-            }
-            for (at, path) in fields.iter().enumerate() {
-                let cell = match (&failed, crate::record::field(&case.value, path)) {
-                    (Some(failed), _) if at == 0 && !plain_values => failed.clone(),
-                    (None, Some(value)) => value
-                        .as_f64()
-                        .map_or_else(|| metric(value), |n| format_field(path, n)),
-                    _ => "-".into(),
-                };
-                row.push(Cell::new(cell));
-            }
-            row.push(Cell::new(time(case)));
-            for (_, cell) in &extras {
-                row.push(Cell::new(cell(case).unwrap_or_else(|| "-".into())));
-            }
-            row.extend([
-                Cell::new(format_ns(case.load_ns as f64)),
-                Cell::new(call_growth(case).unwrap_or_else(|| "-".into())),
-                Cell::new(case.memory.gpu_peak_bytes.map_or("-".into(), format_bytes)),
-            ]);
-            table.add_row(row);
-        }
-        let failed = record.failed();
+        let table = cases_table(record);
         let mut out = io::stdout().lock();
         let _ = writeln!(out, "\n{table}");
-        let _ = writeln!(
-            out,
-            "{} cases: {} ok, {} failed; memos: {} computed, {} read from disk, {} reused, {} evicted, {} left",
-            record.cases.len(),
-            record.cases.len() - failed,
-            failed,
-            record.memo.computes,
-            record.memo.disk_hits,
-            record.memo.hits,
-            record.memo.evictions,
-            record.memo.entries_at_end,
-        );
-        for line in record.scaling.iter().map(scaling_line) {
+        for line in closing_lines(record) {
             let _ = writeln!(out, "{line}");
-        }
-        for line in record.capacity.iter().map(ToString::to_string) {
-            let _ = writeln!(out, "{line}");
-        }
-        for case in &record.cases {
-            if let Some(search) = &case.search {
-                let _ = writeln!(out, "{}", search_line(&case.id, search));
-            }
-        }
-        if let Some(line) = record.paired.as_ref().and_then(paired_line) {
-            let _ = writeln!(out, "{line}");
-        }
-        let drawn: Vec<&std::path::Path> = record
-            .cases
-            .iter()
-            .filter_map(|c| c.profile.as_deref())
-            .collect();
-        if let Some(dir) = common_folder(&drawn) {
-            let _ = writeln!(
-                out,
-                "flamegraphs of {} cases: {}",
-                drawn.len(),
-                dir.display()
-            );
         }
     }
+}
+
+/// The table of a run's cases: a row each, a struct metric's numeric
+/// fields as columns of their own, and the columns of figures only where
+/// some case has them.
+fn cases_table(record: &RunRecord) -> Table {
+    // A struct metric's numeric fields are columns of their own; a
+    // "value" column holds what is not a struct.
+    let ok = record.cases.iter().filter(|c| c.error.is_none());
+    let mut fields: Vec<String> = Vec::new();
+    for case in ok.clone() {
+        for (path, _) in numeric_fields(&case.value) {
+            if !fields.contains(&path) {
+                fields.push(path);
+            }
+        }
+    }
+    let plain_values = fields.is_empty()
+        || ok
+            .clone()
+            .any(|c| !c.value.is_object() && !c.value.is_null());
+    let mut header = vec!["case".to_owned()];
+    if plain_values {
+        header.push("value".into());
+    }
+    header.extend(fields.iter().cloned());
+    header.push("time".into());
+    // Throughput, the tail, the load and the threads' spread show only
+    // where some case has them.
+    let extras: Vec<(&str, Extra)> = EXTRAS
+        .into_iter()
+        .filter(|(_, cell)| record.cases.iter().any(|c| cell(c).is_some()))
+        .collect();
+    header.extend(extras.iter().map(|(name, _)| (*name).to_owned()));
+    header.extend(["load", "call RSS", "GPU"].map(String::from));
+    let mut table = Table::new();
+    crate::terminal_table::fit(&mut table)
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(header);
+    for case in &record.cases {
+        let mut row = vec![Cell::new(&case.id)];
+        let failed = case
+            .error
+            .as_ref()
+            .map(|e| format!("FAILED ({:?})", e.stage).to_lowercase());
+        if plain_values {
+            let value = match (&failed, case.value.is_object()) {
+                (Some(failed), _) => failed.clone(),
+                (None, true) => "-".into(),
+                (None, false) => metric(&case.value),
+            };
+            row.push(Cell::new(value));
+        }
+        for (at, path) in fields.iter().enumerate() {
+            let cell = match (&failed, crate::record::field(&case.value, path)) {
+                (Some(failed), _) if at == 0 && !plain_values => failed.clone(),
+                (None, Some(value)) => value
+                    .as_f64()
+                    .map_or_else(|| metric(value), |n| format_field(path, n)),
+                _ => "-".into(),
+            };
+            row.push(Cell::new(cell));
+        }
+        row.push(Cell::new(time(case)));
+        for (_, cell) in &extras {
+            row.push(Cell::new(cell(case).unwrap_or_else(|| "-".into())));
+        }
+        row.extend([
+            Cell::new(format_ns(case.load_ns as f64)),
+            Cell::new(call_growth(case).unwrap_or_else(|| "-".into())),
+            Cell::new(case.memory.gpu_peak_bytes.map_or("-".into(), format_bytes)),
+        ]);
+        table.add_row(row);
+    }
+    table
+}
+
+/// The lines after the table: the run's counts, and its fits, capacities,
+/// searches, pairing and flamegraphs.
+fn closing_lines(record: &RunRecord) -> Vec<String> {
+    let failed = record.failed();
+    let mut lines = vec![format!(
+        "{} cases: {} ok, {} failed; memos: {} computed, {} read from disk, {} reused, {} evicted, {} left",
+        record.cases.len(),
+        record.cases.len() - failed,
+        failed,
+        record.memo.computes,
+        record.memo.disk_hits,
+        record.memo.hits,
+        record.memo.evictions,
+        record.memo.entries_at_end,
+    )];
+    lines.extend(record.scaling.iter().map(scaling_line));
+    lines.extend(record.capacity.iter().map(ToString::to_string));
+    lines.extend(
+        record
+            .cases
+            .iter()
+            .filter_map(|case| Some(search_line(&case.id, case.search.as_deref()?))),
+    );
+    lines.extend(record.paired.as_ref().and_then(paired_line));
+    let drawn: Vec<&std::path::Path> = record
+        .cases
+        .iter()
+        .filter_map(|c| c.profile.as_deref())
+        .collect();
+    if let Some(dir) = common_folder(&drawn) {
+        lines.push(format!(
+            "flamegraphs of {} cases: {}",
+            drawn.len(),
+            dir.display()
+        ));
+    }
+    lines
 }
 
 /// `paired: workers kept for Model(1), Model(2); memos built (this build /

@@ -10,7 +10,129 @@ use crate::{Result, RunRecord, Runner};
 /// exits: 0 when every case passed, 1 when any failed or the record could
 /// not be written, 2 for bad flags.
 pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
+    let exit = match main(bench, manifest_dir) {
+        Ok(()) => Exit::passed(),
+        Err(exit) => exit,
+    };
+    if let Some(message) = &exit.message {
+        eprintln!("error: {message}");
+    }
+    std::process::exit(exit.code)
+}
+
+/// How a bench binary ends other than with every case passed: its exit
+/// status, and what it says first.
+struct Exit {
+    code: i32,
+    message: Option<String>,
+}
+
+impl Exit {
+    fn passed() -> Self {
+        Exit {
+            code: 0,
+            message: None,
+        }
+    }
+
+    /// Bad input: a flag, a baseline, a base build (2).
+    fn bad_input(message: String) -> Self {
+        Exit {
+            code: 2,
+            message: Some(message),
+        }
+    }
+
+    /// A case failed or regressed, or the run could not be recorded (1).
+    fn failed(message: String) -> Self {
+        Exit {
+            code: 1,
+            message: Some(message),
+        }
+    }
+}
+
+/// The bench binary's stages: its settings, a worker's or a listing's
+/// own ends, the checks before a run, the run, and the gates after it.
+fn main(bench: &str, manifest_dir: &str) -> std::result::Result<(), Exit> {
     let command_line = CommandLine::parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    let settings = settings_of(&command_line, bench, manifest_dir)?;
+    let runner = Runner::with_settings(settings.clone());
+    if command_line.list {
+        list(&runner, command_line.terse());
+        return Ok(());
+    }
+    // Read before the run, so that a missing baseline costs no run.
+    let baseline = crate::runner::report::gate::load(&settings).map_err(Exit::bad_input)?;
+    // Judged against another build's record, this build is judged on the
+    // fixtures it computes itself: a memo not declared independent of the
+    // build is loaded only from this build's own disk entries.
+    if baseline.is_some() {
+        crate::memo::keep_per_build(true);
+    }
+    checked(&settings, bench).map_err(Exit::bad_input)?;
+    let mut outcome = runner.run();
+    // Workers the check of `--paired BASE` started for a run that did not
+    // take them.
+    #[cfg(unix)]
+    crate::runner::paired::forget_checked();
+    if let Ok(RunRecord {
+        interrupted: Some(signal),
+        ..
+    }) = &outcome
+    {
+        return Err(Exit {
+            code: match signal.as_str() {
+                "SIGINT" => 128 + signal_hook::consts::SIGINT,
+                "SIGTERM" => 128 + signal_hook::consts::SIGTERM,
+                _ => 1,
+            },
+            message: Some(format!(
+                "interrupted by {signal}; `--resume` runs the cases left"
+            )),
+        });
+    }
+    let paired = match &outcome {
+        Ok(record) if record.paired.is_some() => {
+            Some(crate::runner::report::gate::judge_paired(&settings, record))
+        }
+        _ => None,
+    };
+    if let Some(message) = failure_message(&outcome) {
+        return Err(Exit::failed(message));
+    }
+    if let Some(comparison) = paired
+        && comparison.regressed()
+    {
+        return Err(Exit::failed(format!(
+            "{} of {} cases regressed against the base build {}",
+            comparison.count(Verdict::Regressed),
+            comparison.cases.len(),
+            comparison.base.source
+        )));
+    }
+    if let (Ok(record), Some((name, base))) = (&mut outcome, baseline) {
+        let comparison = crate::runner::report::gate::judge(&settings, &name, &base, record)
+            .map_err(|error| Exit::failed(format!("{error:#}")))?;
+        if comparison.regressed() {
+            return Err(Exit::failed(format!(
+                "{} of {} cases regressed against baseline {name}",
+                comparison.count(Verdict::Regressed),
+                comparison.cases.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The run's settings, from the command line and the bench: where it
+/// writes, and whether Ctrl-C stops it cleanly. A worker runs its
+/// supervisor's cases here and never returns.
+fn settings_of(
+    command_line: &CommandLine,
+    bench: &str,
+    manifest_dir: &str,
+) -> std::result::Result<Settings, Exit> {
     let mut settings = command_line.settings();
     settings.output.name = Some(bench.to_owned());
     settings.output.repo_dir = Some(manifest_dir.into());
@@ -40,13 +162,9 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
         crate::runner::workers::worker::main(worker_settings(settings), socket.as_ref());
     }
     if let Some(path) = &settings.sharding.costs_file {
-        match crate::shard::ShardCosts::read(path, Some(bench)) {
-            Ok(costs) => settings.sharding.costs = Some(costs),
-            Err(error) => {
-                eprintln!("error: {error}");
-                std::process::exit(2);
-            }
-        }
+        let costs = crate::shard::ShardCosts::read(path, Some(bench))
+            .map_err(|error| Exit::bad_input(error.to_string()))?;
+        settings.sharding.costs = Some(costs);
     }
     if command_line.bench {
         settings.output.latest_dir = Some(dir);
@@ -58,101 +176,35 @@ pub fn bench_main(bench: &str, manifest_dir: &str) -> ! {
             }
         };
     }
-    let runner = Runner::with_settings(settings.clone());
-    if command_line.list {
-        let listing = runner.listing();
-        if let Some(line) = listing.shard {
-            eprintln!("{line}");
-        }
-        for id in listing.ids {
-            println!("{id}: benchmark");
-        }
-        // After the list, as libtest's count: `--format terse` is the list alone.
-        if !command_line.terse() && !listing.plan.is_empty() {
-            println!();
-            listing.plan.iter().for_each(|line| println!("{line}"));
-        }
-        std::process::exit(0);
+    Ok(settings)
+}
+
+/// `--list`: the selected cases, as libtest lists tests, and the plan of
+/// their loads after them (`terse`: the list alone).
+fn list(runner: &Runner, terse: bool) {
+    let listing = runner.listing();
+    if let Some(line) = listing.shard {
+        eprintln!("{line}");
     }
-    // Read before the run, so that a missing baseline costs no run.
-    let baseline = match crate::runner::report::gate::load(&settings) {
-        Ok(baseline) => baseline,
-        Err(message) => {
-            eprintln!("error: {message}");
-            std::process::exit(2);
-        }
-    };
-    // Judged against another build's record, this build is judged on the
-    // fixtures it computes itself: a memo not declared independent of the
-    // build is loaded only from this build's own disk entries.
-    if baseline.is_some() {
-        crate::memo::keep_per_build(true);
+    for id in listing.ids {
+        println!("{id}: benchmark");
     }
-    let checked = history_moved(&settings, bench).and_then(|()| built_in(&settings));
+    // After the list, as libtest's count: `--format terse` is the list alone.
+    if !terse && !listing.plan.is_empty() {
+        println!();
+        listing.plan.iter().for_each(|line| println!("{line}"));
+    }
+}
+
+/// What is refused before any case runs: a flag this build cannot honour,
+/// `--history`, a base build that cannot pair, valgrind missing.
+fn checked(settings: &Settings, bench: &str) -> std::result::Result<(), String> {
+    let checked = history_moved(settings, bench).and_then(|()| built_in(settings));
     #[cfg(unix)]
     let checked = checked
-        .and_then(|()| crate::runner::paired::check_base(&settings, bench))
-        .and_then(|()| crate::runner::workers::valgrind::check(&settings));
-    if let Err(message) = checked {
-        eprintln!("error: {message}");
-        std::process::exit(2);
-    }
-    let mut outcome = runner.run();
-    // Workers the check of `--paired BASE` started for a run that did not
-    // take them.
-    #[cfg(unix)]
-    crate::runner::paired::forget_checked();
-    if let Ok(RunRecord {
-        interrupted: Some(signal),
-        ..
-    }) = &outcome
-    {
-        eprintln!("error: interrupted by {signal}; `--resume` runs the cases left");
-        std::process::exit(match signal.as_str() {
-            "SIGINT" => 128 + signal_hook::consts::SIGINT,
-            "SIGTERM" => 128 + signal_hook::consts::SIGTERM,
-            _ => 1,
-        });
-    }
-    let paired = match &outcome {
-        Ok(record) if record.paired.is_some() => {
-            Some(crate::runner::report::gate::judge_paired(&settings, record))
-        }
-        _ => None,
-    };
-    if let Some(message) = failure_message(&outcome) {
-        eprintln!("error: {message}");
-        std::process::exit(1);
-    }
-    if let Some(comparison) = paired
-        && comparison.regressed()
-    {
-        eprintln!(
-            "error: {} of {} cases regressed against the base build {}",
-            comparison.count(Verdict::Regressed),
-            comparison.cases.len(),
-            comparison.base.source
-        );
-        std::process::exit(1);
-    }
-    if let (Ok(record), Some((name, base))) = (&mut outcome, baseline) {
-        match crate::runner::report::gate::judge(&settings, &name, &base, record) {
-            Ok(comparison) if comparison.regressed() => {
-                eprintln!(
-                    "error: {} of {} cases regressed against baseline {name}",
-                    comparison.count(Verdict::Regressed),
-                    comparison.cases.len()
-                );
-                std::process::exit(1);
-            }
-            Ok(_) => {}
-            Err(error) => {
-                eprintln!("error: {error:#}");
-                std::process::exit(1);
-            }
-        }
-    }
-    std::process::exit(0)
+        .and_then(|()| crate::runner::paired::check_base(settings, bench))
+        .and_then(|()| crate::runner::workers::valgrind::check(settings));
+    checked
 }
 
 /// A worker runs the cases it is given, in this process's memo cache and

@@ -12,7 +12,7 @@ use crate::registry::Case;
 use crate::runner::case::engine::Engine;
 use crate::runner::case::lifecycle::{self, Around};
 use crate::runner::case::prefetch::Prefetcher;
-use crate::runner::case::scaling_rounds::{CaseRounds, Groups};
+use crate::runner::case::scaling_rounds::{CaseRounds, Groups, Taken};
 use crate::runner::order::{Ahead, Schedule};
 use crate::runner::order::{Planning, Sizebook};
 use crate::runner::report::console::Console;
@@ -58,12 +58,7 @@ pub(crate) fn run_cases(
     console: &Console,
     sink: &mut dyn Sink,
 ) -> End {
-    let families = selected.iter().map(|c| c.family_ordinal + 1).max();
-    let mut family_sizes = vec![0; families.unwrap_or(0)];
-    for case in selected {
-        family_sizes[case.family_ordinal] += 1;
-    }
-    let mut family_seen = vec![0; family_sizes.len()];
+    let mut places = Places::of(selected);
     memo::begin_run();
     crate::measure::read_rss_choice();
     // What was resident as an earlier run's last case ended is no figure
@@ -99,12 +94,7 @@ pub(crate) fn run_cases(
         let case = selected[at];
         let unused = groups.hold(schedule.finish(at));
         let pending = schedule.pending();
-        let index = &mut family_seen[case.family_ordinal];
-        let place = lifecycle::Place {
-            family_size: family_sizes[case.family_ordinal],
-            family_index: *index,
-        };
-        *index += 1;
+        let place = places.next(case);
         // What was said between cases belongs to the run.
         end.warnings.extend(journal::take().warnings);
         journal::next_case();
@@ -121,16 +111,17 @@ pub(crate) fn run_cases(
             prefetcher: &mut prefetcher,
             selected,
         };
-        let mut record = lifecycle::run_case(
-            case,
-            place,
-            &unused,
-            &pending,
+        let release = lifecycle::Release {
+            unused: &unused,
+            pending: &pending,
+        };
+        let mut run = lifecycle::CaseRun {
             settings,
-            &mut engine,
+            engine: &mut engine,
             console,
-            &mut around,
-        );
+            around: &mut around,
+        };
+        let mut record = lifecycle::run_case(case, place, release, &mut run);
         record.load_ns += waited.as_nanos() as u64;
         record.warnings.extend(loaded);
         sizebook.note(&schedule, at);
@@ -141,16 +132,9 @@ pub(crate) fn run_cases(
         if stop.is_none()
             && let Some(taken) = groups.finished(at, &record)
         {
-            // What the rounds held is evicted now, as the case's eviction;
-            // what they said is said of the case.
-            if !settings.memory.keep_memos {
-                cache.release(&taken.held, &schedule.pending());
-                rss::forget_reading();
-            }
-            let journal = journal::take();
-            lifecycle::note_evictions(&mut record.memo, journal.evictions);
-            record.warnings.extend(journal.warnings);
-            end.rounds.extend(taken.rounds);
+            let pending = schedule.pending();
+            end.rounds
+                .extend(rounds_taken(taken, &mut record, &pending, settings));
         }
         if let Some(signal) = stop {
             record.warnings.push(format!(
@@ -175,6 +159,54 @@ pub(crate) fn run_cases(
         sizes: sizebook.into_sizes(),
     };
     end
+}
+
+/// Where each case stands in its family, counted as the cases run.
+struct Places {
+    sizes: Vec<usize>,
+    seen: Vec<usize>,
+}
+
+impl Places {
+    fn of(selected: &[&Case]) -> Self {
+        let families = selected.iter().map(|c| c.family_ordinal + 1).max();
+        let mut sizes = vec![0; families.unwrap_or(0)];
+        for case in selected {
+            sizes[case.family_ordinal] += 1;
+        }
+        let seen = vec![0; sizes.len()];
+        Places { sizes, seen }
+    }
+
+    /// The place of `case`, the next of its family to run.
+    fn next(&mut self, case: &Case) -> lifecycle::Place {
+        let index = &mut self.seen[case.family_ordinal];
+        let place = lifecycle::Place {
+            family_size: self.sizes[case.family_ordinal],
+            family_index: *index,
+        };
+        *index += 1;
+        place
+    }
+}
+
+/// Once a scaling family's last case ran (`record`), what its rounds held
+/// is evicted now, as the case's eviction, and what they said is said of
+/// the case; their rounds, for the run.
+fn rounds_taken(
+    taken: Taken<'_>,
+    record: &mut CaseRecord,
+    pending: &[&dyn ErasedMemo],
+    settings: &Settings,
+) -> Vec<CaseRounds> {
+    if !settings.memory.keep_memos {
+        memo::global_cache().release(&taken.held, pending);
+        rss::forget_reading();
+    }
+    let journal = journal::take();
+    lifecycle::note_evictions(&mut record.memo, journal.evictions);
+    record.warnings.extend(journal.warnings);
+    taken.rounds
 }
 
 /// The running case's steps, told to the sink; the next case's memos,
