@@ -118,6 +118,7 @@ pub mod book {
     pages! {
         Readme = "../README.md",
         GettingStarted = "../docs/src/getting-started.md",
+        ComingFromCriterion = "../docs/src/coming-from-criterion.md",
         WritingBenchmarks = "../docs/src/writing-benchmarks.md",
         Memos = "../docs/src/memos.md",
         Running = "../docs/src/running.md",
