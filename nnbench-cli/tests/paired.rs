@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use nnbench::record::CaseRecord;
-use nnbench::record::{PairedClock, Verdict};
+use nnbench::record::{Clock, Verdict};
 use nnbench::store::{Format, Json};
 use nnbench::{Memo, RunRecord};
 
@@ -169,7 +169,7 @@ fn identical_builds_pass_and_keep_both_sides() {
             p.interval[0] <= p.estimate && p.estimate <= p.interval[1],
             "{p:?}"
         );
-        assert_eq!(p.clock, PairedClock::Cpu, "single-threaded work: {p:?}");
+        assert_eq!(p.clock, Clock::Cpu, "single-threaded work: {p:?}");
         assert_eq!(p.base.value, case.value, "both builds compute the same");
         assert_eq!(
             case.time.samples,
@@ -350,7 +350,7 @@ fn a_call_that_waits_longer_fails_though_its_cpu_time_did_not() {
     assert_eq!(output.status.code(), Some(1), "{said}");
     let case = &record.cases[0];
     let p = case.paired.as_ref().expect("paired");
-    assert_eq!(p.clock, PairedClock::Cpu, "{p:?}");
+    assert_eq!(p.clock, Clock::Cpu, "{p:?}");
     assert_eq!(p.verdict, Verdict::Regressed, "{p:?}");
     assert!(
         case.warnings.iter().any(|w| w.contains("waits longer")),
@@ -367,10 +367,7 @@ fn a_call_that_waits_longer_fails_though_its_cpu_time_did_not() {
     let (wall, record) = waits(1800, &["--paired-clock", "wall"]);
     assert_eq!(wall.status.code(), Some(1), "{}", support::said(&wall));
     let p = record.cases[0].paired.as_ref().expect("paired");
-    assert_eq!(
-        (p.clock, p.verdict),
-        (PairedClock::Wall, Verdict::Regressed)
-    );
+    assert_eq!((p.clock, p.verdict), (Clock::Wall, Verdict::Regressed));
 }
 
 fn case_paired(record: &RunRecord, n: u32) -> nnbench::record::PairedRecord {
@@ -395,7 +392,7 @@ fn counted_builds_are_paired_once_by_their_instructions() {
     let record = latest(dir.path());
     for n in [1, 2, 3] {
         let p = case_paired(&record, n);
-        assert_eq!((p.clock, p.rounds), (PairedClock::Instructions, 1), "{p:?}");
+        assert_eq!((p.clock, p.rounds), (Clock::Instructions, 1), "{p:?}");
         let counts = (
             p.base.time.instructions.expect("the base counted"),
             case(&record, n)

@@ -7,8 +7,8 @@ use nnbench_vocab::format_ns;
 
 use super::{CaseComparison, FigureComparison, Presence, Threshold, Thresholds, Verdict};
 use crate::record::{
-    CaseRecord, Figure, PairedClock, PairedRecord, RunContext, RunRecord, ThroughputRecord,
-    TimeRecord, TimingMode, numeric_fields,
+    CaseRecord, Clock, Figure, PairedRecord, RunContext, RunRecord, ThroughputRecord, TimeRecord,
+    TimingMode, numeric_fields,
 };
 
 /// Compares one case present on both sides, under `t` with the head
@@ -692,12 +692,12 @@ pub(super) fn paired_time(
     threshold: Threshold,
 ) -> FigureComparison {
     let on_clock = |t: &TimeRecord| match p.clock {
-        PairedClock::Cpu => t.cpu_median_ns.unwrap_or(t.median_ns),
-        PairedClock::Wall | PairedClock::Instructions => t.median_ns,
+        Clock::Cpu => t.cpu_median_ns.unwrap_or(t.median_ns),
+        Clock::Wall | Clock::Instructions => t.median_ns,
     };
     let clock = match p.clock {
-        PairedClock::Cpu => "CPU",
-        PairedClock::Wall | PairedClock::Instructions => "wall",
+        Clock::Cpu => "CPU",
+        Clock::Wall | Clock::Instructions => "wall",
     };
     FigureComparison {
         figure: Figure::Time,

@@ -3,7 +3,7 @@
 //! verdict, memory and the value as [`compare`](super::compare) judges them.
 
 use super::{CaseComparison, Comparison, Presence, Side, Threshold, Thresholds};
-use crate::record::{PairedClock, RunRecord, TimeRecord, Verdict};
+use crate::record::{Clock, RunRecord, TimeRecord, Verdict};
 
 /// A paired run's record judged: its cases against the base build's
 /// figures it keeps, under `thresholds` (time by the rounds' verdicts).
@@ -108,7 +108,7 @@ pub fn rounds_table(record: &RunRecord) -> String {
     for case in &record.cases {
         let Some(p) = &case.paired else { continue };
         let ns = |v: Option<f64>| v.map_or_else(|| "-".into(), nnbench_vocab::format_ns);
-        let (base, head) = if p.clock == PairedClock::Instructions {
+        let (base, head) = if p.clock == Clock::Instructions {
             let count = |t: &TimeRecord| {
                 t.instructions.map_or_else(
                     || "-".into(),

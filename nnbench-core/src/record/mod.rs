@@ -54,7 +54,9 @@ pub use memo::{
 };
 pub use method::{GpuMethod, RssMethod};
 pub use nnbench_vocab::{Direction, Figure};
-pub use paired::{MemoBuilds, PairedClock, PairedRecord, PairedRun};
+#[allow(deprecated)]
+pub use paired::PairedClock;
+pub use paired::{MemoBuilds, PairedRecord, PairedRun};
 pub use params::ParamMap;
 pub use percentiles::Percentiles;
 // Documented at the crate's root, with the runner that returns it.

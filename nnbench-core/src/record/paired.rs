@@ -5,31 +5,16 @@
 use serde::{Deserialize, Serialize};
 
 use super::CaseRecord;
+use super::precision::Clock;
 use super::verdict::Verdict;
 
-/// The clock a paired verdict is drawn from.
-///
-/// # Example
-///
-/// ```
-/// use nnbench::record::PairedClock;
-/// assert_eq!(serde_json::to_string(&PairedClock::Cpu).unwrap(), "\"cpu\"");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum PairedClock {
-    /// Wall time: for calls that use other threads, wait for a device or
-    /// for files.
-    Wall,
-    /// The calling thread's CPU time: for single-threaded calls that
-    /// compute, where it leaves out the time the machine gave to other
-    /// processes.
-    Cpu,
-    /// Instructions counted by Callgrind on each build (`timing =
-    /// instructions`, `--instructions`): one round, exact.
-    Instructions,
-}
+/// The name [`Clock`] had on a paired record before 0.1.0.
+#[doc(hidden)]
+#[deprecated(
+    since = "0.1.0",
+    note = "one clock for samples and pairs: `nnbench::record::Clock`"
+)]
+pub type PairedClock = Clock;
 
 /// One case measured on the base build and on the head build in
 /// alternation, and judged from the ratios of their rounds.
@@ -58,7 +43,7 @@ pub struct PairedRecord {
     /// of all its rounds.
     pub base: Box<CaseRecord>,
     /// The clock the ratios below were judged on.
-    pub clock: PairedClock,
+    pub clock: Clock,
     /// How many rounds measured both builds.
     pub rounds: u32,
     /// Head over base per round, by wall time: each build's median sample.

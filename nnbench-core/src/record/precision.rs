@@ -50,7 +50,7 @@ pub struct Precision {
     pub stopped_by: StopReason,
 }
 
-/// A clock that times a call.
+/// A clock that times a call, or judges a paired case.
 ///
 /// # Example
 ///
@@ -65,8 +65,14 @@ pub enum Clock {
     /// Wall time: the call end to end, waits and other processes' turns
     /// included (`median_ns`).
     Wall,
-    /// The calling thread's CPU time (`cpu_median_ns`).
+    /// The calling thread's CPU time (`cpu_median_ns`): for
+    /// single-threaded calls that compute, where it leaves out the time the
+    /// machine gave to other processes.
     Cpu,
+    /// Instructions counted by Callgrind on each build (`timing =
+    /// instructions`, `--instructions`): the clock of a paired verdict on
+    /// counted cases, one round, exact. No sampler's.
+    Instructions,
 }
 
 /// Why nnbench's sampler stopped sampling a case.

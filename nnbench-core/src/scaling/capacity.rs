@@ -268,7 +268,12 @@ pub(crate) fn capacity(points: &[Point], limit: f64, seed: u64) -> Option<Capaci
         // Most resamples fit no growth: the points say too little.
         [0.0, f64::INFINITY]
     } else {
-        [percentile(&sizes, 0.025), percentile(&sizes, 0.975)]
+        // Held to hold the estimate: peaks the fit passes through exactly
+        // resample to the same fit, whose size can round a hair apart.
+        [
+            percentile(&sizes, 0.025).min(n),
+            percentile(&sizes, 0.975).max(n),
+        ]
     };
     Some(Capacity { fit, n, interval })
 }
@@ -384,6 +389,25 @@ mod tests {
         assert!((c.fit.exponent - 1.0).abs() < 1e-3, "{c:?}");
         assert!((c.fit.fixed / MIB - 300.0).abs() < 1.0, "{c:?}");
         assert!((c.n - 3796.0).abs() < 5.0, "{c:?}");
+    }
+
+    #[test]
+    fn peaks_on_the_fit_itself_give_an_interval_that_holds_the_estimate() {
+        // As a test process read them: 10.35 MiB held, 1 MiB an item.
+        let on_fit: Vec<Point> = [16.0, 32.0, 64.0, 128.0, 256.0]
+            .iter()
+            .map(|&x| Point {
+                x,
+                bytes: 10_854_400.0 + x * MIB,
+            })
+            .collect();
+        for seed in 0..20 {
+            let c = capacity(&on_fit, 1024.0 * MIB, seed).expect("a fit");
+            assert!(
+                c.interval[0] <= c.n && c.n <= c.interval[1],
+                "seed {seed}: {c:?}"
+            );
+        }
     }
 
     #[test]

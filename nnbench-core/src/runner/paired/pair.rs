@@ -6,8 +6,8 @@ use crate::compare::Threshold;
 use crate::measure::combine;
 use crate::measure::round::{self, Round};
 use crate::record::{
-    CaseError, CaseRecord, Figure, PairedClock, PairedRecord, Sampler, Stage, TimeRecord,
-    TimingMode, Verdict,
+    CaseError, CaseRecord, Clock, Figure, PairedRecord, Sampler, Stage, TimeRecord, TimingMode,
+    Verdict,
 };
 use crate::registry::Case;
 use crate::settings::{ClockChoice, Settings, WITHIN_LIMIT_ROUNDS};
@@ -153,7 +153,7 @@ impl<'a> Pair<'a> {
     /// sample is dropped first ([`Round::on_a_warm_worker`]).
     pub(super) fn round(&self, judging: &Judging, kept: bool) -> Option<Round> {
         let calls = self.calls?;
-        let wall = self.rounds() > 0 && self.judged_clock(judging.clock) == PairedClock::Wall;
+        let wall = self.rounds() > 0 && self.judged_clock(judging.clock) == Clock::Wall;
         let round = Round {
             calls,
             samples: if wall { WALL_SAMPLES } else { round::SAMPLES },
@@ -294,8 +294,8 @@ impl<'a> Pair<'a> {
     /// time does not see a call that waits longer, for a lock, a file or
     /// a device.
     fn wall_guarded(&self, judging: &Judging) -> Option<Estimate> {
-        let guarded = judging.clock == ClockChoice::Auto
-            && self.judged_clock(judging.clock) == PairedClock::Cpu;
+        let guarded =
+            judging.clock == ClockChoice::Auto && self.judged_clock(judging.clock) == Clock::Cpu;
         guarded.then(|| Estimate::of(&self.wall)).flatten()
     }
 
@@ -328,19 +328,19 @@ impl<'a> Pair<'a> {
     /// it, or leaves it to the calls (both builds' seen single-threaded
     /// and computing), and every round had it on both builds; wall time
     /// otherwise.
-    fn judged_clock(&self, choice: ClockChoice) -> PairedClock {
+    fn judged_clock(&self, choice: ClockChoice) -> Clock {
         let cpu_complete = self.cpu.len() == self.wall.len();
         match choice {
-            ClockChoice::Cpu if cpu_complete => PairedClock::Cpu,
-            ClockChoice::Auto if cpu_complete && self.single_threaded() => PairedClock::Cpu,
-            _ => PairedClock::Wall,
+            ClockChoice::Cpu if cpu_complete => Clock::Cpu,
+            ClockChoice::Auto if cpu_complete && self.single_threaded() => Clock::Cpu,
+            _ => Clock::Wall,
         }
     }
 
     /// The rounds' ratios on the judged clock.
     fn ratios(&self, choice: ClockChoice) -> &[f64] {
         match self.judged_clock(choice) {
-            PairedClock::Cpu => &self.cpu,
+            Clock::Cpu => &self.cpu,
             _ => &self.wall,
         }
     }
@@ -368,7 +368,7 @@ impl<'a> Pair<'a> {
             let t = judging.instructions;
             head.paired = Some(Box::new(PairedRecord {
                 base: Box::new(base),
-                clock: PairedClock::Instructions,
+                clock: Clock::Instructions,
                 rounds: 1,
                 wall_ratios: Vec::new(),
                 cpu_ratios: Vec::new(),
