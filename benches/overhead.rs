@@ -118,7 +118,7 @@ fn criterion_median() -> f64 {
     let s = sampling();
     let mut criterion = Criterion::default()
         .sample_size(s.sample_size.unwrap_or(100))
-        .warm_up_time(s.warm_up.unwrap_or_default())
+        .warm_up_time(s.warm_up_time.unwrap_or_default())
         .measurement_time(s.measurement_time.unwrap_or_default());
     criterion.bench_function("overhead_plain_criterion", |b| b.iter(overhead_trivial));
     let path =
