@@ -429,6 +429,54 @@ fn the_tool_adds_lists_and_shows() {
     assert!(support::said(&nowhere).contains("no history here"));
 }
 
+/// A CI run far off its neighbours (40% fast in the middle, 40% slow at the
+/// newest commit) is no step, and does not hide the 11% step five commits
+/// after it; `history show` marks both runs, and the report draws them
+/// apart from the line.
+fn a_lone_outlier_run_is_marked_and_neither_a_step_nor_hides_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    let mut history = History::open(&path).unwrap();
+    let mut noise = Noise(17);
+    for commit in 0..40 {
+        let time = if commit < 25 { 1000.0 } else { 890.0 };
+        for mut record in commit_runs(commit, 1, time, 0.9, &mut noise) {
+            if commit == 20 || commit == 39 {
+                let case = record.cases.iter_mut().find(|c| c.id == "square/n=2");
+                let case = case.expect("the case");
+                case.time.median_ns *= if commit == 20 { 0.6 } else { 1.4 };
+            }
+            history.add(&record, None).unwrap();
+        }
+    }
+    let all = StepSearch {
+        case: Some("square/n=2".into()),
+        ..StepSearch::default()
+    };
+    let steps = history.steps(&all).unwrap();
+    let time: Vec<_> = steps
+        .iter()
+        .filter(|s| s.figure == nnbench::record::Figure::Time)
+        .collect();
+    assert_eq!(time.len(), 1, "{steps:#?}");
+    assert_eq!(time[0].commit[30..], *"0000000019", "{steps:#?}");
+    assert!((time[0].change + 0.11).abs() < 0.02, "{}", time[0].change);
+
+    let show = tool(&["history", "show", "square/n=2"], &path);
+    let said = support::said(&show);
+    assert!(show.status.success(), "{said}");
+    let marked: Vec<&str> = said.lines().filter(|l| l.contains(" *")).collect();
+    assert_eq!(marked.len(), 2, "{said}");
+    assert!(marked[0].contains("0000000000") && marked[1].contains("0000000000"));
+    assert!(said.contains("* an outlier"), "{said}");
+
+    let page = dir.path().join("report.html");
+    let report = tool(&["report", "-o", page.to_str().unwrap()], &path);
+    assert!(report.status.success(), "{}", support::said(&report));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("class=\"outlier").count(), 2, "two rings");
+}
+
 /// A bench binary links no history: `--history` is refused before any
 /// case runs, with the tool's command that adds the run; that command
 /// adds it.
@@ -533,6 +581,7 @@ fn main() {
             an_older_layout_is_brought_up_to_date,
             the_tool_adds_lists_and_shows,
             a_bench_run_is_added_by_the_tool,
+            a_lone_outlier_run_is_marked_and_neither_a_step_nor_hides_one,
         ],
     );
 }

@@ -21,8 +21,11 @@
 //! # }
 //! ```
 
+mod lone_runs;
 mod machine;
+mod outlying;
 mod regressions;
+mod robust;
 mod runs;
 mod schema;
 pub mod steps;
@@ -30,6 +33,7 @@ pub mod steps;
 use std::path::{Path, PathBuf};
 
 pub use machine::Machine;
+pub use outlying::outlying_runs;
 pub use regressions::{FigureStep, StepSearch};
 pub use runs::{Added, CaseInfo, CasePoint, RunFilter, RunSummary, STORED};
 

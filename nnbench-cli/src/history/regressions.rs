@@ -82,13 +82,15 @@ pub struct FigureStep {
     pub commit: String,
     /// The commit before it.
     pub previous: String,
-    /// The figure's mean over the runs from the step before (or the start).
+    /// The figure's median over the runs from the step before (or the
+    /// start).
     pub before: f64,
-    /// The mean over the runs from this step to the next (or the end).
+    /// The median over the runs from this step to the next (or the end).
     pub after: f64,
     /// `after / before - 1`; for a `scaling` exponent, `after - before`.
     pub change: f64,
-    /// The t-test's p-value, corrected for the splits it was chosen from.
+    /// The rank-sum test's p-value, corrected for the splits it was chosen
+    /// from.
     pub p_value: f64,
     /// Regressed or improved, by which way the figure is better;
     /// not comparable for a value without a `metric` direction.
@@ -119,6 +121,24 @@ impl FigureStep {
         match self.figure {
             Figure::Scaling => format!("{:+.2}", self.change),
             _ => format!("{:+.1}%", 100.0 * self.change),
+        }
+    }
+
+    /// The p-value as people read it: `3.2e-7`, and under what a double
+    /// holds next to 1, `< 1e-15` rather than a zero it is not.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(step: &nnbench_cli::history::FigureStep) {
+    /// println!("{} stepped (p {})", step.name(), step.p_value_text());
+    /// # }
+    /// ```
+    pub fn p_value_text(&self) -> String {
+        if self.p_value < 1e-15 {
+            "< 1e-15".into()
+        } else {
+            format!("{:.1e}", self.p_value)
         }
     }
 

@@ -20,27 +20,53 @@
 //!    neighbouring steps, and the weakest that fails is dropped until all
 //!    pass (Hunter's "weak change points", with one threshold).
 //!
+//! Before all that, each outlier (a run far off the runs around it, see
+//! [`outliers`]) counts as the median of the runs around it. On a real
+//! CI history one run now and then lands far off its neighbours, and one
+//! such run moves a mean, and so the energy and a t statistic, as far as it
+//! likes: it draws the split to itself, fails there and ends the search of
+//! its stretch, hiding a step beside it, or alone at the newest commit it
+//! reads as a step. A step's size is between the medians of its segments.
+//!
 //! A series without a step then reports one, falsely, with probability at
-//! most about the significance (`tests` measure it).
+//! most about the significance, in normal and in heavy-tailed noise
+//! (`tests` measure it).
 
 use statrs::distribution::{ContinuousCDF as _, StudentsT};
+
+pub use super::lone_runs::OUTLIER_Z;
+use super::lone_runs::lone_runs;
+use super::robust::median;
 
 /// A step between two commits of a series.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
     /// The index of the first commit after the step.
     pub at: usize,
-    /// The mean of the figure from the step before (or the start) to it.
+    /// The median of the figure from the step before (or the start) to it.
     pub before: f64,
-    /// The mean from it to the next step (or the end).
+    /// The median from it to the next step (or the end).
     pub after: f64,
-    /// The two-sample t-test's p-value, times the splits it was chosen from.
+    /// The t-test's p-value, times the splits it was chosen from.
     pub p_value: f64,
 }
 
 /// The steps in `series` (per commit, oldest first, the figure of each of
 /// its runs) significant at `significance`, in commit order. Commits
 /// without a figure are skipped by the caller.
+///
+/// # Example
+///
+/// ```
+/// use nnbench_cli::history::steps;
+///
+/// let series: Vec<Vec<f64>> = (0..40)
+///     .map(|commit| vec![if commit < 25 { 100.0 } else { 112.0 } + (commit % 3) as f64])
+///     .collect();
+/// let found = steps::find(&series, 0.001);
+/// assert_eq!(found.len(), 1);
+/// assert_eq!(found[0].at, 25);
+/// ```
 pub fn find(series: &[Vec<f64>], significance: f64) -> Vec<Step> {
     let series = Series::new(series);
     let mut cuts = Vec::new();
@@ -71,8 +97,8 @@ pub fn find(series: &[Vec<f64>], significance: f64) -> Vec<Step> {
                         let to = cuts.get(i + 1).copied().unwrap_or(series.commits());
                         Step {
                             at: cuts[i],
-                            before: series.mean(from, cuts[i]),
-                            after: series.mean(cuts[i], to),
+                            before: median(series.observations(from, cuts[i])),
+                            after: median(series.observations(cuts[i], to)),
                             p_value,
                         }
                     })
@@ -91,12 +117,18 @@ struct Series {
 }
 
 impl Series {
+    /// The finite runs of `series`, each outlier counted as the median of
+    /// the runs around it.
     fn new(series: &[Vec<f64>]) -> Self {
         let mut values = Vec::new();
         let mut starts = vec![0];
         for commit in series {
             values.extend(commit.iter().copied().filter(|v| v.is_finite()));
             starts.push(values.len());
+        }
+        let judged = lone_runs(&values);
+        for (value, counted) in values.iter_mut().zip(judged) {
+            *value = counted.unwrap_or(*value);
         }
         Self { values, starts }
     }
@@ -109,13 +141,8 @@ impl Series {
         &self.values[self.starts[from]..self.starts[to]]
     }
 
-    fn mean(&self, from: usize, to: usize) -> f64 {
-        let values = self.observations(from, to);
-        values.iter().sum::<f64>() / values.len().max(1) as f64
-    }
-
-    /// The splits of commits `from..to` whose sides a t-test can compare:
-    /// two observations before, one after, and one degree of freedom.
+    /// The splits of commits `from..to` that are judged: two observations
+    /// before, one after, and four in all.
     fn splits(&self, from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
         (from + 1..to).filter(move |&cut| {
             let (before, after) = (
@@ -147,8 +174,8 @@ impl Series {
         }
     }
 
-    /// The t-test of commits `from..cut` against `cut..to`, times the
-    /// number of splits `from..to` offered.
+    /// The t-test of commits `from..cut` against `cut..to`, times
+    /// the number of splits `from..to` offered.
     fn p_value(&self, from: usize, cut: usize, to: usize) -> f64 {
         let splits = self.splits(from, to).count().max(1);
         let raw = student_t(self.observations(from, cut), self.observations(cut, to));
@@ -239,6 +266,43 @@ impl Fenwick {
     }
 }
 
+/// For each run of `series` (shaped like it), whether it is an outlier:
+/// more than [`OUTLIER_Z`] robust standard deviations from the median of
+/// every stretch of five successive runs that holds it. One run far off, or
+/// two, is an outlier; a run at a step is not, nor are three that agree at
+/// the newest commit. A series whose successive runs mostly agree exactly
+/// has no spread to judge by, and no outlier.
+///
+/// # Example
+///
+/// ```
+/// use nnbench_cli::history::steps;
+///
+/// let mut series: Vec<Vec<f64>> = (0..30).map(|c| vec![100.0 + (c % 4) as f64]).collect();
+/// series[12][0] = 60.0;
+/// let marked = steps::outliers(&series);
+/// assert!(marked[12][0]);
+/// assert_eq!(marked.iter().flatten().filter(|o| **o).count(), 1);
+/// ```
+pub fn outliers(series: &[Vec<f64>]) -> Vec<Vec<bool>> {
+    let finite: Vec<f64> = series
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    let mut judged = lone_runs(&finite).into_iter();
+    series
+        .iter()
+        .map(|commit| {
+            commit
+                .iter()
+                .map(|v| v.is_finite() && judged.next().flatten().is_some())
+                .collect()
+        })
+        .collect()
+}
+
 /// The two-sided p-value of Student's two-sample t-test with pooled
 /// variance: one observation after the step is compared with the spread of
 /// those before it.
@@ -264,7 +328,7 @@ fn student_t(before: &[f64], after: &[f64]) -> f64 {
 }
 
 #[cfg(test)]
-mod tests_support {
+pub(super) mod tests_support {
     /// Deterministic Gaussian noise: splitmix64, then Box-Muller.
     pub struct Noise(pub u64);
 
@@ -284,6 +348,17 @@ mod tests_support {
         pub fn normal(&mut self) -> f64 {
             let (a, b) = (self.uniform(), self.uniform());
             (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+        }
+
+        /// Student's t with 3 degrees of freedom, scaled to unit variance:
+        /// heavy tails, as CI machines give.
+        pub fn heavy(&mut self) -> f64 {
+            let chi: f64 = (0..3).map(|_| self.normal().powi(2)).sum();
+            self.normal() / (chi / 3.0).sqrt() / 3f64.sqrt()
+        }
+
+        pub fn below(&mut self, n: usize) -> usize {
+            (self.uniform() * n as f64) as usize % n
         }
     }
 
@@ -399,6 +474,62 @@ mod tests {
         let steps = find(&newest, 0.001);
         assert_eq!(steps.len(), 1, "{steps:?}");
         assert_eq!(steps[0].at, 30);
+    }
+
+    #[test]
+    fn a_lone_outlier_before_a_step_neither_hides_it_nor_is_one() {
+        // A history's other step at commit 80, a run 40% low at 195, then
+        // an 11% step down at 200: a mean before it would read the step
+        // near 9%.
+        let mut noise = Noise(11);
+        let mut values = series(&mut noise, 300, 1, Some(80), 0.15, 0.02);
+        for commit in &mut values[200..] {
+            commit[0] *= 1.0 - 0.11 * 1.15 / 1.15;
+        }
+        values[195][0] *= 0.6;
+        let steps = find(&values, 0.001);
+        assert_eq!(
+            steps.iter().map(|s| s.at).collect::<Vec<_>>(),
+            [80, 200],
+            "{steps:?}"
+        );
+        let change = steps[1].after / steps[1].before - 1.0;
+        assert!((change + 0.11).abs() < 0.02, "{change}");
+        let marked = outliers(&values);
+        let flagged: Vec<usize> = (0..300).filter(|&c| marked[c][0]).collect();
+        assert_eq!(flagged, [195]);
+    }
+
+    #[test]
+    fn lone_outliers_and_heavy_tails_make_no_step() {
+        // Each series: 50 commits of one run in 3% noise, normal or
+        // Student's t (3 degrees of freedom), and in half of them one run
+        // 40% off, the newest among the places it may fall.
+        let (trials, significance) = (1000, 0.01);
+        let mut noise = Noise(5);
+        let mut alarms = [0; 2];
+        for trial in 0..trials {
+            let heavy = trial % 2 == 1;
+            let mut values: Vec<Vec<f64>> = (0..50)
+                .map(|_| {
+                    let e = if heavy { noise.heavy() } else { noise.normal() };
+                    vec![1.0 + 0.03 * e]
+                })
+                .collect();
+            if trial % 4 < 2 {
+                let at = if trial % 8 < 4 { 49 } else { noise.below(50) };
+                values[at][0] *= if trial % 3 == 0 { 1.4 } else { 0.6 };
+            }
+            if !find(&values, significance).is_empty() {
+                alarms[usize::from(heavy)] += 1;
+            }
+        }
+        // 10 is what chance exceeds less than once in 100 runs of this test
+        // at a false-alarm rate of `significance` in each half.
+        assert!(
+            alarms.iter().all(|&a| a < 12),
+            "false alarms, normal and heavy: {alarms:?}"
+        );
     }
 
     #[test]

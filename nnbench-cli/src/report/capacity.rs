@@ -54,6 +54,7 @@ pub(super) fn shown(
                         name,
                         colour,
                         points: vec![point],
+                        outliers: Vec::new(),
                     });
                 }
             }

@@ -27,6 +27,9 @@ pub(crate) struct Line {
     /// every chart of its family.
     pub colour: usize,
     pub points: Vec<(f64, f64)>,
+    /// Runs far off their segment, which the line leaves out: each drawn
+    /// alone as a ring.
+    pub outliers: Vec<(f64, f64)>,
 }
 
 /// A step marked on the chart: a dashed rule at `x`, labelled.
@@ -58,7 +61,7 @@ impl Chart {
         let points: Vec<(f64, f64)> = self
             .lines
             .iter()
-            .flat_map(|l| l.points.iter().copied())
+            .flat_map(|l| l.points.iter().chain(&l.outliers).copied())
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
         if points.is_empty() {
@@ -121,6 +124,19 @@ impl Chart {
                         r#"<circle class="dot {class}" cx="{x}" cy="{y}" r="2.5"/>"#
                     );
                 }
+            }
+            for &(x, y) in line
+                .outliers
+                .iter()
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+            {
+                let _ = write!(
+                    out,
+                    r#"<circle class="outlier {class}" cx="{:.1}" cy="{:.1}" r="4"><title>{}: an outlier, left out of its line</title></circle>"#,
+                    x_scale.place(x),
+                    y_scale.place(y),
+                    escape(&line.name)
+                );
             }
         }
         out.push_str("</svg>");
@@ -200,6 +216,7 @@ mod tests {
                 name: "case \"x\"".into(),
                 colour: 0,
                 points: vec![(0.0, 100.0), (1.0, 100.0), (2.0, 150.0)],
+                outliers: Vec::new(),
             }],
             markers: vec![Marker {
                 x: 2.0,

@@ -20,7 +20,7 @@ use super::tradeoff::{self, Figures, Member};
 use super::xml::escape;
 use crate::compare::Verdict;
 use crate::history::{
-    CaseInfo, CasePoint, FigureStep, History, HistoryError, RunSummary, StepSearch,
+    CaseInfo, CasePoint, FigureStep, History, HistoryError, RunSummary, StepSearch, outlying_runs,
 };
 use crate::record::{Direction, Figure, ScalingRecord};
 
@@ -158,7 +158,7 @@ fn summary(body: &mut String, steps: &[FigureStep]) {
             escape(&format_figure(step.figure, step.before)),
             escape(&format_figure(step.figure, step.after)),
             escape(&step.change_text()),
-            p_value(step.p_value),
+            step.p_value_text(),
             escape(step.bisect.as_deref().unwrap_or("-"))
         );
     }
@@ -198,15 +198,6 @@ fn natural(a: &str, b: &str) -> std::cmp::Ordering {
         }
     }
     a_chunks.len().cmp(&b_chunks.len())
-}
-
-/// A p-value as people read it; under a double's precision it is that.
-fn p_value(p: f64) -> String {
-    if p < 1e-15 {
-        "< 1e-15".into()
-    } else {
-        format!("{p:.1e}")
-    }
 }
 
 /// The runs of one machine and branch.
@@ -272,12 +263,13 @@ impl Section<'_> {
                     if !loaded.contains_key(case) {
                         loaded.insert(case, self.history.case(case)?);
                     }
-                    let points = trend(&loaded[case], figure, &run_commit);
-                    if !points.is_empty() {
+                    let (points, outliers) = trend(&loaded[case], figure, &run_commit);
+                    if !points.is_empty() || !outliers.is_empty() {
                         lines.push(Line {
                             name: within(family, case).to_owned(),
                             colour: family_cases.iter().position(|c| c == case).unwrap_or(0),
                             points,
+                            outliers,
                         });
                     }
                 }
@@ -587,17 +579,20 @@ impl Section<'_> {
                 name: label,
                 colour: 3 * at,
                 points,
+                outliers: Vec::new(),
             });
             lines.push(Line {
                 name: format!("fitted: {parameter}^{:.2}", fit.exponent),
                 colour: 3 * at + 1,
                 points: line(fit),
+                outliers: Vec::new(),
             });
             if let Some(earlier) = before.iter().find(|b| b.same_fit(fit)) {
                 lines.push(Line {
                     name: format!("the run before: {parameter}^{:.2}", earlier.exponent),
                     colour: 3 * at + 2,
                     points: line(earlier),
+                    outliers: Vec::new(),
                 });
             }
         }
@@ -808,6 +803,7 @@ fn against(
                 },
                 colour,
                 points,
+                outliers: Vec::new(),
             }
         })
         .collect();
@@ -874,26 +870,43 @@ fn mean_figures(points: &[&CasePoint]) -> Option<Figures> {
     })
 }
 
-/// A case's figure per commit (the mean of its runs there), in commit order.
+/// Points of a chart, (x, y).
+type Points = Vec<(f64, f64)>;
+
+/// A case's figure per commit (the mean of its runs there), in commit
+/// order, and apart from it the runs far off their segment, each at its
+/// commit.
 fn trend(
     points: &[CasePoint],
     figure: Figure,
     run_commit: &HashMap<i64, usize>,
-) -> Vec<(f64, f64)> {
+) -> (Points, Points) {
+    let here: Vec<CasePoint> = points
+        .iter()
+        .filter(|p| run_commit.contains_key(&p.run))
+        .cloned()
+        .collect();
+    let outlying = outlying_runs(&here);
     let mut by_commit: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
-    for point in points {
+    let mut outliers = Vec::new();
+    for point in &here {
         let (Some(&commit), Some(value)) = (run_commit.get(&point.run), point.figure(figure))
         else {
             continue;
         };
+        if outlying.contains(&(point.run, figure)) {
+            outliers.push((commit as f64, value));
+            continue;
+        }
         let entry = by_commit.entry(commit).or_default();
         entry.0 += value;
         entry.1 += 1;
     }
-    by_commit
+    let line = by_commit
         .into_iter()
         .map(|(commit, (sum, n))| (commit as f64, sum / n as f64))
-        .collect()
+        .collect();
+    (line, outliers)
 }
 
 /// The commits of `runs` in the order of their first run.
@@ -946,6 +959,7 @@ svg .tick.y { text-anchor: end; fill: var(--muted); } svg .tick.x, svg .axis-nam
 svg .tick.x.start { text-anchor: start; } svg .tick.x.end { text-anchor: end; }
 svg .grid { stroke: var(--grid); } svg .axis { stroke: var(--muted); }
 svg .line { fill: none; stroke-width: 2; } svg .dot { stroke: none; }
+svg .outlier { fill: none; stroke-width: 1.5; }
 svg .step { stroke: var(--good); stroke-dasharray: 4 3; fill: var(--good); } svg .step.regressed { stroke: var(--bad); fill: var(--bad); }
 svg text.step, svg text.step.regressed { stroke: none; font-weight: 600; }
 svg .front { fill: none; stroke: var(--fg); stroke-width: 1.5; stroke-dasharray: 6 3; }

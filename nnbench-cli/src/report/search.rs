@@ -68,6 +68,7 @@ pub(super) fn shown(
                 .to_owned(),
             colour: at,
             points,
+            outliers: Vec::new(),
         });
     }
     let chart = (!curves.is_empty()).then(|| {
@@ -77,6 +78,7 @@ pub(super) fn shown(
                 name: "the target".into(),
                 colour,
                 points: vec![(low, limit), (high, limit)],
+                outliers: Vec::new(),
             });
         }
         let target = searches.first().map_or("", |(_, s)| s.target.as_str());

@@ -33,13 +33,14 @@ pub enum HistoryCommand {
         filter: Filter,
     },
     /// Find steps in each case's figures along the commits of a branch on
-    /// one machine, and print the regressions: first bad commit, means
+    /// one machine, and print the regressions: first bad commit, medians
     /// before and after, change, p-value.
     ///
-    /// A step is placed by E-divisive means (Matteson and James 2014) and
-    /// judged by a two-sample t-test corrected for the splits it was chosen
-    /// from, as Hunter (Fleming et al. 2023) and Apache Otava do; it is
-    /// reported when it is also larger than the figure's --fail-on limit.
+    /// A step is placed by E-divisive means (Matteson and James 2014), as
+    /// Hunter (Fleming et al. 2023) and Apache Otava do, and judged by a
+    /// t-test corrected for the splits it was chosen from, a run far off
+    /// the runs around it counted as their median; it is reported when it
+    /// is also larger than the figure's --fail-on limit.
     #[command(after_help = "Examples:
   nnbench history regressions --branch main
   nnbench history regressions --case accuracy/ --all --format json
@@ -175,7 +176,7 @@ fn regressions(
                     format_figure(step.figure, step.before),
                     format_figure(step.figure, step.after),
                     step.change_text(),
-                    format!("{:.1e}", step.p_value),
+                    step.p_value_text(),
                     step.machine.clone(),
                 ]);
             }
@@ -283,6 +284,7 @@ fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
             path.display()
         ));
     }
+    let outlying = nnbench_cli::history::outlying_runs(&points);
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header([
         "run",
@@ -310,14 +312,25 @@ fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
             row.extend(["failed".into()]);
         } else {
             row.extend(nnbench_cli::history::STORED.map(|figure| {
+                let mark = if outlying.contains(&(point.run, figure)) {
+                    " *"
+                } else {
+                    ""
+                };
                 point
                     .figure(figure)
-                    .map_or("-".into(), |v| format_figure(figure, v))
+                    .map_or("-".into(), |v| format_figure(figure, v) + mark)
             }));
         }
         table.add_row(row);
     }
     println!("{case}\n{table}");
+    if !outlying.is_empty() {
+        println!(
+            "* an outlier: more than {} robust standard deviations from the median of the runs around it",
+            nnbench_cli::history::steps::OUTLIER_Z
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
