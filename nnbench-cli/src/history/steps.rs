@@ -278,7 +278,7 @@ impl Fenwick {
 /// ```
 /// use nnbench_cli::history::steps;
 ///
-/// let mut series: Vec<Vec<f64>> = (0..30).map(|c| vec![100.0 + (c % 4) as f64]).collect();
+/// let mut series: Vec<Vec<f64>> = (0..30).map(|c| vec![100.0 + (c as f64 * 1.7).sin()]).collect();
 /// series[12][0] = 60.0;
 /// let marked = steps::outliers(&series);
 /// assert!(marked[12][0]);

@@ -3,7 +3,7 @@
 use serde_json::Value as Json;
 
 use super::mann_whitney;
-use nnbench_vocab::format_ns;
+use nnbench_vocab::{format_count, format_ns};
 
 use super::{CaseComparison, FigureComparison, Presence, Threshold, Thresholds, Verdict};
 use crate::record::{
@@ -131,8 +131,8 @@ fn client_fell_behind(base: &CaseRecord, head: &CaseRecord) -> Option<String> {
     let late = |case: &CaseRecord| {
         case.load
             .as_deref()
+            .filter(|l| l.client_fell_behind())
             .map(|l| l.late_fraction)
-            .filter(|&f| f > crate::record::LATE_SHARE)
     };
     let sides: Vec<String> = [("base", late(base)), ("head", late(head))]
         .into_iter()
@@ -493,6 +493,18 @@ fn max_rate(
     let (Some(b), Some(h)) = (b, h) else {
         return Some(out);
     };
+    let bound: Vec<String> = [("base", b), ("head", h)]
+        .into_iter()
+        .filter_map(|(side, s)| Some(format!("{side} at {}/s", format_count(s.client_bound_at?))))
+        .collect();
+    if !bound.is_empty() {
+        out.verdict = Verdict::NotComparable;
+        out.note = Some(format!(
+            "the client fell behind ({}): the search found no rate of the service",
+            bound.join(", ")
+        ));
+        return Some(out);
+    }
     let apart = match out.verdict {
         Verdict::Regressed => h.missed_at.is_some_and(|missed| missed <= b.max_rate),
         Verdict::Improved => b.missed_at.is_some_and(|missed| missed <= h.max_rate),
@@ -777,6 +789,7 @@ mod tests {
             case.time.samples = 10;
             case.load = Some(Box::new(crate::record::LoadRecord {
                 late_fraction: late,
+                requests: 1000,
                 ..Default::default()
             }));
             case
@@ -815,6 +828,16 @@ mod tests {
         // Within the limit.
         assert_eq!(judged(&base, &searched(620.0, 650.0)), Verdict::Unchanged);
         assert_eq!(judged(&searched(500.0, 530.0), &base), Verdict::Improved);
+        // A head whose client fell behind found no rate of the service.
+        let mut bound = searched(300.0, 672.0);
+        if let Some(search) = bound.search.as_deref_mut() {
+            search.client_bound_at = Some(336.4);
+        }
+        let out = max_rate(&base, &bound, Thresholds::default().get(Figure::MaxRate));
+        let out = out.expect("both sides searched");
+        assert_eq!(out.verdict, Verdict::NotComparable);
+        assert!(out.note.is_some_and(|n| n.contains("head at 336/s")));
+        assert_eq!(bound.figure(Figure::MaxRate), None, "no figure to gate on");
     }
 
     fn scored(value: f64, made_by_other_build: &[&str]) -> CaseRecord {

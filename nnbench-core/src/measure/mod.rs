@@ -9,6 +9,7 @@ mod batches;
 mod bencher;
 pub(crate) mod callgrind;
 pub(crate) mod cpu;
+mod dispatcher_core;
 pub(crate) mod energy;
 pub mod gpu;
 pub(crate) mod load;

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::arrivals::{Arrivals, OpenLoop};
+use super::dispatcher_core::Placement;
 use crate::record::LoadRecord;
 
 /// What an open loop offered, and how the client kept up.
@@ -18,6 +19,7 @@ pub(super) struct OpenCounts {
     pub dropped: u64,
     pub timed_out: u64,
     pub most_in_flight: u64,
+    pub dispatcher: Placement,
 }
 
 impl OpenCounts {
@@ -50,6 +52,7 @@ impl OpenCounts {
             timed_out: self.timed_out,
             timeout_ns: self.timeout.map(|t| t.as_nanos() as f64),
             most_in_flight: self.most_in_flight,
+            dispatcher: Some(self.dispatcher.name().to_owned()),
         }
     }
 }

@@ -8,8 +8,11 @@
 //! A sync function's requests run on a pool of threads that grows by one
 //! whenever a request is due and every thread is busy, so that no request
 //! waits for a thread: as many threads as requests in flight, up to
-//! [`MOST_THREADS`]. An async function's requests are futures polled
-//! together by the case's task, handed to it by the dispatcher's thread.
+//! [`MOST_THREADS`]. The dispatcher has a core of its own where there are
+//! two or more ([`dispatcher_core`](super::dispatcher_core)). An async
+//! function's requests are futures polled together by the case's task,
+//! handed to it by the dispatcher's thread; the runtime's threads are its
+//! own to place, so there the dispatcher shares the cores.
 
 use std::panic::resume_unwind;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -17,6 +20,7 @@ use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use super::arrivals::OpenLoop;
+use super::dispatcher_core::Cores;
 use super::load::{LoadOutcome, LoadPlan, Tally};
 use super::open_counts::OpenCounts;
 
@@ -182,12 +186,15 @@ pub(crate) fn on_threads<R: Send>(
     let stop = AtomicBool::new(false);
     let first_failure: Mutex<Option<R>> = Mutex::new(None);
     let mut counts = OpenCounts::new(&open);
+    let cores = Cores::of_this_thread();
+    counts.dispatcher = cores.placement();
     // The first request is due once the first threads are up.
     let period = Period {
         start: Instant::now() + Duration::from_millis(1),
         plan,
     };
     let serve = || {
+        let _placed = cores.requests();
         let mut served = Served::new();
         loop {
             let next = receiver
@@ -225,6 +232,7 @@ pub(crate) fn on_threads<R: Send>(
                 .unwrap_or_else(|error| panic!("could not start request thread {number}: {error}"))
         };
         let mut most_in_flight = 0;
+        let placed = cores.dispatcher();
         (counts.late, counts.dropped) = dispatch(&period, open.schedule(), &stop, |due| {
             // An idle thread takes it, else a new one; past the most
             // threads, it is dropped.
@@ -244,6 +252,7 @@ pub(crate) fn on_threads<R: Send>(
                 Err(_) => Issued::Closed,
             }
         });
+        drop(placed);
         counts.most_in_flight = most_in_flight;
         drop(sender);
         if threads.is_empty() {

@@ -6,22 +6,30 @@
 //!   interval (order statistics over the step's requests) lies within it;
 //! - it **misses** otherwise: beyond the target, or too close to it for
 //!   the step's requests to tell (a rate is accepted only where it is
-//!   shown to meet). A client that fell behind issued requests late, and
-//!   their latencies, counted from when they were due, hold its delay: a
-//!   step that meets the target even so meets it.
+//!   shown to meet);
+//! - it is **client-bound** where the client issued more than
+//!   [`LATE_SHARE`](crate::record::load::LATE_SHARE) of its requests late, judged on the share's bound
+//!   ([`fell_behind`]): their latencies, counted from
+//!   when they were due, hold the client's delay, so the step says nothing
+//!   of the service, and the search ends there, with no rate found.
 //!
 //! A step lasts the timed period, or longer where that holds too few
-//! requests to place the percentile (ten beyond it: a thousand for a p99),
-//! up to 5 s. From the lowest rate the family lists, the search doubles
-//! while steps meet (halves while they miss, three times at most) to
-//! bracket the highest rate that meets,
-//! then bisects the bracket (geometrically) until its ends are within 5%
-//! of each other. The figure is the bracket's lower end: a rate shown to
-//! meet the target, with the next one tried shown not to.
+//! requests for the percentile's bound to say something: the upper end of
+//! its 95% interval must lie no further out than halfway from the
+//! percentile to the slowest request (for a p99, at p99.5 or below), which
+//! takes `(1.96 / 0.5)² · q / (1 − q)` requests for the quantile `q`: 1,521
+//! for a p99, 138 for a p90. It lasts at most [`LONGEST_STEP`]. From the
+//! lowest rate the family lists, the search doubles while steps meet
+//! (halves while they miss, three times at most) to bracket the highest
+//! rate that meets, then bisects the bracket (geometrically) until its ends
+//! are within 5% of each other. The figure is the bracket's lower end: a
+//! rate shown to meet the target, with the next one tried shown not to.
 
 use std::time::Duration;
 
 use nnbench_vocab::LatencyTarget;
+
+use crate::record::fell_behind;
 
 /// Bisection stops once the bracket's ends are this close.
 const PRECISION: f64 = 0.05;
@@ -33,18 +41,23 @@ const MOST_HALVING: usize = 3;
 /// The most bisection steps.
 const MOST_BISECTING: usize = 8;
 
-/// The requests a step records at least, times `1 / (1 - q)` for a
-/// target's quantile `q`: ten beyond the percentile, so that its interval
-/// has an upper end short of the slowest request (a thousand for a p99).
-const TAIL_REQUESTS: f64 = 10.0;
 /// The longest a step lasts to record them.
-const LONGEST_STEP: Duration = Duration::from_secs(5);
+const LONGEST_STEP: Duration = Duration::from_secs(10);
+
+/// The requests a step needs for the upper end of the 95% interval of its
+/// quantile `q` to lie at most halfway from `q` to 1: the interval's upper
+/// rank is about `n·q + 1.96·√(n·q·(1 − q))`, and it must stay within
+/// `n·(1 − (1 − q)/2)`.
+pub(crate) fn requests_needed(quantile: f64) -> f64 {
+    let q = quantile.clamp(0.0, 1.0 - 1e-6);
+    (1.96f64 / 0.5).powi(2) * q / (1.0 - q)
+}
 
 /// How long a step at `rate` lasts: the timed `period`, or longer where
-/// that holds too few requests to place the target's percentile, up to
-/// [`LONGEST_STEP`].
+/// that holds too few requests for the target's percentile
+/// ([`requests_needed`]), up to [`LONGEST_STEP`].
 pub(crate) fn step_period(target: &LatencyTarget, rate: f64, period: Duration) -> Duration {
-    let requests = TAIL_REQUESTS / (1.0 - target.quantile).max(1e-6);
+    let requests = requests_needed(target.quantile);
     let needed = Duration::from_secs_f64((requests / rate.max(f64::MIN_POSITIVE)).min(1e6));
     period.max(needed.min(LONGEST_STEP))
 }
@@ -62,9 +75,18 @@ pub(crate) struct Step {
 }
 
 impl Step {
-    /// Whether the step shows the rate meets `target`.
+    /// Whether the step shows the rate meets `target`: a client that kept
+    /// up, and the interval's upper end within it.
     pub(crate) fn meets(&self, target: &LatencyTarget) -> bool {
-        self.requests > 0 && self.interval_ns[1] <= target.limit.as_nanos() as f64
+        !self.client_bound()
+            && self.requests > 0
+            && self.interval_ns[1] <= target.limit.as_nanos() as f64
+    }
+
+    /// Whether the client fell behind: the step says nothing of the
+    /// service.
+    pub(crate) fn client_bound(&self) -> bool {
+        fell_behind(self.late_fraction, self.requests)
     }
 }
 
@@ -77,6 +99,9 @@ pub(crate) struct Found {
     /// The lowest rate above it shown not to; infinite where the
     /// bracketing ran out of steps first.
     pub missed_at: f64,
+    /// The rate whose step's client fell behind, which ended the search:
+    /// `max_rate` is then only the highest shown to meet before it.
+    pub client_bound_at: Option<f64>,
 }
 
 /// Searches the highest rate that meets `target`, from `first`, running
@@ -88,16 +113,32 @@ pub(crate) fn search(
     mut step: impl FnMut(f64) -> Step,
 ) -> Found {
     let mut steps = Vec::new();
+    let mut client_bound_at = None;
+    // Whether the step at `rate` met the target; `None` where its client
+    // fell behind, which ends the search.
     let mut take = |rate: f64, steps: &mut Vec<Step>| {
         let s = step(rate);
         steps.push(s);
-        s.meets(target)
+        if s.client_bound() {
+            client_bound_at = Some(rate);
+            return None;
+        }
+        Some(s.meets(target))
     };
     let (mut low, mut high) = (0.0, f64::INFINITY);
     let mut rate = first.clamp(f64::MIN_POSITIVE, most);
     let (mut doubled, mut halved) = (0, 0);
+    let found = |steps, low, high, client_bound_at| Found {
+        steps,
+        max_rate: low,
+        missed_at: high,
+        client_bound_at,
+    };
     loop {
-        if take(rate, &mut steps) {
+        let Some(met) = take(rate, &mut steps) else {
+            return found(steps, low, high, client_bound_at);
+        };
+        if met {
             low = rate;
             if high.is_finite() || rate >= most || doubled == MOST_DOUBLING {
                 break;
@@ -119,18 +160,14 @@ pub(crate) fn search(
                 break;
             }
             let middle = (low * high).sqrt();
-            if take(middle, &mut steps) {
-                low = middle;
-            } else {
-                high = middle;
+            match take(middle, &mut steps) {
+                Some(true) => low = middle,
+                Some(false) => high = middle,
+                None => break,
             }
         }
     }
-    Found {
-        steps,
-        max_rate: low,
-        missed_at: high,
-    }
+    found(steps, low, high, client_bound_at)
 }
 
 #[cfg(test)]
@@ -183,12 +220,26 @@ mod tests {
     #[test]
     fn a_step_lasts_long_enough_to_place_its_percentile() {
         let second = Duration::from_secs(1);
+        assert_eq!(requests_needed(0.99).round(), 1521.0);
+        assert_eq!(requests_needed(0.9).round(), 138.0);
         assert_eq!(step_period(&target(), 2000.0, second), second);
         assert_eq!(step_period(&target(), 1.0, second), LONGEST_STEP);
-        assert_eq!(
-            step_period(&target(), 500.0, second),
-            Duration::from_secs(2)
-        );
+        let at_500 = step_period(&target(), 500.0, second).as_secs_f64();
+        assert!((at_500 - 1521.0 / 500.0).abs() < 0.01, "{at_500}");
+    }
+
+    #[test]
+    fn a_step_whose_client_fell_behind_ends_the_search_with_no_rate() {
+        // The client falls behind from 800 a second on, below the knee.
+        let mut served = service(1000.0);
+        let found = search(&target(), 100.0, 1e6, |rate| Step {
+            late_fraction: if rate >= 800.0 { 0.05 } else { 0.0 },
+            ..served(rate)
+        });
+        assert_eq!(found.client_bound_at, Some(800.0), "{found:?}");
+        assert_eq!(found.max_rate, 400.0, "the highest shown to meet before");
+        assert!(!found.steps.last().is_some_and(|s| s.meets(&target())));
+        assert_eq!(found.steps.len(), 4, "no step after it");
     }
 
     #[test]

@@ -249,7 +249,11 @@ impl CaseRecord {
                 .as_ref()
                 .map(|c| c.requests_per_second)
                 .or(self.load.as_ref().map(|l| l.achieved_rate)),
-            Figure::MaxRate => self.search.as_ref().map(|s| s.max_rate),
+            Figure::MaxRate => self
+                .search
+                .as_ref()
+                .filter(|s| s.client_bound_at.is_none())
+                .map(|s| s.max_rate),
             // A family's: the run's `scaling` and `capacity`. A figure this
             // version does not know is none of a case's.
             _ => None,

@@ -46,9 +46,50 @@ pub struct LoadRecord {
     pub timeout_ns: Option<f64>,
     /// The most requests that were in flight at once.
     pub most_in_flight: u64,
+    /// Where the client's dispatcher ran: `own core` (the last core the
+    /// process may use, the requests on the others: a core fewer for the
+    /// service) or `shared` (one core, or an async case, whose requests run
+    /// on the runtime's threads). Absent in records that predate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatcher: Option<String>,
 }
 
 /// The share of an open loop's requests its client may issue late (more
 /// than 100 µs after they were due) before its latencies are said to hold
 /// the client's delay, and are not judged.
 pub(crate) const LATE_SHARE: f64 = 0.01;
+
+/// Whether a client that issued `late` of `requests` late fell behind: the
+/// lower end of the late share's one-sided 95% interval (Wilson's) lies
+/// above [`LATE_SHARE`]. Judged on its bound, a step of a hundred requests
+/// is not called client-bound for one or two late by chance.
+pub(crate) fn fell_behind(late_fraction: f64, requests: u64) -> bool {
+    if requests == 0 {
+        return false;
+    }
+    let (p, n, z) = (late_fraction, requests as f64, 1.645f64);
+    let centre = p + z * z / (2.0 * n);
+    let spread = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+    (centre - spread) / (1.0 + z * z / n) > LATE_SHARE
+}
+
+impl LoadRecord {
+    /// Whether the client fell behind the rate: see [`fell_behind`].
+    pub(crate) fn client_fell_behind(&self) -> bool {
+        fell_behind(self.late_fraction, self.requests)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_falls_behind_by_its_bound() {
+        assert!(!fell_behind(3.0 / 130.0, 130), "3 of 130 may be chance");
+        assert!(fell_behind(10.0 / 130.0, 130));
+        assert!(fell_behind(0.02, 100_000));
+        assert!(!fell_behind(0.009, 100_000));
+        assert!(!fell_behind(1.0, 0));
+    }
+}

@@ -46,8 +46,8 @@ pub use concurrency::ConcurrencyRecord;
 pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
 pub use energy::{EnergyMethod, EnergyRecord};
 pub use fields::{field, numeric_fields};
-pub(crate) use load::LATE_SHARE;
 pub use load::LoadRecord;
+pub(crate) use load::fell_behind;
 pub use memo::{
     LeakRecord, MemoCounters, MemoInput, MemoRecord, MemoSize, MemosRecord, PlanRecord,
     RunMemoRecord,
@@ -213,11 +213,13 @@ mod tests {
                     timed_out: 2,
                     timeout_ns: Some(5e7),
                     most_in_flight: 3,
+                    dispatcher: Some("own core".into()),
                 })),
                 search: Some(Box::new(SearchRecord {
                     target: "p99 <= 20ms".into(),
                     max_rate: 640.0,
                     missed_at: Some(672.0),
+                    client_bound_at: None,
                     steps: vec![SearchStep {
                         rate: 640.0,
                         latency_ns: 1.8e7,
@@ -225,6 +227,7 @@ mod tests {
                         requests: 1280,
                         late_fraction: 0.0,
                         meets: true,
+                        client_bound: false,
                     }],
                 })),
                 threads: Some(Box::new(ThreadsRecord::new(vec![8.0, 12.0]))),

@@ -26,12 +26,18 @@ pub struct SearchRecord {
     /// The target: `p99 <= 20ms`.
     pub target: String,
     /// The highest rate shown to meet it, in requests a second; 0 where
-    /// none did.
+    /// none did. Where `client_bound_at` is set, only the highest shown to
+    /// meet before the client fell behind: compare does not judge it.
     pub max_rate: f64,
     /// The lowest rate above it shown not to; absent where the search
     /// stopped before one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missed_at: Option<f64>,
+    /// The rate at which the client fell behind (issued more than 1% of its
+    /// requests over 100 µs late), which ended the search: its latencies
+    /// held the client's delay, not the service's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_bound_at: Option<f64>,
     /// Each rate tried, in the order tried.
     pub steps: Vec<SearchStep>,
 }
@@ -62,4 +68,7 @@ pub struct SearchStep {
     /// Whether it was shown to meet the target: the interval's upper end
     /// within it, and the client kept up.
     pub meets: bool,
+    /// The client fell behind: the step neither met nor missed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_bound: bool,
 }

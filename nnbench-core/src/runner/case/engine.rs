@@ -389,6 +389,7 @@ fn search_rate(
         target: target.to_string(),
         max_rate: found.max_rate,
         missed_at: found.missed_at.is_finite().then_some(found.missed_at),
+        client_bound_at: found.client_bound_at,
         steps: found
             .steps
             .iter()
@@ -399,6 +400,7 @@ fn search_rate(
                 requests: s.requests,
                 late_fraction: s.late_fraction,
                 meets: s.meets(&target),
+                client_bound: s.client_bound(),
             })
             .collect(),
     };

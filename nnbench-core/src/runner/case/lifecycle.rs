@@ -251,11 +251,11 @@ impl Calling<'_> {
 /// rate: its latencies count from when each request was due, so they hold
 /// the client's own delay, and a slower client reads as a slower service.
 fn client_fell_behind(load: &LoadRecord) -> Option<String> {
-    (load.late_fraction > crate::record::LATE_SHARE).then(|| {
+    load.client_fell_behind().then(|| {
         format!(
-            "the client issued {:.1}% of its requests more than 100 µs late (at {} a second): the latencies hold its delay; a busy machine, or a rate beyond what one dispatcher thread issues",
+            "the client issued {:.1}% of its requests more than 100 µs late (at {}/s): the latencies hold its delay; a busy machine, a service that takes every core, or a rate beyond what one dispatcher thread issues",
             100.0 * load.late_fraction,
-            load.offered_rate
+            nnbench_vocab::format_count(load.offered_rate)
         )
     })
 }

@@ -306,10 +306,10 @@ fn common_folder(files: &[&std::path::Path]) -> Option<std::path::PathBuf> {
 /// ✓, 800/s 31.0 ms ✗, ...`: the rate found, and the rate-latency curve of
 /// the steps tried, by rate.
 fn search_line(id: &str, search: &crate::record::SearchRecord) -> String {
-    let found = if search.max_rate > 0.0 {
-        format!("up to {}/s", format_count(search.max_rate))
-    } else {
-        "at no rate tried".to_owned()
+    let found = match search.client_bound_at {
+        Some(at) => format!("client-bound at {}/s", format_count(at)),
+        None if search.max_rate > 0.0 => format!("up to {}/s", format_count(search.max_rate)),
+        None => "at no rate tried".to_owned(),
     };
     let missed = search
         .missed_at
@@ -324,7 +324,11 @@ fn search_line(id: &str, search: &crate::record::SearchRecord) -> String {
                 "{}/s {} {}",
                 format_count(s.rate),
                 format_ns(s.latency_ns),
-                if s.meets { "✓" } else { "✗" }
+                match (s.meets, s.client_bound) {
+                    (_, true) => "client-bound",
+                    (true, _) => "✓",
+                    _ => "✗",
+                }
             )
         })
         .collect();
