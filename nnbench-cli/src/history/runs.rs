@@ -334,8 +334,9 @@ impl History {
             }
             let mut capacity_of = transaction.prepare(
                 "INSERT OR REPLACE INTO capacity (run_id, family, label, parameter, figure, params, n, lo, hi,
-                     limit_bytes, limit_from, others_bytes, fixed_bytes, per_bytes, exponent, points)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                     limit_bytes, limit_from, others_bytes, fixed_bytes, per_bytes, exponent, points,
+                     largest_measured)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             )?;
             for c in &record.capacity {
                 // A size that fits without bound is stored as the largest
@@ -357,7 +358,8 @@ impl History {
                     c.fixed_bytes,
                     c.per_bytes,
                     c.exponent,
-                    i64::try_from(c.points).unwrap_or(i64::MAX)
+                    i64::try_from(c.points).unwrap_or(i64::MAX),
+                    c.largest_measured
                 ])?;
             }
         }
@@ -680,7 +682,7 @@ impl History {
         let query = || -> rusqlite::Result<Vec<crate::record::CapacityRecord>> {
             let mut statement = self.connection.prepare(
                 "SELECT family, parameter, figure, params, n, lo, hi, limit_bytes, limit_from,
-                        others_bytes, fixed_bytes, per_bytes, exponent, points
+                        others_bytes, fixed_bytes, per_bytes, exponent, points, largest_measured
                  FROM capacity WHERE run_id = ?1 ORDER BY label, figure",
             )?;
             let rows = statement.query_map([run], |r| {
@@ -702,6 +704,7 @@ impl History {
                 c.per_bytes = r.get(11)?;
                 c.exponent = r.get(12)?;
                 c.points = usize::try_from(r.get::<_, i64>(13)?).unwrap_or(0);
+                c.largest_measured = r.get(14)?;
                 Ok(c)
             })?;
             rows.collect()

@@ -110,6 +110,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
         search TEXT NOT NULL,
         PRIMARY KEY (case_id, run_id)
     ) WITHOUT ROWID;",
+    // 11: the largest size a capacity's fit measured (0: not kept).
+    "ALTER TABLE capacity ADD COLUMN largest_measured REAL NOT NULL DEFAULT 0;",
 ];
 
 /// What a database holds before it is brought up to date.

@@ -136,7 +136,11 @@ pub(crate) fn compare(
                 n: h.n,
                 interval: h.interval,
             };
-            let verdict = if !threshold.exceeded(b_fits.n, h_fits.n) {
+            // Past the reach of what was measured, neither side says how
+            // far it fits.
+            let verdict = if b.beyond_reach() || h.beyond_reach() {
+                Verdict::NotComparable
+            } else if !threshold.exceeded(b_fits.n, h_fits.n) {
                 Verdict::Unchanged
             } else if h_fits.n < b_fits.n && h_fits.interval[1] < b_fits.interval[0] {
                 Verdict::Regressed
@@ -230,6 +234,35 @@ mod tests {
             verdict(fitted(1.2, 0.01), fitted(1.0, 0.01), ""),
             Verdict::Improved
         );
+    }
+
+    #[test]
+    fn a_prediction_far_past_the_sizes_measured_is_neither_judged_nor_printed() {
+        // About 4,000 fit; the largest measured 400 (10x), then 40 (100x).
+        let measured = |largest: f64| CapacityRecord {
+            largest_measured: largest,
+            ..fitted(1.0, 0.01)
+        };
+        assert_eq!(
+            verdict(measured(400.0), fitted(1.2, 0.01), ""),
+            Verdict::Regressed,
+            "within reach"
+        );
+        assert_eq!(
+            verdict(measured(40.0), fitted(1.2, 0.01), ""),
+            Verdict::NotComparable
+        );
+        let near = measured(400.0).to_string();
+        assert!(
+            near.contains("≈ 4.00k") && near.contains("10.0x the largest measured"),
+            "{near}"
+        );
+        let far = measured(40.0).to_string();
+        assert!(
+            far.contains("beyond 10x the largest measured (40)"),
+            "{far}"
+        );
+        assert!(!far.contains('≈'), "no size printed so far out: {far}");
     }
 
     #[test]

@@ -58,7 +58,19 @@ pub struct CapacityRecord {
     pub exponent: f64,
     /// How many values of the parameter it was fitted over.
     pub points: usize,
+    /// The largest value of the parameter measured; 0 in records that
+    /// predate it.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
+    pub largest_measured: f64,
 }
+
+/// How far past the largest size measured a capacity is predicted: past
+/// it, the fit's form (a fixed part and one power) is an assumption no
+/// peak measured it by, and an interval from the peaks' spread about the
+/// fit would claim a precision nothing holds. There the console says the
+/// size fits beyond this many times the largest measured, and compare does
+/// not judge it.
+pub(crate) const MOST_EXTRAPOLATION: f64 = 10.0;
 
 impl CapacityRecord {
     /// The family, with its other parameters where it has any:
@@ -73,6 +85,39 @@ impl CapacityRecord {
     /// ```
     pub fn label(&self) -> String {
         super::scaling::label(&self.family, &self.params)
+    }
+
+    /// How many times the largest size measured the prediction lies:
+    /// `n / largest_measured`; `None` where the record does not say.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(c: &nnbench::record::CapacityRecord) {
+    /// if let Some(factor) = c.extrapolation() {
+    ///     println!("{}: {:.1}x past the largest size measured", c.label(), factor);
+    /// }
+    /// # }
+    /// ```
+    pub fn extrapolation(&self) -> Option<f64> {
+        (self.largest_measured > 0.0).then(|| self.n / self.largest_measured)
+    }
+
+    /// Whether the prediction lies past ten times the largest size
+    /// measured: not predicted so far out, nor compared.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(c: &nnbench::record::CapacityRecord) {
+    /// if !c.beyond_reach() {
+    ///     println!("{}: {:.0}", c.label(), c.n);
+    /// }
+    /// # }
+    /// ```
+    pub fn beyond_reach(&self) -> bool {
+        self.extrapolation()
+            .is_some_and(|factor| factor > MOST_EXTRAPOLATION)
     }
 
     /// Whether `other` is the same prediction of another run: family,
@@ -132,9 +177,24 @@ impl std::fmt::Display for CapacityRecord {
                 bytes(self.fixed_bytes as u64),
             );
         }
+        if self.beyond_reach() {
+            return write!(
+                f,
+                "{}: fits {} beyond {}x the largest measured ({}) in {} ({from}): not predicted so far out",
+                self.label(),
+                self.parameter,
+                MOST_EXTRAPOLATION,
+                format_n(self.largest_measured),
+                bytes(self.limit_bytes),
+            );
+        }
+        let reach = self
+            .extrapolation()
+            .map(|factor| format!(", {factor:.1}x the largest measured"))
+            .unwrap_or_default();
         write!(
             f,
-            "{}: fits up to {} ≈ {} [{}, {}] in {} ({from})",
+            "{}: fits up to {} ≈ {} [{}, {}] in {} ({from}{reach})",
             self.label(),
             self.parameter,
             format_n(self.n),

@@ -162,6 +162,7 @@ pub(crate) fn capacities(cases: &[CaseRecord], limits: capacity::Limits) -> Vec<
                 per_bytes: found.fit.per,
                 exponent: found.fit.exponent,
                 points: points.len(),
+                largest_measured: points.iter().map(|p| p.x).fold(0.0, f64::max),
             });
         }
     }
