@@ -200,7 +200,11 @@ fn uniform_arrivals_and_a_timeout_are_recorded() {
     // The dispatcher takes a core of its own wherever there are two.
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let placed = if cores >= 2 { "own core" } else { "shared" };
-    assert_eq!(load.dispatcher.as_deref(), Some(placed), "{cores} cores");
+    let dispatcher = load.dispatcher.as_deref().unwrap_or_default();
+    assert!(
+        dispatcher.starts_with(placed),
+        "{dispatcher} on {cores} cores"
+    );
 }
 
 /// Requests that compute for 20 ms each, searched under a target they
@@ -231,7 +235,8 @@ fn a_search_whose_client_falls_behind_finds_no_rate_of_the_service() {
     .expect("the run");
     let case = &record.cases[0];
     let load = case.load.as_deref().expect("the load of the last step");
-    assert_eq!(load.dispatcher.as_deref(), Some("shared"));
+    let dispatcher = load.dispatcher.as_deref().unwrap_or_default();
+    assert!(dispatcher.starts_with("shared"), "{dispatcher}");
     client_bound(case);
 }
 

@@ -52,7 +52,7 @@ impl OpenCounts {
             timed_out: self.timed_out,
             timeout_ns: self.timeout.map(|t| t.as_nanos() as f64),
             most_in_flight: self.most_in_flight,
-            dispatcher: Some(self.dispatcher.name().to_owned()),
+            dispatcher: Some(self.dispatcher.name()),
         }
     }
 }

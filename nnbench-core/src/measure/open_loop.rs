@@ -187,7 +187,6 @@ pub(crate) fn on_threads<R: Send>(
     let first_failure: Mutex<Option<R>> = Mutex::new(None);
     let mut counts = OpenCounts::new(&open);
     let cores = Cores::of_this_thread();
-    counts.dispatcher = cores.placement();
     // The first request is due once the first threads are up.
     let period = Period {
         start: Instant::now() + Duration::from_millis(1),
@@ -252,6 +251,7 @@ pub(crate) fn on_threads<R: Send>(
                 Err(_) => Issued::Closed,
             }
         });
+        counts.dispatcher = placed.placement();
         drop(placed);
         counts.most_in_flight = most_in_flight;
         drop(sender);

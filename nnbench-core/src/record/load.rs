@@ -49,7 +49,9 @@ pub struct LoadRecord {
     /// Where the client's dispatcher ran: `own core` (the last core the
     /// process may use, the requests on the others: a core fewer for the
     /// service) or `shared` (one core, or an async case, whose requests run
-    /// on the runtime's threads). Absent in records that predate it.
+    /// on the runtime's threads); then, where it was raised, its priority:
+    /// `, real-time` (`SCHED_FIFO`) or `, raised priority` (nice). Absent
+    /// in records that predate it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dispatcher: Option<String>,
 }

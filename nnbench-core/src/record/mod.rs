@@ -213,7 +213,7 @@ mod tests {
                     timed_out: 2,
                     timeout_ns: Some(5e7),
                     most_in_flight: 3,
-                    dispatcher: Some("own core".into()),
+                    dispatcher: Some("own core, real-time".into()),
                 })),
                 search: Some(Box::new(SearchRecord {
                     target: "p99 <= 20ms".into(),
