@@ -335,7 +335,6 @@ impl CaseMeter {
             rss_before_bytes: self.rss_before,
             rss_peak_bytes,
             rss_after_bytes: now.rss_now,
-            rss_file_bytes: None,
             rss_method: self.rss_method,
             heap_before_bytes: self.heap_before,
             heap_peak_bytes,

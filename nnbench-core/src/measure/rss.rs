@@ -41,14 +41,6 @@ pub fn peak_bytes() -> Option<u64> {
     imp::peak_bytes()
 }
 
-/// The resident memory backed by files (`RssFile`: code, read-only data
-/// and clean file mappings, a framework's libraries among them), in bytes:
-/// pages the kernel reclaims under pressure rather than kill, and reads in
-/// again when needed. `None` where the system does not say.
-pub(crate) fn file_backed_bytes() -> Option<u64> {
-    imp::file_backed_bytes()
-}
-
 /// [`peak_bytes`] and [`current_bytes`] from one read, where the system
 /// gives both at once. As a case ends (`case_ends`), what is resident
 /// serves the next case's start on this thread, unless it may have changed
@@ -146,12 +138,6 @@ mod imp {
         let digits = value.strip_suffix(b"kB").unwrap_or(value).trim_ascii();
         let kib: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
         kib.checked_mul(1024)
-    }
-
-    pub(super) fn file_backed_bytes() -> Option<u64> {
-        let mut buffer = [0u8; 4096];
-        let len = read(proc().status.as_ref(), &mut buffer)?;
-        field_kib(&buffer[..len], b"RssFile:")
     }
 
     /// What `getrusage` says of the calling thread: the process's peak
@@ -407,10 +393,6 @@ mod imp {
     }
 
     pub(super) fn peak_bytes() -> Option<u64> {
-        None
-    }
-
-    pub(super) fn file_backed_bytes() -> Option<u64> {
         None
     }
 

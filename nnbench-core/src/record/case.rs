@@ -556,12 +556,6 @@ pub struct MemoryRecord {
     /// Resident memory after teardown and eviction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_after_bytes: Option<u64>,
-    /// Of what was resident as the case ended, the part backed by files
-    /// (code, clean file mappings: a framework's libraries), which the
-    /// kernel reclaims under pressure; read for a family with `scaling`,
-    /// whose capacity is fitted on the peak less it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rss_file_bytes: Option<u64>,
     /// How `rss_peak_bytes` was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_method: Option<RssMethod>,

@@ -121,12 +121,7 @@ fn groups(cases: &[CaseRecord]) -> Vec<(Fit, Vec<&CaseRecord>)> {
 pub(crate) fn capacities(cases: &[CaseRecord], limits: capacity::Limits) -> Vec<CapacityRecord> {
     type Peak = fn(&CaseRecord) -> Option<u64>;
     let figures: [(&str, Option<capacity::Limit>, Peak); 2] = [
-        // Less the file-backed pages, which the kernel reclaims before it
-        // kills: a limit holds the rest.
-        ("rss", limits.rss, |c| {
-            let file = c.memory.rss_file_bytes.unwrap_or(0);
-            Some(c.memory.rss_peak_bytes?.saturating_sub(file))
-        }),
+        ("rss", limits.rss, |c| c.memory.rss_peak_bytes),
         ("gpu", limits.gpu, |c| c.memory.gpu_peak_bytes),
     ];
     let mut out = Vec::new();
@@ -481,30 +476,6 @@ mod tests {
         let fits = rss_fits(|n| if n == 1 { 60_000 } else { n << 21 });
         assert_eq!(fits.len(), 1, "{fits:?}");
         assert_eq!(fits[0].points, 3);
-    }
-
-    #[test]
-    fn file_backed_pages_are_left_out_of_a_capacity() {
-        const MIB: u64 = 1 << 20;
-        // 300 MiB resident at every size, 250 MiB of it a framework's
-        // libraries, which the kernel reclaims: 50 MiB fixed, 1 MiB an n.
-        let cases: Vec<CaseRecord> = [1u64, 2, 4, 8, 16]
-            .map(|n| {
-                let mut case = case(n, 0);
-                case.memory.rss_peak_bytes = Some(300 * MIB + n * MIB);
-                case.memory.rss_file_bytes = Some(250 * MIB);
-                case
-            })
-            .into();
-        let limits = capacity::Limits::of_run(Some(100 * MIB), true, &Default::default());
-        let found = capacities(&cases, limits);
-        let rss = found
-            .iter()
-            .find(|c| c.figure == "rss")
-            .expect("a capacity");
-        assert!((rss.n / 50.0 - 1.0).abs() < 0.01, "{rss:?}");
-        assert!((rss.fixed_bytes / (50 * MIB) as f64 - 1.0).abs() < 0.01);
-        assert_eq!(rss.largest_measured, 16.0);
     }
 
     #[test]

@@ -121,13 +121,9 @@ pub(crate) fn run_case(
     }
     let journal = journal::take();
     note_evictions(&mut resolved.memo, journal.evictions);
-    let mut memory = meter.map_or_else(MemoryRecord::default, |m| {
+    let memory = meter.map_or_else(MemoryRecord::default, |m| {
         m.finish(memo_resident.host, memo_resident.device)
     });
-    // A capacity counts what the kernel cannot take back.
-    if case.family.scaling.is_some() && memory.rss_peak_bytes.is_some() {
-        memory.rss_file_bytes = crate::measure::rss::file_backed_bytes();
-    }
     record(
         case,
         Outcome {
