@@ -13,21 +13,28 @@
 
 use super::robust::median;
 
-/// How far off both sides' medians a run is an outlier, in robust standard
-/// deviations: Iglewicz and Hoaglin's cut, which normal noise passes about
-/// 5 times in 10,000 on each side.
+/// How far off the median of every stretch that holds it a run is an
+/// outlier, in robust standard deviations: Iglewicz and Hoaglin's cut,
+/// which normal noise passes about 5 times in 10,000 on each side.
+///
+/// # Example
+///
+/// ```
+/// use nnbench_cli::history::steps::OUTLIER_Z;
+///
+/// println!("an outlier lies over {OUTLIER_Z} robust standard deviations off");
+/// ```
 pub const OUTLIER_Z: f64 = 3.5;
 
 /// How many successive runs a stretch holds.
-pub const WINDOW: usize = 5;
+const WINDOW: usize = 5;
 
 /// For each of `values` (the runs of a series, oldest first), `Some` with
 /// the value it counts as where it is an outlier: the nearest of its
-/// stretches' medians, as if it had been a typical run there. Counted any
+/// stretches' medians, as if it had been a typical run there (counted any
 /// further off, a lone run at the newest commit could still read as a
-/// step. `None` where it is
-/// not, and for every run of a series whose successive runs mostly agree
-/// exactly (no spread to judge by).
+/// step). `None` where it is not, and for every run of a series whose
+/// successive runs mostly agree exactly (no spread to judge by).
 pub(super) fn lone_runs(values: &[f64]) -> Vec<Option<f64>> {
     let spread = noise(values);
     if spread.is_nan() || spread <= 0.0 {
