@@ -239,7 +239,10 @@ fn requests_in_flight_overlap_their_waits_but_not_their_work() {
         requests_per_second(&crunching, 16),
     );
     // One task polls all sixteen on one thread: the work cannot overlap.
-    assert!(many < 1.5 * one, "{one} req/s at 1, {many} at 16");
+    // The two rates are measured apart, and a busy machine can slow either
+    // by more than half, so the bound sits far from both one and sixteen
+    // times the rate.
+    assert!(many < 4.0 * one, "{one} req/s at 1, {many} at 16");
 }
 
 #[inline(never)]
