@@ -181,15 +181,22 @@ pub(crate) fn differential(
         .filter(|&(_, (d, noise))| d > noise)
         .map(|(name, (d, noise))| (name, d, noise))
         .collect();
-    // Of the frames that grew as much as the most, within their noise, the
-    // narrowest first: the growth of a caller is its callee's, and the
-    // callee says where it is.
-    let top = grew.iter().map(|g| g.1).fold(0.0, f64::max);
+    // Surely grown frames, by how much of their own base time they surely
+    // added: a caller grows by its callee's time, which is less of its own,
+    // and a frame shared by the part that grew and parts that did not grows
+    // by the call's ratio, less than the part that grew. A frame the base
+    // did not have comes first.
+    let surely = |&(name, d, noise): &(&str, f64, f64)| {
+        let b = share(&before, name);
+        if b > 0.0 {
+            (d - noise) / b
+        } else {
+            f64::INFINITY
+        }
+    };
     grew.sort_by(|a, b| {
-        let key = |(name, d, noise): &(&str, f64, f64)| (*d < top - noise, share(&after, name));
-        key(a)
-            .partial_cmp(&key(b))
-            .unwrap_or(std::cmp::Ordering::Equal)
+        surely(b)
+            .total_cmp(&surely(a))
             .then(b.1.total_cmp(&a.1))
             .then(a.0.cmp(b.0))
     });
@@ -442,6 +449,22 @@ mod tests {
         let svg = String::from_utf8(svg).unwrap();
         assert_eq!(fill(&svg, "slow_part")[0], 255);
         assert_eq!(fill(&svg, "steady")[2], 255, "blue: it fell");
+    }
+
+    #[test]
+    #[cfg(feature = "profile")]
+    fn what_grew_most_is_the_part_that_grew_not_code_it_shares() {
+        // Both parts run the same loop; slow_part runs it twice as long.
+        // The sampled `next` is read high in the head, within its noise of
+        // the call's growth, yet it grew by less of its own time.
+        let base = "main;steady;spin;next 60\nmain;steady;spin 90\n\
+                    main;slow_part;spin;next 60\nmain;slow_part;spin 90\n";
+        let head = "main;steady;spin;next 52\nmain;steady;spin 48\n\
+                    main;slow_part;spin;next 100\nmain;slow_part;spin 100\n";
+        let mut svg = Vec::new();
+        differential("case", base, head, 1.5, &mut svg).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        assert!(svg.contains("grew most: slow_part +50.0%, "), "{svg}");
     }
 
     #[test]
