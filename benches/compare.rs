@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use nnbench::RunRecord;
-use nnbench_core::compare::{Format, Thresholds, compare};
+use nnbench_core::compare::{Format, Limits, compare};
 use nnbench_core::measure::rss;
 use nnbench_vocab::{format_bytes, format_ns};
 use stats::median;
@@ -44,7 +44,7 @@ fn main() {
         let start = Instant::now();
         let base = RunRecord::read(&base_path).expect("read base");
         let head = RunRecord::read(&head_path).expect("read head");
-        let comparison = compare(&base, &head, &Thresholds::default());
+        let comparison = compare(&base, &head, &Limits::default());
         let table = comparison.render(Format::Table);
         times.push(start.elapsed().as_nanos() as f64);
         regressed = comparison.count(nnbench_core::compare::Verdict::Regressed);

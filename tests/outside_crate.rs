@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use nnbench::RunRecord;
-use nnbench_core::compare::Thresholds;
+use nnbench_core::compare::Limits;
 use support::quick_start::{CRATES, blocks, packed, quick_start_crate, readme};
 
 /// What a bench must not compile: the tool's package, SQLite, and
@@ -127,7 +127,7 @@ fn against_stored_baseline(user: &Path, command: &str, packages: &[PathBuf]) -> 
     );
     let base = record(user, "baselines/main.json");
     let head = record(user, "latest.json");
-    let thresholds = Thresholds::default().with_spec("time=off").unwrap();
+    let thresholds = Limits::default().with_spec("time=off").unwrap();
     let comparison = nnbench_core::compare::compare(&base, &head, &thresholds);
     assert!(
         !comparison.fails(),

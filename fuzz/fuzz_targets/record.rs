@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 use nnbench::RunRecord;
-use nnbench_core::compare::{Format, Thresholds, compare};
+use nnbench_core::compare::{Format, Limits, compare};
 
 static DIR: LazyLock<tempfile::TempDir> =
     LazyLock::new(|| tempfile::tempdir().expect("a folder for the inputs"));
@@ -21,16 +21,16 @@ fuzz_target!(|bytes: &[u8]| {
     let Ok(record) = RunRecord::read(&path) else {
         return;
     };
-    let thresholds = Thresholds::default();
+    let limits = Limits::default();
     let mut empty = record.clone();
     empty.cases.clear();
     let mut reversed = record.clone();
     reversed.cases.reverse();
     for comparison in [
-        compare(&record, &record, &thresholds),
-        compare(&empty, &record, &thresholds),
-        compare(&record, &empty, &thresholds),
-        compare(&reversed, &record, &thresholds),
+        compare(&record, &record, &limits),
+        compare(&empty, &record, &limits),
+        compare(&record, &empty, &limits),
+        compare(&reversed, &record, &limits),
     ] {
         for format in [
             Format::Table,

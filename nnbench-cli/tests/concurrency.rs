@@ -242,7 +242,7 @@ fn the_report_draws_latency_and_requests_against_concurrency() {
 #[test]
 fn fewer_requests_per_second_regress_when_a_limit_asks() {
     use nnbench::record::{Figure, Verdict};
-    use nnbench_core::compare::{Thresholds, compare};
+    use nnbench_core::compare::{Limits, compare};
 
     let base = {
         let _alone = alone::alone();
@@ -257,8 +257,8 @@ fn fewer_requests_per_second_regress_when_a_limit_asks() {
     let mut slower = base.clone();
     let load = slower.cases[0].concurrency.as_mut().expect("the load");
     load.requests_per_second *= 0.8;
-    let verdict = |thresholds: &Thresholds, head: &RunRecord| {
-        let comparison = compare(&base, head, thresholds);
+    let verdict = |limits: &Limits, head: &RunRecord| {
+        let comparison = compare(&base, head, limits);
         let case = &comparison.cases[0];
         let requests = case.figures.iter().find(|f| f.figure == Figure::Requests);
         (
@@ -268,10 +268,10 @@ fn fewer_requests_per_second_regress_when_a_limit_asks() {
     };
     // Reported by default; gated, and regressed, when a limit asks.
     assert_eq!(
-        verdict(&Thresholds::default(), &slower),
+        verdict(&Limits::default(), &slower),
         (Verdict::Regressed, false)
     );
-    let gated = Thresholds::default()
+    let gated = Limits::default()
         .with_spec("requests=10%")
         .expect("a limit");
     assert_eq!(verdict(&gated, &slower), (Verdict::Regressed, true));

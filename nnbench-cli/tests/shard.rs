@@ -441,7 +441,7 @@ fn a_merged_record_keeps_each_shards_machine_for_history_and_compare() {
     let comparison = nnbench_core::compare::compare(
         &RunRecord::read(&whole).unwrap(),
         &merged,
-        &nnbench_core::compare::Thresholds::default(),
+        &nnbench_core::compare::Limits::default(),
     );
     let says = comparison.differences.join("\n");
     assert!(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use nnbench::record::{Figure, ThroughputUnit, Verdict};
 use nnbench::{Memo, RunRecord, Runner};
-use nnbench_core::compare::{Thresholds, compare};
+use nnbench_core::compare::{Limits, compare};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 struct Bytes(usize);
@@ -112,16 +112,16 @@ fn comparisons_judge_throughput_as_time_and_count_what_a_call_handles() {
     let rate = halved.cases[0].throughput.as_mut().unwrap();
     rate.per_call /= 2;
     rate.per_second /= 2.0;
-    let comparison = compare(&base, &halved, &Thresholds::default());
+    let comparison = compare(&base, &halved, &Limits::default());
     let case = &comparison.cases[0];
     let figure = |f: Figure| case.figures.iter().find(|c| c.figure == f).unwrap();
     assert_eq!(figure(Figure::Time).verdict, Verdict::Unchanged);
     assert_eq!(figure(Figure::Throughput).verdict, Verdict::Regressed);
     assert_eq!(case.verdict, Verdict::Regressed);
     // The tail is reported, not judged, unless asked: p99 is off by default.
-    assert!(!Thresholds::default().get(Figure::P99).gated);
+    assert!(!Limits::default().get(Figure::P99).gated);
 
-    let same = compare(&base, &base, &Thresholds::default());
+    let same = compare(&base, &base, &Limits::default());
     let throughput = same.cases[0]
         .figures
         .iter()

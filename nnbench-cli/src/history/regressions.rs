@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::runs::STORED;
 use super::steps;
 use super::{History, HistoryError, RunFilter};
-use crate::compare::{Thresholds, Verdict};
+use crate::compare::{Limits, Verdict};
 use crate::record::Direction;
 use crate::record::Figure;
 
@@ -36,7 +36,7 @@ pub struct StepSearch {
     /// How large a step must be to be reported, per figure: the limits
     /// comparisons use (`--fail-on`); a figure that is `off` is reported
     /// but never counts as a regression that fails.
-    pub thresholds: Thresholds,
+    pub limits: Limits,
 }
 
 impl Default for StepSearch {
@@ -45,7 +45,7 @@ impl Default for StepSearch {
             filter: RunFilter::default(),
             case: None,
             significance: 0.001,
-            thresholds: Thresholds::default(),
+            limits: Limits::default(),
         }
     }
 }
@@ -278,7 +278,7 @@ impl History {
                 None => commits.push((commit, vec![exponent])),
             }
         }
-        let threshold = search.thresholds.get(Figure::Scaling);
+        let limit = search.limits.get(Figure::Scaling);
         let mut found = Vec::new();
         for (track, family, figure, commits) in &series {
             let values = commits.iter().map(|(c, v)| (c.as_str(), v.clone()));
@@ -287,7 +287,7 @@ impl History {
                 search,
                 values,
                 (Figure::Scaling, Some(figure.as_str())),
-                threshold,
+                limit,
                 |before, after| Some(after < before),
             );
             found.extend(steps.into_iter().map(|mut step| {
@@ -483,13 +483,13 @@ fn track_steps(track: &Track, search: &StepSearch) -> Vec<FigureStep> {
             (rate, _) if rate.higher_is_better() => Some(after > before),
             _ => Some(after < before),
         };
-        let threshold = search.thresholds.get(figure);
+        let limit = search.limits.get(figure);
         found.extend(series_steps(
             track,
             search,
             values,
             (figure, None),
-            threshold,
+            limit,
             better,
         ));
     }
@@ -503,30 +503,28 @@ fn track_steps(track: &Track, search: &StepSearch) -> Vec<FigureStep> {
             .zip(per_commit)
             .map(|((commit, _), values)| (commit.as_str(), values.clone()));
         let better = |before: f64, after: f64| Some(direction.improves(before, after));
-        let threshold = search.thresholds.get_field(field);
+        let limit = search.limits.get_field(field);
         let named = (Figure::Value, Some(field.as_str()));
-        found.extend(series_steps(
-            track, search, values, named, threshold, better,
-        ));
+        found.extend(series_steps(track, search, values, named, limit, better));
     }
     found
 }
 
 /// The steps of one series of `track` (each commit and its values), of
-/// `figure` (and field), beyond `threshold`, judged by `better`.
+/// `figure` (and field), beyond `limit`, judged by `better`.
 fn series_steps<'a>(
     track: &Track,
     search: &StepSearch,
     values: impl Iterator<Item = (&'a str, Vec<f64>)>,
     (figure, field): (Figure, Option<&str>),
-    threshold: crate::compare::Threshold,
+    limit: crate::compare::Limit,
     better: impl Fn(f64, f64) -> Option<bool>,
 ) -> Vec<FigureStep> {
     let (commits, series): (Vec<&str>, Vec<Vec<f64>>) =
         values.filter(|(_, values)| !values.is_empty()).unzip();
     steps::find(&series, search.significance)
         .into_iter()
-        .filter(|step| threshold.exceeded(step.before, step.after))
+        .filter(|step| limit.exceeded(step.before, step.after))
         .map(|step| FigureStep {
             case: track.case.clone(),
             figure,
@@ -545,7 +543,7 @@ fn series_steps<'a>(
                 Some(false) => Verdict::Regressed,
                 None => Verdict::NotComparable,
             },
-            gated: threshold.gated,
+            gated: limit.gated,
             newest: step.at + 1 == commits.len(),
             bisect: bisect_command(
                 (commits[step.at - 1], commits[step.at]),

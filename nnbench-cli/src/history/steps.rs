@@ -18,7 +18,7 @@
 //! 3. A step found splits its stretch in two, and each is searched again.
 //! 4. Once no stretch has a step left, each step is judged again between its
 //!    neighbouring steps, and the weakest that fails is dropped until all
-//!    pass (Hunter's "weak change points", with one threshold).
+//!    pass (Hunter's "weak change points", with one limit).
 //!
 //! Before all that, each outlier (a run far off the runs around it, see
 //! [`outliers`]) counts as the median of the runs around it. On a real

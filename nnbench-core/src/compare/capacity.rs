@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Thresholds, Verdict};
+use super::{Limits, Verdict};
 use crate::record::{CapacityRecord, Figure};
 
 /// One family's capacity on both sides.
@@ -121,13 +121,13 @@ pub(crate) fn paired_base_capacities(record: &crate::RunRecord) -> Vec<CapacityR
     )
 }
 
-/// The capacities on both sides, judged under `thresholds`.
+/// The capacities on both sides, judged under `limits`.
 pub(crate) fn compare(
     base: &[CapacityRecord],
     head: &[CapacityRecord],
-    thresholds: &Thresholds,
+    limits: &Limits,
 ) -> Vec<CapacityComparison> {
-    let threshold = thresholds.get(Figure::Capacity);
+    let limit = limits.get(Figure::Capacity);
     head.iter()
         .filter_map(|h| {
             let b = base.iter().find(|b| b.same_fit(h))?;
@@ -140,7 +140,7 @@ pub(crate) fn compare(
             // far it fits.
             let verdict = if b.beyond_reach() || h.beyond_reach() {
                 Verdict::NotComparable
-            } else if !threshold.exceeded(b_fits.n, h_fits.n) {
+            } else if !limit.exceeded(b_fits.n, h_fits.n) {
                 Verdict::Unchanged
             } else if h_fits.n < b_fits.n && h_fits.interval[1] < b_fits.interval[0] {
                 Verdict::Regressed
@@ -158,7 +158,7 @@ pub(crate) fn compare(
                 base: b_fits,
                 head: h_fits,
                 verdict,
-                gated: threshold.gated,
+                gated: limit.gated,
             })
         })
         .collect()
@@ -216,7 +216,7 @@ mod tests {
     }
 
     fn verdict(base: CapacityRecord, head: CapacityRecord, spec: &str) -> Verdict {
-        let t = Thresholds::default().with_spec(spec).unwrap();
+        let t = Limits::default().with_spec(spec).unwrap();
         compare(&[base], &[head], &t)[0].verdict
     }
 
@@ -225,7 +225,7 @@ mod tests {
         let lost = compare(
             &[fitted(1.0, 0.01)],
             &[fitted(1.2, 0.01)],
-            &Thresholds::default(),
+            &Limits::default(),
         );
         assert_eq!(lost[0].verdict, Verdict::Regressed);
         assert!(lost[0].regressed());
@@ -281,7 +281,7 @@ mod tests {
             verdict(fitted(1.0, 0.005), fitted(1.03, 0.005), "capacity=2%"),
             Verdict::Regressed
         );
-        let off = Thresholds::default().with_spec("capacity=off").unwrap();
+        let off = Limits::default().with_spec("capacity=off").unwrap();
         assert!(!compare(&[fitted(1.0, 0.01)], &[fitted(1.2, 0.01)], &off)[0].regressed());
     }
 
@@ -292,7 +292,7 @@ mod tests {
         base.limit_bytes = (8192.0 * MIB) as u64;
         base.n = 8092.0;
         base.interval = [8011.0, 8173.0];
-        let same = compare(&[base], &[fitted(1.0, 0.01)], &Thresholds::default());
+        let same = compare(&[base], &[fitted(1.0, 0.01)], &Limits::default());
         assert_eq!(same[0].verdict, Verdict::Unchanged);
         assert!((same[0].base.n - 3996.0).abs() < 1.0, "{:?}", same[0].base);
     }

@@ -5,7 +5,7 @@ use serde_json::Value as Json;
 use super::mann_whitney;
 use nnbench_vocab::{format_count, format_ns};
 
-use super::{CaseComparison, FigureComparison, Presence, Threshold, Thresholds, Verdict};
+use super::{CaseComparison, FigureComparison, Limit, Limits, Presence, Verdict};
 use crate::record::{
     CaseRecord, Clock, Figure, PairedRecord, RunContext, RunRecord, ThroughputRecord, TimeRecord,
     TimingMode, numeric_fields,
@@ -13,7 +13,7 @@ use crate::record::{
 
 /// Compares one case present on both sides, under `t` with the head
 /// family's own `fail_on` limits over it.
-pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> CaseComparison {
+pub(crate) fn case(base: &CaseRecord, head: &CaseRecord, t: &Limits) -> CaseComparison {
     let mut notes = changed_inputs(base, head);
     let borrowed = other_builds(base, head);
     let rests_on_other_build = !borrowed.is_empty();
@@ -200,31 +200,31 @@ fn compare_figure(
     figure: Figure,
     base: &CaseRecord,
     head: &CaseRecord,
-    t: &Thresholds,
+    t: &Limits,
 ) -> Option<FigureComparison> {
-    let threshold = t.get(figure);
+    let limit = t.get(figure);
     match figure {
         // A side counted under Callgrind was timed many times slower than
         // natively: its instructions are compared instead.
         Figure::Time if counted(base) || counted(head) => None,
         Figure::Time => Some(match &head.paired {
-            Some(paired) => paired_time(paired, &head.time, threshold),
-            None => time(&base.time, &head.time, threshold, t.significance),
+            Some(paired) => paired_time(paired, &head.time, limit),
+            None => time(&base.time, &head.time, limit, t.significance),
         }),
-        Figure::Load => amounts(figure, base.figure(figure), head.figure(figure), threshold),
+        Figure::Load => amounts(figure, base.figure(figure), head.figure(figure), limit),
         // The function's own growth, unless a side was recorded before it
         // was: then the whole case's on both sides, one quantity.
         Figure::Rss | Figure::Heap => match (base.call_growth(figure), head.call_growth(figure)) {
-            (Some(b), Some(h)) => amounts(figure, Some(b), Some(h), threshold),
+            (Some(b), Some(h)) => amounts(figure, Some(b), Some(h), limit),
             _ => amounts(
                 figure,
                 base.whole_growth(figure),
                 head.whole_growth(figure),
-                threshold,
+                limit,
             ),
         },
         Figure::Gpu => {
-            let mut out = amounts(figure, base.figure(figure), head.figure(figure), threshold)?;
+            let mut out = amounts(figure, base.figure(figure), head.figure(figure), limit)?;
             // NVML counts the process's whole footprint, the allocator live
             // tensors alone: figures of two methods are not one quantity.
             if let (Some(b), Some(h)) = (base.memory.gpu_method, head.memory.gpu_method)
@@ -237,15 +237,15 @@ fn compare_figure(
             }
             Some(out)
         }
-        Figure::Peak => amounts(figure, base.figure(figure), head.figure(figure), threshold),
-        Figure::Memo => memos(base, head, threshold),
-        Figure::Value => value(base, head, threshold),
+        Figure::Peak => amounts(figure, base.figure(figure), head.figure(figure), limit),
+        Figure::Memo => memos(base, head, limit),
+        Figure::Value => value(base, head, limit),
         Figure::Instructions | Figure::P99 => {
-            amounts(figure, base.figure(figure), head.figure(figure), threshold)
+            amounts(figure, base.figure(figure), head.figure(figure), limit)
         }
-        Figure::Requests => rates(figure, base.figure(figure), head.figure(figure), threshold),
-        Figure::MaxRate => max_rate(base, head, threshold),
-        Figure::Throughput => throughput(base, head, threshold, t.significance),
+        Figure::Requests => rates(figure, base.figure(figure), head.figure(figure), limit),
+        Figure::MaxRate => max_rate(base, head, limit),
+        Figure::Throughput => throughput(base, head, limit, t.significance),
         // A family's, compared apart from its cases; a figure this version
         // does not know is not compared.
         _ => None,
@@ -254,12 +254,12 @@ fn compare_figure(
 
 /// The bytes of the case's memos, judged as their sum, with the memos
 /// that grew or shrank past the limit named.
-fn memos(base: &CaseRecord, head: &CaseRecord, threshold: Threshold) -> Option<FigureComparison> {
+fn memos(base: &CaseRecord, head: &CaseRecord, limit: Limit) -> Option<FigureComparison> {
     let mut out = amounts(
         Figure::Memo,
         base.figure(Figure::Memo),
         head.figure(Figure::Memo),
-        threshold,
+        limit,
     )?;
     let bytes = |s: &crate::record::MemoSize| (s.bytes + s.device_bytes) as f64;
     let moved: Vec<String> = head
@@ -268,7 +268,7 @@ fn memos(base: &CaseRecord, head: &CaseRecord, threshold: Threshold) -> Option<F
         .iter()
         .filter_map(|h| {
             let b = base.memo.sizes.iter().find(|b| b.memo == h.memo)?;
-            threshold.exceeded(bytes(b), bytes(h)).then(|| {
+            limit.exceeded(bytes(b), bytes(h)).then(|| {
                 format!(
                     "memo {} {} → {}",
                     h.memo,
@@ -289,7 +289,7 @@ fn memos(base: &CaseRecord, head: &CaseRecord, threshold: Threshold) -> Option<F
 fn throughput(
     base: &CaseRecord,
     head: &CaseRecord,
-    threshold: Threshold,
+    limit: Limit,
     alpha: f64,
 ) -> Option<FigureComparison> {
     let (b, h) = (
@@ -301,7 +301,7 @@ fn throughput(
     }
     let rate = |t: Option<ThroughputRecord>| t.map(|t| t.per_second);
     let mut out = comparison(Figure::Throughput, rate(b), rate(h));
-    out.gated = threshold.gated;
+    out.gated = limit.gated;
     let why_not = match (b, h) {
         (Some(b), Some(h)) if b.unit != h.unit => {
             "counted in elements on one side, bytes on the other"
@@ -328,11 +328,11 @@ fn throughput(
     };
     // Time per item rises exactly when items per second fall: one verdict.
     let timed = match &head.paired {
-        Some(paired) => paired_time(paired, &head.time, threshold),
+        Some(paired) => paired_time(paired, &head.time, limit),
         None => time(
             &per_item(&base.time, b.per_call),
             &per_item(&head.time, h.per_call),
-            threshold,
+            limit,
             alpha,
         ),
     };
@@ -365,13 +365,8 @@ fn comparison(figure: Figure, base: Option<f64>, head: Option<f64>) -> FigureCom
     }
 }
 
-/// The time per call: the samples tested, and a change beyond the threshold.
-fn time(
-    base: &TimeRecord,
-    head: &TimeRecord,
-    threshold: Threshold,
-    alpha: f64,
-) -> FigureComparison {
+/// The time per call: the samples tested, and a change beyond the limit.
+fn time(base: &TimeRecord, head: &TimeRecord, limit: Limit, alpha: f64) -> FigureComparison {
     let samples = |t: &TimeRecord| -> Vec<f64> {
         match (t.samples_ns.is_empty(), t.samples) {
             (false, _) => t.samples_ns.clone(),
@@ -382,7 +377,7 @@ fn time(
     };
     let (b, h) = (samples(base), samples(head));
     let mut out = comparison(Figure::Time, Some(base.median_ns), Some(head.median_ns));
-    out.gated = threshold.gated;
+    out.gated = limit.gated;
     if b.is_empty() || h.is_empty() {
         out.verdict = Verdict::NotComparable;
         out.note = Some("the function did not run on one side".into());
@@ -404,17 +399,17 @@ fn time(
             (fast_h / fast_b - 1.0) * 100.0
         ));
         let same_way = (head.median_ns > base.median_ns) == (fast_h > fast_b);
-        p < alpha && same_way && threshold.exceeded(fast_b, fast_h)
+        p < alpha && same_way && limit.exceeded(fast_b, fast_h)
     } else {
         // One call cannot be tested, and one call of page-faulting work
         // varies by half on a shared runner: only a doubling counts, as
         // github-action-benchmark alerts at 200% by default, and only past
         // a millisecond, under which one call measures caches and timers.
         out.note = Some("one call on a side: no significance test, counts from 2x and 1 ms".into());
-        let wide = Threshold {
-            relative: (10.0 * threshold.relative).max(1.0),
-            absolute: threshold.absolute.max(1e6),
-            ..threshold
+        let wide = Limit {
+            relative: (10.0 * limit.relative).max(1.0),
+            absolute: limit.absolute.max(1e6),
+            ..limit
         };
         wide.exceeded(base.median_ns, head.median_ns)
     };
@@ -433,24 +428,24 @@ fn lower_quartile(samples: &[f64]) -> f64 {
     sorted[(sorted.len() - 1) / 4]
 }
 
-/// A figure where more is worse (memory, load time), judged by threshold.
+/// A figure where more is worse (memory, load time), judged by limit.
 fn amounts(
     figure: Figure,
     base: Option<f64>,
     head: Option<f64>,
-    threshold: Threshold,
+    limit: Limit,
 ) -> Option<FigureComparison> {
     if base.is_none() && head.is_none() {
         return None;
     }
     let mut out = comparison(figure, base, head);
-    out.gated = threshold.gated;
+    out.gated = limit.gated;
     out.verdict = match base.zip(head) {
         None => {
             out.note = Some("measured on one side only".into());
             Verdict::NotComparable
         }
-        Some((b, h)) if !threshold.exceeded(b, h) => Verdict::Unchanged,
+        Some((b, h)) if !limit.exceeded(b, h) => Verdict::Unchanged,
         Some((b, h)) if h > b => Verdict::Regressed,
         Some(_) => Verdict::Improved,
     };
@@ -462,9 +457,9 @@ fn rates(
     figure: Figure,
     base: Option<f64>,
     head: Option<f64>,
-    threshold: Threshold,
+    limit: Limit,
 ) -> Option<FigureComparison> {
-    let mut out = amounts(figure, base, head, threshold)?;
+    let mut out = amounts(figure, base, head, limit)?;
     out.verdict = match out.verdict {
         Verdict::Regressed => Verdict::Improved,
         Verdict::Improved => Verdict::Regressed,
@@ -478,17 +473,13 @@ fn rates(
 /// regressed where it was shown to miss the target at a rate the base was
 /// shown to meet (improved the other way), since each figure is known
 /// only to within its bracket.
-fn max_rate(
-    base: &CaseRecord,
-    head: &CaseRecord,
-    threshold: Threshold,
-) -> Option<FigureComparison> {
+fn max_rate(base: &CaseRecord, head: &CaseRecord, limit: Limit) -> Option<FigureComparison> {
     let (b, h) = (base.search.as_deref(), head.search.as_deref());
     let mut out = rates(
         Figure::MaxRate,
         b.map(|s| s.max_rate),
         h.map(|s| s.max_rate),
-        threshold,
+        limit,
     )?;
     let (Some(b), Some(h)) = (b, h) else {
         return Some(out);
@@ -525,7 +516,7 @@ fn is_struct(case: &CaseRecord) -> bool {
 /// A struct metric, field by field: every numeric field on either side,
 /// those the family's `metric` names judged by their direction and limit
 /// (`value.FIELD=...`, else the value's), the others shown, never judged.
-fn fields(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> Vec<FigureComparison> {
+fn fields(base: &CaseRecord, head: &CaseRecord, t: &Limits) -> Vec<FigureComparison> {
     let head_fields = numeric_fields(&head.value);
     let base_fields = numeric_fields(&base.value);
     let mut paths: Vec<&str> = head_fields.iter().map(|(p, _)| p.as_str()).collect();
@@ -551,9 +542,9 @@ fn fields(base: &CaseRecord, head: &CaseRecord, t: &Thresholds) -> Vec<FigureCom
                     Verdict::NotComparable
                 }
                 (Some(b), Some(h), Some(direction)) => {
-                    let threshold = t.get_field(path);
-                    out.gated = threshold.gated;
-                    match (threshold.exceeded(b, h), direction.improves(b, h)) {
+                    let limit = t.get_field(path);
+                    out.gated = limit.gated;
+                    match (limit.exceeded(b, h), direction.improves(b, h)) {
                         (false, _) => Verdict::Unchanged,
                         (true, true) => Verdict::Improved,
                         (true, false) => Verdict::Regressed,
@@ -577,7 +568,7 @@ fn same_number(b: f64, h: f64) -> bool {
 }
 
 /// The returned value: a number judged by its family's direction.
-fn value(base: &CaseRecord, head: &CaseRecord, threshold: Threshold) -> Option<FigureComparison> {
+fn value(base: &CaseRecord, head: &CaseRecord, limit: Limit) -> Option<FigureComparison> {
     if base.value.is_null() && head.value.is_null() {
         return None;
     }
@@ -593,9 +584,9 @@ fn value(base: &CaseRecord, head: &CaseRecord, threshold: Threshold) -> Option<F
         };
         return Some(out);
     };
-    out.gated = threshold.gated;
+    out.gated = limit.gated;
     out.verdict = match (b, h) {
-        (Some(b), Some(h)) if !threshold.exceeded(b, h) => Verdict::Unchanged,
+        (Some(b), Some(h)) if !limit.exceeded(b, h) => Verdict::Unchanged,
         (Some(b), Some(h)) if direction.improves(b, h) => Verdict::Improved,
         (Some(_), Some(_)) => Verdict::Regressed,
         _ if base.value == head.value => Verdict::Unchanged,
@@ -698,11 +689,7 @@ fn context_differences(b: &RunContext, h: &RunContext) -> Vec<String> {
 
 /// The time figure of a paired case: the medians on the clock the rounds
 /// were judged on, the estimated ratio and the rounds' verdict.
-pub(super) fn paired_time(
-    p: &PairedRecord,
-    head: &TimeRecord,
-    threshold: Threshold,
-) -> FigureComparison {
+pub(super) fn paired_time(p: &PairedRecord, head: &TimeRecord, limit: Limit) -> FigureComparison {
     let on_clock = |t: &TimeRecord| match p.clock {
         Clock::Cpu => t.cpu_median_ns.unwrap_or(t.median_ns),
         Clock::Wall | Clock::Instructions => t.median_ns,
@@ -719,7 +706,7 @@ pub(super) fn paired_time(
         ratio: p.estimate.is_finite().then_some(p.estimate),
         p: None,
         verdict: p.verdict,
-        gated: threshold.gated,
+        gated: limit.gated,
         note: Some(format!(
             "paired: {} rounds by {clock} time, 99% interval {:.3}–{:.3}, limit {:.1}%",
             p.rounds,
@@ -758,7 +745,7 @@ mod tests {
     }
 
     fn verdict(base: Vec<f64>, head: Vec<f64>) -> Verdict {
-        let t = Thresholds::default();
+        let t = Limits::default();
         time(
             &timed(base),
             &timed(head),
@@ -794,7 +781,7 @@ mod tests {
             }));
             case
         };
-        let t = Thresholds::default();
+        let t = Limits::default();
         let judged = |base: &CaseRecord, head: &CaseRecord| {
             let out = super::case(base, head, &t);
             let time = out
@@ -816,7 +803,7 @@ mod tests {
     #[test]
     fn a_highest_rate_regresses_only_past_the_limit_and_the_brackets() {
         let judged = |base: &CaseRecord, head: &CaseRecord| {
-            max_rate(base, head, Thresholds::default().get(Figure::MaxRate))
+            max_rate(base, head, Limits::default().get(Figure::MaxRate))
                 .expect("both sides searched")
                 .verdict
         };
@@ -833,7 +820,7 @@ mod tests {
         if let Some(search) = bound.search.as_deref_mut() {
             search.client_bound_at = Some(336.4);
         }
-        let out = max_rate(&base, &bound, Thresholds::default().get(Figure::MaxRate));
+        let out = max_rate(&base, &bound, Limits::default().get(Figure::MaxRate));
         let out = out.expect("both sides searched");
         assert_eq!(out.verdict, Verdict::NotComparable);
         assert!(out.note.is_some_and(|n| n.contains("head at 336/s")));
@@ -855,7 +842,7 @@ mod tests {
 
     #[test]
     fn a_value_on_another_builds_memo_is_not_comparable_unless_it_is_worse() {
-        let t = Thresholds::default();
+        let t = Limits::default();
         let value_verdict = |c: &CaseComparison| {
             c.figures
                 .iter()

@@ -2,22 +2,22 @@
 //! figure, a verdict of improved, unchanged, regressed or not comparable.
 //!
 //! Time is tested on the raw samples (`time.samples_ns`) with the
-//! Mann-Whitney U test and must also move by more than its threshold, as
+//! Mann-Whitney U test and must also move by more than its limit, as
 //! asv does: in the lower quartile, the steadiest estimate on a shared runner
 //! (contention slows samples, never speeds one up), with the median moving
 //! the same way; memory figures and the metric, which repeat exactly or nearly,
-//! are judged by percentage and absolute thresholds; the metric only when
+//! are judged by percentage and absolute limits; the metric only when
 //! its family says which way is better. Cases on one side only are listed,
 //! failed cases are never improved, and a different machine or toolchain
 //! is reported beside the verdicts.
 
 mod capacity;
 mod figures;
+mod limits;
 mod mann_whitney;
 mod paired;
 mod render;
 mod scaling;
-mod thresholds;
 
 use serde::{Deserialize, Serialize};
 
@@ -25,10 +25,13 @@ pub use crate::record::Verdict;
 use crate::record::{CaseRecord, Figure, RunRecord};
 
 pub use capacity::{CapacityComparison, Fits};
+#[allow(deprecated)]
+pub use limits::{
+    Limit, LimitError, Limits, Threshold, ThresholdError, Thresholds, measured_field,
+};
 pub use paired::{paired, rounds_table};
 pub use render::Format;
 pub use scaling::{Exponent, ScalingComparison};
-pub use thresholds::{Threshold, ThresholdError, Thresholds, measured_field};
 
 /// One figure of one case on both sides.
 ///
@@ -184,14 +187,14 @@ pub struct Side {
 /// # Example
 ///
 /// ```
-/// use nnbench_core::compare::{compare, Thresholds};
+/// use nnbench_core::compare::{compare, Limits};
 ///
 /// #[nnbench::benchmark]
 /// fn compared() -> u32 { 7 }
 ///
 /// let run = || nnbench::Runner::new().filter("compared").test_mode(true).quiet(true).run().unwrap();
 /// let (base, head) = (run(), run());
-/// let comparison = compare(&base, &head, &Thresholds::default());
+/// let comparison = compare(&base, &head, &Limits::default());
 /// assert_eq!(comparison.cases.len(), 1);
 /// assert!(!comparison.regressed());
 /// ```
@@ -202,8 +205,9 @@ pub struct Comparison {
     pub base: Side,
     /// The run judged.
     pub head: Side,
-    /// The thresholds used.
-    pub thresholds: Thresholds,
+    /// The limits used.
+    #[serde(alias = "thresholds")]
+    pub limits: Limits,
     /// Every case of either side: those on both first, in head order, then
     /// new ones, then gone ones.
     pub cases: Vec<CaseComparison>,
@@ -288,9 +292,9 @@ impl Comparison {
 pub(crate) fn compare_case(
     base: &CaseRecord,
     head: &CaseRecord,
-    thresholds: &Thresholds,
+    limits: &Limits,
 ) -> CaseComparison {
-    figures::case(base, head, thresholds)
+    figures::case(base, head, limits)
 }
 
 /// Compares `head` against `base`.
@@ -303,7 +307,7 @@ pub(crate) fn compare_case(
 /// print!("{}", comparison.render(nnbench_core::compare::Format::Table));
 /// # }
 /// ```
-pub fn compare(base: &RunRecord, head: &RunRecord, thresholds: &Thresholds) -> Comparison {
+pub fn compare(base: &RunRecord, head: &RunRecord, limits: &Limits) -> Comparison {
     let base_cases: std::collections::HashMap<&str, &CaseRecord> =
         base.cases.iter().map(|c| (c.id.as_str(), c)).collect();
     let head_ids: std::collections::HashSet<&str> =
@@ -312,7 +316,7 @@ pub fn compare(base: &RunRecord, head: &RunRecord, thresholds: &Thresholds) -> C
     let mut new = Vec::new();
     for case in &head.cases {
         match base_cases.get(case.id.as_str()) {
-            Some(old) => cases.push(figures::case(old, case, thresholds)),
+            Some(old) => cases.push(figures::case(old, case, limits)),
             None => new.push(one_sided(case, Presence::New)),
         }
     }
@@ -326,15 +330,15 @@ pub fn compare(base: &RunRecord, head: &RunRecord, thresholds: &Thresholds) -> C
     Comparison {
         base: side(base),
         head: side(head),
-        thresholds: thresholds.clone(),
+        limits: limits.clone(),
         cases,
         differences: figures::differences(base, head),
         scaling: scaling::compare(
             &crate::scaling::of_record(base),
             &crate::scaling::of_record(head),
-            thresholds,
+            limits,
         ),
-        capacity: capacity::compare(&base.capacity, &head.capacity, thresholds),
+        capacity: capacity::compare(&base.capacity, &head.capacity, limits),
     }
 }
 
@@ -369,4 +373,22 @@ fn one_sided(case: &CaseRecord, presence: Presence) -> CaseComparison {
 /// Where `case`'s flamegraph is, as a comparison names it.
 fn profile_of(case: &CaseRecord) -> Option<String> {
     case.profile.as_ref().map(|p| p.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comparison_written_with_thresholds_is_read_with_its_limits() {
+        let record = crate::record::tests::sample();
+        let limits = Limits::default().with_spec("time=3%").unwrap();
+        let comparison = compare(&record, &record, &limits);
+        let mut json = serde_json::to_value(&comparison).unwrap();
+        let object = json.as_object_mut().unwrap();
+        let written = object.remove("limits").expect("written as limits");
+        object.insert("thresholds".into(), written);
+        let read: Comparison = serde_json::from_value(json).unwrap();
+        assert_eq!(read.limits, limits);
+    }
 }

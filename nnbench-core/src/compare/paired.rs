@@ -2,11 +2,11 @@
 //! case's head figures against the base build's, time by the rounds'
 //! verdict, memory and the value as [`compare`](super::compare) judges them.
 
-use super::{CaseComparison, Comparison, Presence, Side, Threshold, Thresholds};
+use super::{CaseComparison, Comparison, Limit, Limits, Presence, Side};
 use crate::record::{Clock, RunRecord, TimeRecord, Verdict};
 
 /// A paired run's record judged: its cases against the base build's
-/// figures it keeps, under `thresholds` (time by the rounds' verdicts).
+/// figures it keeps, under `limits` (time by the rounds' verdicts).
 ///
 /// # Example
 ///
@@ -16,12 +16,12 @@ use crate::record::{Clock, RunRecord, TimeRecord, Verdict};
 /// print!("{}", comparison.render(nnbench_core::compare::Format::Markdown));
 /// # }
 /// ```
-pub fn paired(record: &RunRecord, thresholds: &Thresholds) -> Comparison {
+pub fn paired(record: &RunRecord, limits: &Limits) -> Comparison {
     let mut cases = Vec::new();
     let mut new = Vec::new();
     for case in &record.cases {
         match (&case.paired, &case.error) {
-            (Some(p), _) => cases.push(super::figures::case(&p.base, case, thresholds)),
+            (Some(p), _) => cases.push(super::figures::case(&p.base, case, limits)),
             (None, Some(error)) => cases.push(CaseComparison {
                 id: case.id.clone(),
                 presence: Presence::Both,
@@ -65,18 +65,18 @@ pub fn paired(record: &RunRecord, thresholds: &Thresholds) -> Comparison {
             source: "this build".into(),
             ..head
         },
-        thresholds: thresholds.clone(),
+        limits: limits.clone(),
         cases,
         differences: Vec::new(),
         scaling: super::scaling::compare(
             &super::scaling::paired_base_fits(record),
             &crate::scaling::of_record(record),
-            thresholds,
+            limits,
         ),
         capacity: super::capacity::compare(
             &super::capacity::paired_base_capacities(record),
             &record.capacity,
-            thresholds,
+            limits,
         ),
     }
 }
@@ -120,7 +120,7 @@ pub fn rounds_table(record: &RunRecord) -> String {
             let time = super::figures::paired_time(
                 p,
                 &case.time,
-                Threshold {
+                Limit {
                     relative: p.limit,
                     absolute: 0.0,
                     gated: true,

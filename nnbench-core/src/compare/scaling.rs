@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Thresholds, Verdict};
+use super::{Limits, Verdict};
 use crate::record::{CaseRecord, Figure, RunRecord, ScalingRecord};
 
 /// One fit of a family's figure against its `scaling` parameter, on both
@@ -133,18 +133,18 @@ pub(crate) fn paired_base_cases(record: &RunRecord) -> Vec<CaseRecord> {
         .collect()
 }
 
-/// The fits on both sides, judged under `thresholds`.
+/// The fits on both sides, judged under `limits`.
 pub(crate) fn compare(
     base: &[ScalingRecord],
     head: &[ScalingRecord],
-    thresholds: &Thresholds,
+    limits: &Limits,
 ) -> Vec<ScalingComparison> {
-    let threshold = thresholds.get(Figure::Scaling);
+    let limit = limits.get(Figure::Scaling);
     head.iter()
         .filter_map(|h| {
             let b = base.iter().find(|b| b.same_fit(h))?;
             let rose = h.exponent - b.exponent;
-            let verdict = if !threshold.exceeded(b.exponent, h.exponent) {
+            let verdict = if !limit.exceeded(b.exponent, h.exponent) {
                 Verdict::Unchanged
             } else if rose > 0.0 && h.interval[0] > b.interval[1] {
                 Verdict::Regressed
@@ -167,7 +167,7 @@ pub(crate) fn compare(
                     interval: h.interval,
                 },
                 verdict,
-                gated: threshold.gated,
+                gated: limit.gated,
             })
         })
         .collect()
@@ -194,7 +194,7 @@ mod tests {
     }
 
     fn verdict(base: ScalingRecord, head: ScalingRecord, spec: &str) -> Verdict {
-        let t = Thresholds::default().with_spec(spec).unwrap();
+        let t = Limits::default().with_spec(spec).unwrap();
         compare(&[base], &[head], &t)[0].verdict
     }
 
@@ -221,7 +221,7 @@ mod tests {
             verdict(fitted(1.0, 0.02), fitted(1.08, 0.02), "scaling=0.05"),
             Verdict::Regressed
         );
-        let off = Thresholds::default().with_spec("scaling=off").unwrap();
+        let off = Limits::default().with_spec("scaling=off").unwrap();
         assert!(!compare(&[fitted(1.0, 0.02)], &[fitted(2.0, 0.02)], &off)[0].regressed());
     }
 }

@@ -168,12 +168,13 @@ pub enum RecordError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::{Value as Json, json};
 
     use super::*;
 
-    fn sample() -> RunRecord {
+    /// A record of one case, for tests.
+    pub(crate) fn sample() -> RunRecord {
         RunRecord {
             schema: SCHEMA,
             run: "sweep".into(),

@@ -15,14 +15,14 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Verdict {
-    /// Better by more than the threshold (and, for time, significantly).
+    /// Better by more than the limit (and, for time, significantly).
     Improved,
-    /// Within the threshold, or not significant.
+    /// Within the limit, or not significant.
     Unchanged,
     /// A figure that cannot be judged: missing on a side, not a number,
     /// or a failed case.
     NotComparable,
-    /// Worse by more than the threshold (and, for time, significantly), or
+    /// Worse by more than the limit (and, for time, significantly), or
     /// a case that failed where it passed before.
     Regressed,
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::parse;
-use crate::compare::Thresholds;
+use crate::compare::Limits;
 
 /// The baselines group of a run's settings.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -23,11 +23,11 @@ pub(crate) struct Baselines {
         conflicts_with = "save"
     )]
     pub compare: Option<String>,
-    /// Thresholds for --baseline and --paired over the defaults, as
+    /// Limits for --baseline and --paired over the defaults, as
     /// `nnbench compare --fail-on` takes them:
     /// time=5%,rss=2%+4MiB,gpu=off,value=0.01.
     #[arg(long, value_name = "SPEC", value_parser = parse::thresholds)]
-    pub fail_on: Option<Thresholds>,
+    pub fail_on: Option<Limits>,
     /// The tool's step, refused with the command that does it: a bench
     /// binary links no history (`nnbench history add RECORD`).
     #[arg(long, hide = true, value_name = "FILE", num_args = 0..=1, require_equals = true)]

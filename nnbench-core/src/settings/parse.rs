@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::compare::Thresholds;
+use crate::compare::Limits;
 
 /// Bytes (`1073741824`) or a size with its unit (`8GiB`, `512 MB`).
 pub(crate) fn size(text: &str) -> Result<u64, String> {
@@ -44,10 +44,8 @@ pub(crate) fn baseline_name(text: &str) -> Result<String, String> {
 
 /// Regression limits over the defaults, as `nnbench compare --fail-on`
 /// takes them.
-pub(crate) fn thresholds(spec: &str) -> Result<Thresholds, String> {
-    Thresholds::default()
-        .with_spec(spec)
-        .map_err(|e| e.to_string())
+pub(crate) fn thresholds(spec: &str) -> Result<Limits, String> {
+    Limits::default().with_spec(spec).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

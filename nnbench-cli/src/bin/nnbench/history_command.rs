@@ -56,8 +56,8 @@ pub enum HistoryCommand {
         significance: f64,
         /// How large a step must be, per figure, as `nnbench compare
         /// --fail-on` takes them (defaults: time=10%, rss=5%+16MiB, ...).
-        #[arg(long, value_name = "SPEC", value_parser = crate::thresholds)]
-        fail_on: Option<nnbench_core::compare::Thresholds>,
+        #[arg(long, value_name = "SPEC", value_parser = crate::limits)]
+        fail_on: Option<nnbench_core::compare::Limits>,
         /// Exit 1 when a regression is at the newest commit of its series.
         #[arg(long)]
         fail: bool,
@@ -127,7 +127,7 @@ pub fn run(path: Option<PathBuf>, command: HistoryCommand) -> Result<ExitCode, S
                 filter: filter.runs(),
                 case,
                 significance,
-                thresholds: fail_on.unwrap_or_default(),
+                limits: fail_on.unwrap_or_default(),
             };
             regressions(&path, &search, all, fail, format)
         }

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use nnbench_core::compare::{Format, Thresholds};
+use nnbench_core::compare::{Format, Limits};
 
 #[derive(Parser)]
 #[command(
@@ -76,8 +76,8 @@ enum Command {
     /// baseline saved with `cargo bench -- --save-baseline NAME`.
     ///
     /// Time is judged on the raw samples (Mann-Whitney U, p < 0.001) and
-    /// must also move by more than its threshold; memory and the metric by
-    /// thresholds alone. With --paired RECORD, the record of a paired run
+    /// must also move by more than its limit; memory and the metric by
+    /// limits alone. With --paired RECORD, the record of a paired run
     /// (`cargo bench -- --paired BASE`) is judged against the base build's
     /// figures it keeps, time by its rounds' verdicts.
     #[command(after_help = "Examples:
@@ -95,7 +95,7 @@ enum Command {
         /// A paired run's record, judged on its own.
         #[arg(long, value_name = "RECORD")]
         paired: Option<String>,
-        /// Thresholds over the defaults: figure=P%, figure=amount,
+        /// Limits over the defaults: figure=P%, figure=amount,
         /// figure=P%+amount or figure=off, comma-separated, for the figures
         /// time, load, rss, heap, gpu, peak, memo, value, instructions,
         /// throughput, p99 and a struct metric's value.FIELD (defaults:
@@ -103,8 +103,8 @@ enum Command {
         /// peak=5%+16MiB, memo=5%+1MiB, value=1e-7%, instructions=0.5%+100,
         /// throughput=10%, load=off, p99=off; a field named as a time or a
         /// rate has time's percentage, another the value's).
-        #[arg(long, value_name = "SPEC", value_parser = thresholds)]
-        fail_on: Option<Thresholds>,
+        #[arg(long, value_name = "SPEC", value_parser = limits)]
+        fail_on: Option<Limits>,
         /// The p-value under which a time change counts as real.
         #[arg(long, value_name = "P", default_value_t = 0.001, value_parser = crate::probability)]
         significance: f64,
@@ -202,8 +202,8 @@ enum Command {
         significance: f64,
         /// How large a step must be to be marked, as `nnbench compare
         /// --fail-on` takes them.
-        #[arg(long, value_name = "SPEC", value_parser = thresholds)]
-        fail_on: Option<Thresholds>,
+        #[arg(long, value_name = "SPEC", value_parser = limits)]
+        fail_on: Option<Limits>,
     },
     /// The disk tier of persisted memos: list its entries (type, memo, size,
     /// the memos each was built from, last use), prune it to a size, or
@@ -303,10 +303,8 @@ pub(crate) fn probability(text: &str) -> Result<f64, String> {
     }
 }
 
-pub(crate) fn thresholds(spec: &str) -> Result<Thresholds, String> {
-    Thresholds::default()
-        .with_spec(spec)
-        .map_err(|e| e.to_string())
+pub(crate) fn limits(spec: &str) -> Result<Limits, String> {
+    Limits::default().with_spec(spec).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {
@@ -351,8 +349,8 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
             format,
             out,
         } => {
-            let mut thresholds = fail_on.unwrap_or_default();
-            thresholds.significance = significance;
+            let mut limits = fail_on.unwrap_or_default();
+            limits.significance = significance;
             let comparison = match (paired, base, head) {
                 (Some(paired), _, _) => {
                     let (record, _) = inputs::load(&paired).map_err(|e| e.to_string())?;
@@ -361,14 +359,14 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
                             "{paired}: not the record of a paired run (cargo bench -- --paired BASE)"
                         ));
                     }
-                    nnbench_core::compare::paired(&record, &thresholds)
+                    nnbench_core::compare::paired(&record, &limits)
                 }
                 (None, Some(base), Some(head)) => {
                     let (base_record, base_name) =
                         inputs::load(&base).map_err(|e| e.to_string())?;
                     let (head_record, head_name) =
                         inputs::load(&head).map_err(|e| e.to_string())?;
-                    nnbench_core::compare::compare(&base_record, &head_record, &thresholds)
+                    nnbench_core::compare::compare(&base_record, &head_record, &limits)
                         .with_sources(base_name, head_name)
                 }
                 _ => return Err("compare takes BASE and HEAD, or --paired RECORD".into()),
@@ -434,7 +432,7 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
                 filter: filter.runs(),
                 case: None,
                 significance,
-                thresholds: fail_on.unwrap_or_default(),
+                limits: fail_on.unwrap_or_default(),
             };
             let history = if records.is_empty() {
                 history_command::open_existing(

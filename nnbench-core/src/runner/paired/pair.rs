@@ -2,7 +2,7 @@
 //! ratios, when it is decided, and its record.
 
 use super::estimate::{Estimate, MIN_ROUNDS, TEST};
-use crate::compare::Threshold;
+use crate::compare::Limit;
 use crate::measure::combine;
 use crate::measure::round::{self, Round};
 use crate::record::{
@@ -32,7 +32,7 @@ pub(super) struct Judging {
     /// The slowdown allowed, as a fraction.
     pub time: f64,
     /// The change of instructions allowed, for counted cases.
-    pub instructions: Threshold,
+    pub instructions: Limit,
     /// `--paired-clock`.
     pub clock: ClockChoice,
 }
@@ -41,7 +41,7 @@ impl Judging {
     /// The time limit is `--fail-on time=P%` where given, else
     /// [`DEFAULT_LIMIT`]; the instructions' is the comparisons'.
     pub(super) fn of(settings: &Settings) -> Self {
-        let defaults = crate::compare::Thresholds::default();
+        let defaults = crate::compare::Limits::default();
         let given = settings.baselines.fail_on.as_ref();
         Self {
             time: given

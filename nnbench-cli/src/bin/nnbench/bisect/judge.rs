@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nnbench_core::RunRecord;
-use nnbench_core::compare::Thresholds;
+use nnbench_core::compare::Limits;
 use nnbench_core::record::Verdict as CaseVerdict;
 use serde::Serialize;
 
@@ -50,7 +50,7 @@ pub struct Judge<'a> {
     pub good: PathBuf,
     pub filter: Option<String>,
     pub fail_on: Option<String>,
-    pub thresholds: Thresholds,
+    pub limits: Limits,
     pub max_rounds: Option<u32>,
     /// Where the paired runs write their records.
     pub records: &'a Path,
@@ -94,7 +94,7 @@ impl Judge<'_> {
                 "no selected case was compared with GOOD's build (each was new, or failed)".into(),
             );
         }
-        Ok(judged(&record, &self.thresholds))
+        Ok(judged(&record, &self.limits))
     }
 
     /// The differential flamegraphs of the cases `cases`, at `bad`, against
@@ -183,9 +183,9 @@ impl Judge<'_> {
     }
 }
 
-/// The cases of a paired run's `record`, judged under `thresholds`.
-pub fn judged(record: &RunRecord, thresholds: &Thresholds) -> Judged {
-    let comparison = nnbench_core::compare::paired(record, thresholds);
+/// The cases of a paired run's `record`, judged under `limits`.
+pub fn judged(record: &RunRecord, limits: &Limits) -> Judged {
+    let comparison = nnbench_core::compare::paired(record, limits);
     let mut regressed: Vec<String> = comparison
         .cases
         .iter()

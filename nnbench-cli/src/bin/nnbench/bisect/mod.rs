@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use nnbench_core::compare::Thresholds;
+use nnbench_core::compare::Limits;
 
 use crate::build_base::{Bases, BuildError, Request, short};
 use judge::Judge;
@@ -34,7 +34,7 @@ pub struct Bisect {
     /// Only the cases whose id contains FILTER (as the bench's own filter).
     #[arg(long, value_name = "FILTER")]
     case: Option<String>,
-    /// Thresholds of a regression, as `nnbench compare` takes them (its
+    /// Limits of a regression, as `nnbench compare` takes them (its
     /// defaults, but time=3%: time is judged by the paired rounds).
     #[arg(long, value_name = "SPEC")]
     fail_on: Option<String>,
@@ -71,9 +71,9 @@ enum Format {
 /// which would otherwise read as "no regression".
 pub fn run(bisect: Bisect) -> Result<ExitCode, String> {
     let started = Instant::now();
-    let thresholds = match &bisect.fail_on {
-        Some(spec) => crate::thresholds(spec).map_err(|e| format!("--fail-on {spec}: {e}"))?,
-        None => Thresholds::default(),
+    let limits = match &bisect.fail_on {
+        Some(spec) => crate::limits(spec).map_err(|e| format!("--fail-on {spec}: {e}"))?,
+        None => Limits::default(),
     };
     let bases = Bases::here().map_err(|e| e.to_string())?;
     let good = bases.commit(&bisect.good).map_err(|e| e.to_string())?;
@@ -140,7 +140,7 @@ pub fn run(bisect: Bisect) -> Result<ExitCode, String> {
         good: good_exe,
         filter: bisect.case.clone(),
         fail_on: bisect.fail_on.clone(),
-        thresholds,
+        limits,
         max_rounds: bisect.max_rounds,
         records: records.path(),
         built: std::iter::once(good.clone()).collect(),

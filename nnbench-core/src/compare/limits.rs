@@ -1,7 +1,7 @@
 //! How much change each figure may show before it counts, and which
 //! figures can fail a comparison.
 
-use nnbench_vocab::{Figure, FigureLimit, Limit};
+use nnbench_vocab::{Figure, FigureLimit, Limit as Spec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -13,14 +13,14 @@ use std::collections::BTreeMap;
 /// # Example
 ///
 /// ```
-/// use nnbench_core::compare::Threshold;
-/// let rss = Threshold::new(0.02, 4.0 * 1048576.0);
+/// use nnbench_core::compare::Limit;
+/// let rss = Limit::new(0.02, 4.0 * 1048576.0);
 /// assert!(!rss.exceeded(100e6, 103e6), "3% but under 4 MiB");
 /// assert!(rss.exceeded(100e6, 110e6));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct Threshold {
+pub struct Limit {
     /// The change allowed, as a fraction of the base figure.
     pub relative: f64,
     /// The change allowed, in the figure's unit.
@@ -29,18 +29,18 @@ pub struct Threshold {
     pub gated: bool,
 }
 
-impl Threshold {
-    /// A gated threshold: a change must exceed `relative` (a fraction of
+impl Limit {
+    /// A gated limit: a change must exceed `relative` (a fraction of
     /// the base figure) and `absolute` (in the figure's unit).
     ///
     /// # Example
     ///
     /// ```
-    /// let time = nnbench_core::compare::Threshold::new(0.1, 0.0);
+    /// let time = nnbench_core::compare::Limit::new(0.1, 0.0);
     /// assert!(time.gated);
     /// ```
     pub fn new(relative: f64, absolute: f64) -> Self {
-        Threshold {
+        Limit {
             relative,
             absolute,
             gated: true,
@@ -52,7 +52,7 @@ impl Threshold {
     /// # Example
     ///
     /// ```
-    /// let t = nnbench_core::compare::Threshold::new(0.1, 0.0);
+    /// let t = nnbench_core::compare::Limit::new(0.1, 0.0);
     /// assert!(t.exceeded(100.0, 89.0) && !t.exceeded(100.0, 109.0));
     /// ```
     pub fn exceeded(&self, base: f64, head: f64) -> bool {
@@ -61,7 +61,7 @@ impl Threshold {
     }
 }
 
-/// The thresholds of every figure, and the significance level of the time
+/// The limits of every figure, and the significance level of the time
 /// test.
 ///
 /// The defaults are for shared CI runners:
@@ -70,11 +70,11 @@ impl Threshold {
 ///   binary's `--baseline` also measures a slower case twice more, and two
 ///   of three must agree); a
 ///   case timed by one call on either side, which cannot be tested, must
-///   double (or move by ten times the threshold, if that is more) and by
+///   double (or move by ten times the limit, if that is more) and by
 ///   more than 1 ms;
 /// - memory by more than 5% and more than 16 MiB of RSS (code pages and the
-///   allocator's own make a few MiB of noise), 1 MiB of heap or 16 MiB of
-///   GPU memory; the whole case's peak RSS (`peak`, memos included) as
+///   allocator's own make a few MiB of noise); the heap's limit 1 MiB,
+///   the GPU memory's limit 16 MiB; the whole case's peak RSS (`peak`, memos included) as
 ///   RSS; the case's memos' bytes (`memo`) by more than 5% and 1 MiB;
 /// - a value with a `metric` direction by more than a billionth of itself
 ///   (a float sum reordered differs in its last bits); a field of a struct
@@ -93,25 +93,25 @@ impl Threshold {
 /// # Example
 ///
 /// ```
-/// use nnbench_core::compare::Thresholds;
+/// use nnbench_core::compare::Limits;
 /// use nnbench::record::Figure;
-/// let t = Thresholds::default().with_spec("time=5%,rss=2%+4MiB,value=-0.01").unwrap();
+/// let t = Limits::default().with_spec("time=5%,rss=2%+4MiB,value=-0.01").unwrap();
 /// assert_eq!(t.get(Figure::Time).relative, 0.05);
 /// assert_eq!(t.get(Figure::Rss).absolute, 4.0 * 1048576.0);
 /// assert_eq!(t.get(Figure::Value).absolute, 0.01);
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct Thresholds {
+pub struct Limits {
     /// Per figure.
-    pub figures: BTreeMap<Figure, Threshold>,
+    pub figures: BTreeMap<Figure, Limit>,
     /// Per field of a struct metric (`value.accuracy=0.5%`), by its path;
-    /// a field not here has the value's threshold.
+    /// a field not here has the value's limit.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub fields: BTreeMap<String, Threshold>,
+    pub fields: BTreeMap<String, Limit>,
     /// The p-value under which a time change is significant.
     pub significance: f64,
-    /// The figures whose threshold a specification gave, so that a limit
+    /// The figures whose limit a specification gave, so that a limit
     /// equal to a default still counts as asked for (a paired run's time
     /// limit is not compare's).
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
@@ -120,9 +120,9 @@ pub struct Thresholds {
 
 const MIB: f64 = 1048576.0;
 
-impl Default for Thresholds {
+impl Default for Limits {
     fn default() -> Self {
-        let t = |relative, absolute, gated| Threshold {
+        let t = |relative, absolute, gated| Limit {
             relative,
             absolute,
             gated,
@@ -152,25 +152,25 @@ impl Default for Thresholds {
     }
 }
 
-impl Thresholds {
-    /// The threshold of `figure`.
+impl Limits {
+    /// The limit of `figure`.
     ///
     /// # Example
     ///
     /// ```
-    /// use nnbench_core::compare::Thresholds;
+    /// use nnbench_core::compare::Limits;
     /// use nnbench::record::Figure;
-    /// assert!(!Thresholds::default().get(Figure::Load).gated);
+    /// assert!(!Limits::default().get(Figure::Load).gated);
     /// ```
-    pub fn get(&self, figure: Figure) -> Threshold {
-        self.figures.get(&figure).copied().unwrap_or(Threshold {
+    pub fn get(&self, figure: Figure) -> Limit {
+        self.figures.get(&figure).copied().unwrap_or(Limit {
             relative: 0.0,
             absolute: 0.0,
             gated: false,
         })
     }
 
-    /// The threshold of field `path` of a struct metric: its own where
+    /// The limit of field `path` of a struct metric: its own where
     /// one was given (`value.accuracy=0.5%`); time's relative limit for a
     /// field whose name says it is a time or a rate ([`measured_field`]);
     /// else the value's.
@@ -178,20 +178,20 @@ impl Thresholds {
     /// # Example
     ///
     /// ```
-    /// use nnbench_core::compare::Thresholds;
+    /// use nnbench_core::compare::Limits;
     /// use nnbench::record::Figure;
-    /// let t = Thresholds::default().with_spec("value.accuracy=0.5%").unwrap();
+    /// let t = Limits::default().with_spec("value.accuracy=0.5%").unwrap();
     /// assert_eq!(t.get_field("accuracy").relative, 0.005);
     /// assert_eq!(t.get_field("loss"), t.get(Figure::Value));
     /// assert_eq!(t.get_field("latency_ms").relative, t.get(Figure::Time).relative);
     /// ```
-    pub fn get_field(&self, path: &str) -> Threshold {
+    pub fn get_field(&self, path: &str) -> Limit {
         if let Some(own) = self.fields.get(path) {
             return *own;
         }
         if measured_field(path) {
             let time = self.get(Figure::Time);
-            return Threshold {
+            return Limit {
                 relative: time.relative,
                 absolute: 0.0,
                 gated: time.gated && self.get(Figure::Value).gated,
@@ -200,7 +200,7 @@ impl Thresholds {
         self.get(Figure::Value)
     }
 
-    /// These thresholds with those of `spec` over them: comma-separated
+    /// These limits with those of `spec` over them: comma-separated
     /// `figure=limit`, where a limit is `P%`, an amount (`4MiB` for memory,
     /// `2ms` for time, a number for the value; a leading `-` or `+` is
     /// ignored), `P%+amount`, or `off` (reported, never failing). Naming a
@@ -208,30 +208,30 @@ impl Thresholds {
     ///
     /// # Errors
     ///
-    /// [`ThresholdError`] naming the part that is not understood.
+    /// [`LimitError`] naming the part that is not understood.
     ///
     /// # Example
     ///
     /// ```
-    /// use nnbench_core::compare::Thresholds;
+    /// use nnbench_core::compare::Limits;
     /// use nnbench::record::Figure;
-    /// let t = Thresholds::default().with_spec("load=50%,gpu=off").unwrap();
+    /// let t = Limits::default().with_spec("load=50%,gpu=off").unwrap();
     /// assert!(t.get(Figure::Load).gated && !t.get(Figure::Gpu).gated);
-    /// assert!(Thresholds::default().with_spec("speed=5%").is_err());
+    /// assert!(Limits::default().with_spec("speed=5%").is_err());
     /// ```
-    pub fn with_spec(mut self, spec: &str) -> Result<Self, ThresholdError> {
+    pub fn with_spec(mut self, spec: &str) -> Result<Self, LimitError> {
         for FigureLimit {
             figure,
             field,
             limit,
         } in nnbench_vocab::parse_limits(spec)?
         {
-            let threshold = match limit {
-                Limit::Off => Threshold {
+            let limit = match limit {
+                Spec::Off => Limit {
                     gated: false,
-                    ..Thresholds::default().get(figure)
+                    ..Limits::default().get(figure)
                 },
-                Limit::Within { relative, absolute } => Threshold {
+                Spec::Within { relative, absolute } => Limit {
                     relative,
                     absolute,
                     gated: true,
@@ -239,11 +239,11 @@ impl Thresholds {
             };
             match field {
                 Some(path) => {
-                    self.fields.insert(path, threshold);
+                    self.fields.insert(path, limit);
                 }
                 None => {
                     self.named.insert(figure);
-                    self.figures.insert(figure, threshold);
+                    self.figures.insert(figure, limit);
                 }
             }
         }
@@ -305,15 +305,30 @@ pub fn measured_field(path: &str) -> bool {
     NAMES.contains(&name.as_str()) || ENDINGS.iter().any(|end| name.ends_with(end))
 }
 
-/// Why a threshold specification was refused: the part not understood.
+/// Why a limit specification was refused: the part not understood.
 ///
 /// # Example
 ///
 /// ```
-/// let err = nnbench_core::compare::Thresholds::default().with_spec("time=fast").unwrap_err();
+/// let err = nnbench_core::compare::Limits::default().with_spec("time=fast").unwrap_err();
 /// assert!(err.to_string().contains("time=fast"));
 /// ```
-pub type ThresholdError = nnbench_vocab::LimitError;
+pub type LimitError = nnbench_vocab::LimitError;
+
+/// The name [`Limits`] had before 0.1.0.
+#[doc(hidden)]
+#[deprecated(since = "0.1.0", note = "renamed `Limits`")]
+pub type Thresholds = Limits;
+
+/// The name [`Limit`] had before 0.1.0.
+#[doc(hidden)]
+#[deprecated(since = "0.1.0", note = "renamed `Limit`")]
+pub type Threshold = Limit;
+
+/// The name [`LimitError`] had before 0.1.0.
+#[doc(hidden)]
+#[deprecated(since = "0.1.0", note = "renamed `LimitError`")]
+pub type ThresholdError = LimitError;
 
 #[cfg(test)]
 mod tests {
@@ -321,12 +336,12 @@ mod tests {
 
     #[test]
     fn specs_parse_into_each_figures_unit() {
-        let t = Thresholds::default()
+        let t = Limits::default()
             .with_spec("time=5%+2ms, heap=1%+512KiB, value=+0.5, load=off")
             .unwrap();
         assert_eq!(
             t.get(Figure::Time),
-            Threshold {
+            Limit {
                 relative: 0.05,
                 absolute: 2e6,
                 gated: true
@@ -335,26 +350,26 @@ mod tests {
         assert_eq!(t.get(Figure::Heap).absolute, 512.0 * 1024.0);
         assert_eq!(t.get(Figure::Value).absolute, 0.5);
         assert!(!t.get(Figure::Load).gated);
-        assert_eq!(t.get(Figure::Rss), Thresholds::default().get(Figure::Rss));
-        assert!(Thresholds::default().with_spec("time=-5%x").is_err());
+        assert_eq!(t.get(Figure::Rss), Limits::default().get(Figure::Rss));
+        assert!(Limits::default().with_spec("time=-5%x").is_err());
     }
 
     #[test]
     fn a_limit_equal_to_the_default_is_still_named() {
-        let t = Thresholds::default().with_spec("time=10%").unwrap();
-        assert_eq!(t.get(Figure::Time), Thresholds::default().get(Figure::Time));
+        let t = Limits::default().with_spec("time=10%").unwrap();
+        assert_eq!(t.get(Figure::Time), Limits::default().get(Figure::Time));
         assert!(t.named.contains(&Figure::Time));
         assert!(!t.named.contains(&Figure::Rss));
     }
 
     #[test]
     fn measured_fields_take_times_limit_and_their_own_over_it() {
-        let t = Thresholds::default().with_spec("time=20%").unwrap();
+        let t = Limits::default().with_spec("time=20%").unwrap();
         assert_eq!(t.get_field("images_per_second").relative, 0.2);
         assert!(t.get_field("images_per_second").gated);
         let t = t.with_spec("value.images_per_second=off").unwrap();
         assert!(!t.get_field("images_per_second").gated);
-        let off = Thresholds::default().with_spec("time=off").unwrap();
+        let off = Limits::default().with_spec("time=off").unwrap();
         assert!(!off.get_field("latency_ms").gated);
         assert_eq!(off.get_field("accuracy"), off.get(Figure::Value));
         for name in [
