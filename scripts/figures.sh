@@ -19,7 +19,8 @@
 #
 # They are `bench = false` in Cargo.toml, so that plain `cargo bench` runs
 # the main job only. seed_sweep makes 1.5 GB of matrices and its Python
-# peer (scripts/python-peer.sh, from PyPI, cached). mnist is the real
+# peer (scripts/python-peer.sh, from PyPI, cached); history sets the step
+# search beside Apache Otava's (scripts/otava.sh, from PyPI, cached). mnist is the real
 # sweep (the tch feature, libtorch and the data fetched by their
 # scripts), run whole four times; CI runs it on its own, so --test leaves
 # it out. fuzz fuzzes the readers of users' files with cargo fuzz on the
