@@ -256,11 +256,17 @@ fn otava(series: &[Vec<f64>]) -> Result<Vec<Vec<usize>>, String> {
         }
     };
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let (input, output) = (dir.path().join("series.json"), dir.path().join("found.json"));
+    let (input, output) = (
+        dir.path().join("series.json"),
+        dir.path().join("found.json"),
+    );
     let json = serde_json::to_vec(series).map_err(|e| e.to_string())?;
     std::fs::write(&input, json).map_err(|e| e.to_string())?;
     let ran = std::process::Command::new(&python)
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/support/otava_steps.py"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/benches/support/otava_steps.py"
+        ))
         .args([&input, &output])
         .output()
         .map_err(|e| format!("{}: {e}", python.display()))?;
@@ -359,11 +365,7 @@ fn against_otava(test_mode: bool) {
         if let Ok(t) = &theirs
             && matches!(kind.noise, step_kinds::Noise::HeavyTailed) | (kind.outliers > 0)
         {
-            verdicts.push(format!(
-                "{}: {}",
-                kind.name,
-                no_worse(&ours, t)
-            ));
+            verdicts.push(format!("{}: {}", kind.name, no_worse(&ours, t)));
         }
     }
     harness::table(&table);
@@ -382,13 +384,18 @@ fn against_otava(test_mode: bool) {
 /// lower bound (clearly worse), else `(not shown by N series)`.
 fn no_worse(ours: &step_kinds::Scored, theirs: &step_kinds::Scored) -> String {
     let pairs = [
-        (ours.found_planted, ours.planted, theirs.found_planted, theirs.planted),
+        (
+            ours.found_planted,
+            ours.planted,
+            theirs.found_planted,
+            theirs.planted,
+        ),
         (ours.true_steps, ours.steps, theirs.true_steps, theirs.steps),
     ];
     let share = |k: usize, n: usize| k as f64 / n.max(1) as f64;
-    let worse = pairs.iter().any(|&(k, n, pk, pn)| {
-        rate_bounds(k, n, 0.975).1 < rate_bounds(pk, pn, 0.975).0
-    });
+    let worse = pairs
+        .iter()
+        .any(|&(k, n, pk, pn)| rate_bounds(k, n, 0.975).1 < rate_bounds(pk, pn, 0.975).0);
     let as_good = pairs
         .iter()
         .all(|&(k, n, pk, pn)| share(k, n) >= share(pk, pn));

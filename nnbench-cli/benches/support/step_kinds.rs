@@ -96,7 +96,11 @@ pub fn draw(kind: &Kind, stepped: bool, rng: &mut StdRng) -> (Vec<f64>, Option<u
                 // t with 3 df has variance 3.
                 Noise::HeavyTailed => NOISE * t3.sample(rng) / 3f64.sqrt(),
                 Noise::Bimodal => {
-                    let upper = if rng.random_bool(1.0 / 3.0) { NOISE } else { 0.0 };
+                    let upper = if rng.random_bool(1.0 / 3.0) {
+                        NOISE
+                    } else {
+                        0.0
+                    };
                     upper + NOISE / 3.0 * z
                 }
             };
