@@ -181,22 +181,20 @@ pub(crate) fn differential(
         .filter(|&(_, (d, noise))| d > noise)
         .map(|(name, (d, noise))| (name, d, noise))
         .collect();
-    // Surely grown frames, by how much of their own base time they surely
-    // added: a caller grows by its callee's time, which is less of its own,
-    // and a frame shared by the part that grew and parts that did not grows
-    // by the call's ratio, less than the part that grew. A frame the base
-    // did not have comes first.
-    let surely = |&(name, d, noise): &(&str, f64, f64)| {
+    // The frames that grew as much as the most, within their noise, come
+    // first: what explains the call's growth. Among them, those whose own
+    // base time grew the most: a caller grows by its callee's time, which
+    // is less of its own, and code that the part that grew shares with
+    // parts that did not grows by less of its own than that part.
+    let top = grew.iter().map(|g| g.1).fold(0.0, f64::max);
+    let relative = |name: &str, d: f64| {
         let b = share(&before, name);
-        if b > 0.0 {
-            (d - noise) / b
-        } else {
-            f64::INFINITY
-        }
+        if b > 0.0 { d / b } else { f64::INFINITY }
     };
     grew.sort_by(|a, b| {
-        surely(b)
-            .total_cmp(&surely(a))
+        (a.1 < top - a.2)
+            .cmp(&(b.1 < top - b.2))
+            .then(relative(b.0, b.1).total_cmp(&relative(a.0, a.1)))
             .then(b.1.total_cmp(&a.1))
             .then(a.0.cmp(b.0))
     });
@@ -461,6 +459,19 @@ mod tests {
                     main;slow_part;spin;next 60\nmain;slow_part;spin 90\n";
         let head = "main;steady;spin;next 52\nmain;steady;spin 48\n\
                     main;slow_part;spin;next 100\nmain;slow_part;spin 100\n";
+        let mut svg = Vec::new();
+        differential("case", base, head, 1.5, &mut svg).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        assert!(svg.contains("grew most: slow_part +50.0%, "), "{svg}");
+    }
+
+    #[test]
+    #[cfg(feature = "profile")]
+    fn a_short_profile_still_names_the_part_that_grew_before_its_callers() {
+        // Sixty samples a side: slow_part's share is known to a few tenths,
+        // the callers' (in every stack) exactly.
+        let base = "main;case;steady;spin;fold 30\nmain;case;slow_part;spin;fold 30\n";
+        let head = "main;case;steady;spin;fold 20\nmain;case;slow_part;spin;fold 40\n";
         let mut svg = Vec::new();
         differential("case", base, head, 1.5, &mut svg).unwrap();
         let svg = String::from_utf8(svg).unwrap();
