@@ -16,7 +16,12 @@
 //!    run (`--criterion`: 3 s of warm-up, 5 s of samples) records, in
 //!    alternated runs: within 3%, judged on the 95% bounds of each case's
 //!    ratios;
-//! 3. the same runs: how far medians move from run to run, by each.
+//! 3. the same runs: how far medians move from run to run, by each;
+//! 4. the README's `cargo bench` (the seed sweep) as fresh processes, ten
+//!    times: its three cases run one computation on models of one shape,
+//!    so the first case's median, read in a process that has only just
+//!    started, should lie within 10% of the other two's in every run.
+//!    Each run is judged against itself.
 //!
 //! `cargo bench --bench sampling`
 
@@ -323,5 +328,103 @@ fn main() {
         ]);
     }
     harness::table(&table);
+    first_case(test_mode);
     harness::publish("sampling");
+}
+
+/// The fresh processes of the README's sweep that section 4 runs.
+const FRESH_RUNS: usize = 10;
+
+/// The seed sweep's bench executable, as `cargo bench` builds it.
+fn sweep_executable() -> Result<std::path::PathBuf, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let built = std::process::Command::new(cargo)
+        .args([
+            "bench",
+            "--bench",
+            "sweep",
+            "--no-run",
+            "--message-format",
+            "json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cargo bench --no-run: {e}"))?;
+    String::from_utf8_lossy(&built.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["target"]["name"] == "sweep")
+        .filter_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
+        .next_back()
+        .ok_or_else(|| "cargo bench --no-run named no sweep executable".to_owned())
+}
+
+/// Section 4: the first case of a fresh process against the other two.
+fn first_case(test_mode: bool) {
+    if test_mode {
+        harness::note(
+            "the README's sweep in fresh processes: not run in test mode (it builds the sweep in release)",
+        );
+        return;
+    }
+    let result = (|| -> Result<(Vec<f64>, usize), String> {
+        let sweep = sweep_executable()?;
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let (mut ratios, mut within) = (Vec::new(), 0);
+        for run in 0..FRESH_RUNS {
+            let out = dir.path().join(format!("run{run}.json"));
+            let status = std::process::Command::new(&sweep)
+                .args(["--bench", "--quiet", "--out"])
+                .arg(&out)
+                .status()
+                .map_err(|e| format!("{}: {e}", sweep.display()))?;
+            if !status.success() {
+                return Err(format!("{} failed ({status})", sweep.display()));
+            }
+            let record = RunRecord::read(&out).map_err(|e| e.to_string())?;
+            let medians: Vec<f64> = record.cases.iter().map(|c| c.time.median_ns).collect();
+            let [first, second, third] = medians[..] else {
+                return Err(format!("{} cases, not 3", medians.len()));
+            };
+            let ratio = first / ((second + third) / 2.0);
+            if first <= 1.1 * second.min(third) && first >= 0.9 * second.max(third) {
+                within += 1;
+            }
+            ratios.push(ratio);
+        }
+        Ok((ratios, within))
+    })();
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "the README's sweep, fresh processes",
+        "measured",
+        "target",
+    ]);
+    match result {
+        Ok((ratios, within)) => {
+            table.add_row([
+                "the first case's median over the mean of the other two".to_owned(),
+                format!(
+                    "{:.3} (median of {FRESH_RUNS} runs; {within} of {FRESH_RUNS} within 10% of both others)",
+                    median(&ratios)
+                ),
+                harness::judged(
+                    "first case",
+                    &ratios,
+                    Goal::Within(0.9, 1.1),
+                    1.0,
+                    |v| format!("{v:.3}"),
+                ),
+            ]);
+        }
+        Err(why) => {
+            table.add_row([
+                "the first case's median over the mean of the other two".to_owned(),
+                format!("not measured: {why}"),
+                "-".to_owned(),
+            ]);
+        }
+    }
+    harness::table(&table);
 }

@@ -12,6 +12,7 @@
 use std::time::{Duration, Instant};
 
 use super::cpu::Elapsed;
+use super::placement::{self, Placement};
 use crate::record::{Clock, Precision, StopReason};
 
 /// When the sampler stops.
@@ -109,6 +110,16 @@ pub(crate) fn sample<E>(
             continue;
         }
         let clock = steadiest(&samples);
+        // Times still falling when sampling began: the first part is left
+        // to the warm-up, and sampling goes on.
+        if started.elapsed() < SPREAD_LIMIT
+            && let Some(settled_from) = settled_from(&samples, clock, rule.relative)
+        {
+            samples.drain(..settled_from);
+            wall = sorted_per_call(&samples, Clock::Wall);
+            cpu = sorted_per_call(&samples, Clock::Cpu);
+            continue;
+        }
         let sorted = match clock {
             Clock::Cpu => &cpu,
             _ => &wall,
@@ -119,7 +130,9 @@ pub(crate) fn sample<E>(
             StopReason::Target
         } else if spent >= rule.time_cap {
             StopReason::TimeCap
-        } else if n >= SPREAD_SAMPLES.max(rule.min_samples) && out_of_reach(reached, n, spent, rule)
+        } else if n >= SPREAD_SAMPLES.max(rule.min_samples)
+            && out_of_reach(reached, n, spent, rule)
+            && !(spent < SPREAD_LIMIT && falling(&samples, clock, rule.relative))
         {
             StopReason::Spread
         } else {
@@ -139,6 +152,61 @@ pub(crate) fn sample<E>(
 /// (NaN where the clock was not read).
 fn per_call(iters: u64, elapsed: Option<Duration>) -> f64 {
     elapsed.map_or(f64::NAN, |e| e.as_nanos() as f64 / iters.max(1) as f64)
+}
+
+/// `samples`' per-call times on `clock`, sorted.
+fn sorted_per_call(samples: &[(u64, Elapsed)], clock: Clock) -> Vec<f64> {
+    let mut sorted: Vec<f64> = samples
+        .iter()
+        .map(|(iters, e)| match clock {
+            Clock::Cpu => per_call(*iters, e.thread_cpu),
+            _ => per_call(*iters, Some(e.wall)),
+        })
+        .collect();
+    sorted.sort_by(f64::total_cmp);
+    sorted
+}
+
+/// Whether `samples`' last part of [`BLOCKS`] in time order is faster on
+/// `clock` than their first by more than twice `relative`: times still
+/// falling, which more samples, once the first part is left to the
+/// warm-up ([`settled_from`]), will show settled, where the spread of
+/// samples that are not yet would stop sampling short.
+fn falling(samples: &[(u64, Elapsed)], clock: Clock, relative: f64) -> bool {
+    let n = samples.len();
+    if n < 2 * BLOCKS {
+        return false;
+    }
+    let part = |i: usize| {
+        median(&sorted_per_call(
+            &samples[i * n / BLOCKS..(i + 1) * n / BLOCKS],
+            clock,
+        ))
+    };
+    part(0) > part(BLOCKS - 1) * (1.0 + 2.0 * relative)
+}
+
+/// Where `samples` settle, if they had not when sampling began: the end
+/// of their first part of [`BLOCKS`] in time order where its median on
+/// `clock` is slower than every later part's by more than twice
+/// `relative`. A call slower at first (a thread pool not yet spread over
+/// the cores, caches and pages still filling after a memo's load) reads
+/// that way; a machine slowed later on does not, and is judged as the
+/// parts' disagreement.
+fn settled_from(samples: &[(u64, Elapsed)], clock: Clock, relative: f64) -> Option<usize> {
+    let n = samples.len();
+    if n < 2 * BLOCKS {
+        return None;
+    }
+    let part = |i: usize| {
+        median(&sorted_per_call(
+            &samples[i * n / BLOCKS..(i + 1) * n / BLOCKS],
+            clock,
+        ))
+    };
+    let first = part(0);
+    let slowest_later = (1..BLOCKS).map(part).fold(f64::NAN, f64::max);
+    (first > slowest_later * (1.0 + 2.0 * relative)).then_some(n / BLOCKS)
 }
 
 fn insert_sorted(sorted: &mut Vec<f64>, value: f64) {
@@ -190,17 +258,7 @@ pub(crate) fn reached(sorted: &[f64], samples: &[(u64, Elapsed)], clock: Clock) 
     }
     let (low, high) = median_interval(sorted).unwrap_or((sorted[0], sorted[sorted.len() - 1]));
     let interval = (middle - low).max(high - middle) / middle;
-    let part_median = |part: &[(u64, Elapsed)]| {
-        let mut per_call: Vec<f64> = part
-            .iter()
-            .map(|(iters, e)| match clock {
-                Clock::Cpu => per_call(*iters, e.thread_cpu),
-                _ => per_call(*iters, Some(e.wall)),
-            })
-            .collect();
-        per_call.sort_by(f64::total_cmp);
-        median(&per_call)
-    };
+    let part_median = |part: &[(u64, Elapsed)]| median(&sorted_per_call(part, clock));
     let n = samples.len();
     // Each part holds two samples at least.
     let parts = BLOCKS.min(n / 2).max(1);
@@ -231,9 +289,50 @@ fn out_of_reach(reached: f64, n: usize, spent: Duration, rule: &StopRule) -> boo
     reached * (n as f64 / at_cap).sqrt() > rule.relative
 }
 
+/// How long warm-up goes on, at most, for the call's threads to spread
+/// over the process's cores.
+const SPREAD_LIMIT: Duration = Duration::from_millis(500);
+
+/// The stretch of calls after which warm-up judges again whether the
+/// call's threads have spread.
+const STRETCH: Duration = Duration::from_millis(5);
+
+/// Runs `routine` for `time`, growing the calls per round until a round
+/// lasts [`SAMPLE_TIME`], then for as long as the calling thread waits for
+/// a core while another of the process's cores idles (its threads have not
+/// spread yet, see [`placement`](super::placement)), up to
+/// [`SPREAD_LIMIT`]; returns the calls a sample makes.
+fn warm_up<E>(
+    time: Duration,
+    routine: &mut impl FnMut(u64) -> Result<Duration, E>,
+) -> Result<u64, E> {
+    let cpus = placement::allowed_cpus();
+    // No warm-up asked for: none, whatever the cores do.
+    let before = if cpus.len() > 1 && !time.is_zero() {
+        Placement::now(&cpus)
+    } else {
+        None
+    };
+    let iters = calls_per_sample(time, routine)?;
+    let Some(mut before) = before else {
+        return Ok(iters);
+    };
+    let started = Instant::now();
+    while let Some(after) = Placement::now(&cpus)
+        && before.crowded_until(&after)
+        && started.elapsed() < SPREAD_LIMIT
+    {
+        before = after;
+        while before.at().elapsed() < STRETCH {
+            routine(iters)?;
+        }
+    }
+    Ok(iters)
+}
+
 /// Runs `routine` for `time`, growing the calls per round until a round
 /// lasts [`SAMPLE_TIME`]; returns the calls a sample makes.
-fn warm_up<E>(
+fn calls_per_sample<E>(
     time: Duration,
     routine: &mut impl FnMut(u64) -> Result<Duration, E>,
 ) -> Result<u64, E> {
@@ -363,22 +462,60 @@ mod tests {
         assert!((reached(&sorted, &samples, Clock::Wall) - 0.05).abs() < 1e-9);
     }
 
-    #[test]
-    fn a_slowdown_over_part_of_the_samples_keeps_sampling() {
-        // No warm-up time: a few rounds settle on 500 calls a sample.
+    /// Sampled with no warm-up time (a few rounds settle on 500 calls a
+    /// sample), each round's calls taking `per_call(round)` nanoseconds,
+    /// rounds counted from 1.
+    fn sampled(per_call: impl Fn(u64) -> u64) -> (Vec<(u64, Elapsed)>, Precision) {
         let rule = StopRule {
             warm_up: Duration::ZERO,
             ..StopRule::default()
         };
         let mut taken = 0u64;
-        let (samples, precision) = sample::<()>(&rule, |iters| {
+        sample::<()>(&rule, |iters| {
             taken += 1;
-            // Each half alone is steady; the machine is 10% slower from
-            // the seventh sample on.
-            let per_call = if taken <= 10 { 1_000 } else { 1_100 };
-            Ok(wall(Duration::from_nanos(per_call * iters)))
+            Ok(wall(Duration::from_nanos(per_call(taken) * iters)))
         })
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_call_slower_at_first_is_sampled_once_it_has_settled() {
+        // A thread pool that takes turns on one core for the first 30
+        // samples, then runs spread: twice as fast.
+        let (samples, precision) = sampled(|taken| if taken <= 30 { 2_000 } else { 1_000 });
+        let (sorted, _) = walls(
+            &samples
+                .iter()
+                .map(|(iters, e)| e.wall.as_nanos() as f64 / *iters as f64)
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(median(&sorted), 1_000.0, "the settled calls' median");
+        assert_eq!(precision.stopped_by, StopReason::Target);
+        assert!(precision.reached <= 0.01, "{precision:?}");
+    }
+
+    #[test]
+    fn only_a_first_part_slower_than_all_later_ones_is_left_to_the_warm_up() {
+        let (_, falling_first) =
+            walls(&[[200.0; 10], [100.0; 10], [101.0; 10], [100.0; 10]].concat());
+        assert_eq!(settled_from(&falling_first, Clock::Wall, 0.01), Some(10));
+        assert!(falling(&falling_first, Clock::Wall, 0.01));
+        // Slower later: the machine, not the warm-up.
+        let (_, rising) = walls(&[[100.0; 10], [100.0; 10], [100.0; 10], [200.0; 10]].concat());
+        assert_eq!(settled_from(&rising, Clock::Wall, 0.01), None);
+        assert!(!falling(&rising, Clock::Wall, 0.01));
+        // A spell in the middle, slower than the first part.
+        let (_, spell) = walls(&[[100.0; 10], [150.0; 10], [100.0; 10], [100.0; 10]].concat());
+        assert_eq!(settled_from(&spell, Clock::Wall, 0.01), None);
+        let (_, steady) = walls(&[100.0; 40]);
+        assert_eq!(settled_from(&steady, Clock::Wall, 0.01), None);
+    }
+
+    #[test]
+    fn a_slowdown_over_part_of_the_samples_keeps_sampling() {
+        // Each half alone is steady; the machine is 10% slower from the
+        // seventh sample on.
+        let (samples, precision) = sampled(|taken| if taken <= 10 { 1_000 } else { 1_100 });
         assert!(samples.len() > MIN_SAMPLES, "{}", samples.len());
         let slow = Duration::from_nanos(1_100 * samples[0].0);
         let slow_ones = samples.iter().filter(|s| s.1.wall == slow).count();

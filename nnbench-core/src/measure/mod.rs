@@ -19,6 +19,7 @@ mod open_counts;
 mod open_loop;
 #[cfg_attr(not(target_os = "linux"), path = "perf_elsewhere.rs")]
 pub(crate) mod perf;
+pub(crate) mod placement;
 pub(crate) mod profile;
 pub(crate) mod round;
 pub mod rss;

@@ -8,26 +8,7 @@
 
 use std::process::Command;
 
-/// The CPUs this process may run on, in order; empty where the system
-/// does not say (on systems other than Linux, always).
-#[cfg(target_os = "linux")]
-pub(crate) fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: a zeroed cpu_set_t is a valid, empty set, and
-    // sched_getaffinity writes at most its size into it.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let size = std::mem::size_of::<libc::cpu_set_t>();
-    if unsafe { libc::sched_getaffinity(0, size, &mut set) } != 0 {
-        return Vec::new();
-    }
-    (0..libc::CPU_SETSIZE as usize)
-        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-        .collect()
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn allowed_cpus() -> Vec<usize> {
-    Vec::new()
-}
+pub(crate) use crate::measure::placement::allowed_cpus;
 
 /// Has the process `command` starts, and every thread it makes, run on
 /// `cpu` alone. A CPU that cannot be set (gone offline since it was
