@@ -110,9 +110,17 @@ pub(crate) fn sample<E>(
             continue;
         }
         let clock = steadiest(&samples);
-        // Times still falling when sampling began: the first part is left
+        let sorted = match clock {
+            Clock::Cpu => &cpu,
+            _ => &wall,
+        };
+        let reached = reached(sorted, &samples, clock);
+        let spent = started.elapsed();
+        // Times still falling when sampling began (the parts' disagreement
+        // keeps the precision short of the target): the first part is left
         // to the warm-up, and sampling goes on.
-        if started.elapsed() < SPREAD_LIMIT
+        if reached > rule.relative
+            && spent < SPREAD_LIMIT
             && let Some(settled_from) = settled_from(&samples, clock, rule.relative)
         {
             samples.drain(..settled_from);
@@ -120,12 +128,6 @@ pub(crate) fn sample<E>(
             cpu = sorted_per_call(&samples, Clock::Cpu);
             continue;
         }
-        let sorted = match clock {
-            Clock::Cpu => &cpu,
-            _ => &wall,
-        };
-        let reached = reached(sorted, &samples, clock);
-        let spent = started.elapsed();
         let stopped_by = if reached <= rule.relative {
             StopReason::Target
         } else if spent >= rule.time_cap {
