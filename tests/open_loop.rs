@@ -94,6 +94,26 @@ fn served(filter: &str) -> (CaseRecord, f64, f64) {
     (case, SERVICE.as_secs_f64(), late)
 }
 
+/// The standard error of `case`'s mean latency, in seconds, by batch
+/// means: its windows' means in time order, in ten batches. A queue's
+/// waits are correlated over its busy periods, so its requests are not
+/// independent samples, but batches that long nearly are.
+fn standard_error(case: &CaseRecord) -> f64 {
+    const BATCHES: usize = 10;
+    let windows = &case.time.samples_ns;
+    let n = windows.len();
+    assert!(n >= BATCHES, "{n} windows");
+    let means: Vec<f64> = (0..BATCHES)
+        .map(|b| {
+            let batch = &windows[b * n / BATCHES..(b + 1) * n / BATCHES];
+            batch.iter().sum::<f64>() / batch.len() as f64
+        })
+        .collect();
+    let mean = means.iter().sum::<f64>() / BATCHES as f64;
+    let variance = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (BATCHES - 1) as f64;
+    (variance / BATCHES as f64).sqrt() / 1e9
+}
+
 /// The share of requests the client may send late for its latencies to
 /// be checked against theory: past it, they hold the client's delay.
 const KEPT_UP: f64 = 0.05;
@@ -144,9 +164,14 @@ fn the_mean_time_in_system_is_queueing_theorys_at_half_and_four_fifths_load() {
             100.0 * load.late_fraction
         );
         if load.late_fraction <= KEPT_UP {
+            // A run of a few seconds knows its mean only so well: near full
+            // load one long busy period moves it by tens of percent. The
+            // theory holds within what the run's own spread allows, and a
+            // little for what the model leaves out.
+            let error = standard_error(&case);
             assert!(
-                (measured / theory - 1.0).abs() < 0.2,
-                "rate {rate}: {measured} s where theory says {theory} s: {load:?}"
+                (measured - theory).abs() < 0.15 * theory + 4.0 * error,
+                "rate {rate}: {measured} s where theory says {theory} s (the mean known to {error} s): {load:?}"
             );
         } else {
             // A client that fell behind in every run: each request is
