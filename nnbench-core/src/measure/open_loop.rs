@@ -98,16 +98,27 @@ enum Issued {
     Closed,
 }
 
+/// How the client issued the recorded requests of a loop.
+#[derive(Clone, Copy, Debug, Default)]
+struct Dispatched {
+    /// Issued more than [`LATE`] after they were due.
+    late: u64,
+    dropped: u64,
+    /// The longest any was issued after it was due.
+    most_late: Duration,
+}
+
 /// Issues each request of `schedule` due in `period`, when it is due,
 /// through `issue`, until `stop` is set or no one takes more. Returns how
-/// many of the recorded requests were issued late, and how many dropped.
+/// many of the recorded requests were issued late (and the latest), and
+/// how many dropped.
 fn dispatch(
     period: &Period,
     schedule: impl Iterator<Item = Duration>,
     stop: &AtomicBool,
     mut issue: impl FnMut(Due) -> Issued,
-) -> (u64, u64) {
-    let (mut late, mut dropped) = (0u64, 0u64);
+) -> Dispatched {
+    let mut out = Dispatched::default();
     for (index, offset) in (0u64..).zip(schedule) {
         let Some(due) = period.due(offset, index) else {
             break;
@@ -117,16 +128,20 @@ fn dispatch(
             break;
         }
         let recorded = u64::from(due.into.is_some());
-        if Instant::now() > due.at + LATE {
-            late += recorded;
+        let after = Instant::now().saturating_duration_since(due.at);
+        if after > LATE {
+            out.late += recorded;
+        }
+        if recorded == 1 {
+            out.most_late = out.most_late.max(after);
         }
         match issue(due) {
             Issued::Sent => {}
-            Issued::Dropped => dropped += recorded,
+            Issued::Dropped => out.dropped += recorded,
             Issued::Closed => break,
         }
     }
-    (late, dropped)
+    out
 }
 
 /// Sleeps until `due`, the last stretch spinning: a thread's sleep ends
@@ -232,7 +247,7 @@ pub(crate) fn on_threads<R: Send>(
         };
         let mut most_in_flight = 0;
         let placed = cores.dispatcher();
-        (counts.late, counts.dropped) = dispatch(&period, open.schedule(), &stop, |due| {
+        let dispatched = dispatch(&period, open.schedule(), &stop, |due| {
             // An idle thread takes it, else a new one; past the most
             // threads, it is dropped.
             let reserved = idle
@@ -251,6 +266,8 @@ pub(crate) fn on_threads<R: Send>(
                 Err(_) => Issued::Closed,
             }
         });
+        (counts.late, counts.dropped, counts.most_late) =
+            (dispatched.late, dispatched.dropped, dispatched.most_late);
         counts.dispatcher = placed.placement();
         drop(placed);
         counts.most_in_flight = most_in_flight;
@@ -424,11 +441,11 @@ pub(crate) async fn in_flight<F: Future>(
             }
         }
     }
-    let (late, dropped) = dispatcher
+    let dispatched = dispatcher
         .join()
         .unwrap_or_else(|payload| resume_unwind(payload));
-    counts.late = late;
-    counts.dropped = dropped;
+    (counts.late, counts.dropped, counts.most_late) =
+        (dispatched.late, dispatched.dropped, dispatched.most_late);
     counts.finished_in_period = served.finished_in_period;
     counts.timed_out = served.timed_out;
     let out = match failure.or(served.last) {

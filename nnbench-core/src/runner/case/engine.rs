@@ -340,6 +340,7 @@ fn search_rate(
             interval_ns: [f64::INFINITY; 2],
             requests: 0,
             late_fraction: 0.0,
+            most_late_ns: 0.0,
         };
         if failure.is_some() {
             return missed;
@@ -370,6 +371,7 @@ fn search_rate(
             interval_ns,
             requests: record.as_ref().map_or(0, |l| l.requests),
             late_fraction: record.as_ref().map_or(0.0, |l| l.late_fraction),
+            most_late_ns: outcome.most_late().as_nanos() as f64,
         };
         if step.meets(&target) && best.as_ref().is_none_or(|(r, _)| *r < rate) {
             best = Some((rate, outcome));
@@ -400,7 +402,7 @@ fn search_rate(
                 requests: s.requests,
                 late_fraction: s.late_fraction,
                 meets: s.meets(&target),
-                client_bound: s.client_bound(),
+                client_bound: s.client_bound(&target),
             })
             .collect(),
     };
