@@ -291,12 +291,6 @@ impl LoadOutcome {
             .map(|counts| counts.record(self.tally.latencies.len(), self.duration))
     }
 
-    /// The longest the open loop's client issued a recorded request after
-    /// it was due; zero for a closed loop.
-    pub(crate) fn most_late(&self) -> Duration {
-        self.open.as_ref().map_or(Duration::ZERO, |c| c.most_late)
-    }
-
     /// How long the timed period lasted.
     pub(crate) fn duration(&self) -> Duration {
         self.duration

@@ -16,8 +16,6 @@ pub(super) struct OpenCounts {
     /// Requests that finished within the timed period.
     pub finished_in_period: u64,
     pub late: u64,
-    /// The longest a recorded request was issued after it was due.
-    pub most_late: Duration,
     pub dropped: u64,
     pub timed_out: u64,
     pub most_in_flight: u64,

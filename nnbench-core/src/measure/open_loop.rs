@@ -98,27 +98,16 @@ enum Issued {
     Closed,
 }
 
-/// How the client issued the recorded requests of a loop.
-#[derive(Clone, Copy, Debug, Default)]
-struct Dispatched {
-    /// Issued more than [`LATE`] after they were due.
-    late: u64,
-    dropped: u64,
-    /// The longest any was issued after it was due.
-    most_late: Duration,
-}
-
 /// Issues each request of `schedule` due in `period`, when it is due,
 /// through `issue`, until `stop` is set or no one takes more. Returns how
-/// many of the recorded requests were issued late (and the latest), and
-/// how many dropped.
+/// many of the recorded requests were issued late, and how many dropped.
 fn dispatch(
     period: &Period,
     schedule: impl Iterator<Item = Duration>,
     stop: &AtomicBool,
     mut issue: impl FnMut(Due) -> Issued,
-) -> Dispatched {
-    let mut out = Dispatched::default();
+) -> (u64, u64) {
+    let (mut late, mut dropped) = (0u64, 0u64);
     for (index, offset) in (0u64..).zip(schedule) {
         let Some(due) = period.due(offset, index) else {
             break;
@@ -128,20 +117,16 @@ fn dispatch(
             break;
         }
         let recorded = u64::from(due.into.is_some());
-        let after = Instant::now().saturating_duration_since(due.at);
-        if after > LATE {
-            out.late += recorded;
-        }
-        if recorded == 1 {
-            out.most_late = out.most_late.max(after);
+        if Instant::now() > due.at + LATE {
+            late += recorded;
         }
         match issue(due) {
             Issued::Sent => {}
-            Issued::Dropped => out.dropped += recorded,
+            Issued::Dropped => dropped += recorded,
             Issued::Closed => break,
         }
     }
-    out
+    (late, dropped)
 }
 
 /// Sleeps until `due`, the last stretch spinning: a thread's sleep ends
@@ -247,7 +232,7 @@ pub(crate) fn on_threads<R: Send>(
         };
         let mut most_in_flight = 0;
         let placed = cores.dispatcher();
-        let dispatched = dispatch(&period, open.schedule(), &stop, |due| {
+        (counts.late, counts.dropped) = dispatch(&period, open.schedule(), &stop, |due| {
             // An idle thread takes it, else a new one; past the most
             // threads, it is dropped.
             let reserved = idle
@@ -266,8 +251,6 @@ pub(crate) fn on_threads<R: Send>(
                 Err(_) => Issued::Closed,
             }
         });
-        (counts.late, counts.dropped, counts.most_late) =
-            (dispatched.late, dispatched.dropped, dispatched.most_late);
         counts.dispatcher = placed.placement();
         drop(placed);
         counts.most_in_flight = most_in_flight;
@@ -441,11 +424,11 @@ pub(crate) async fn in_flight<F: Future>(
             }
         }
     }
-    let dispatched = dispatcher
+    let (late, dropped) = dispatcher
         .join()
         .unwrap_or_else(|payload| resume_unwind(payload));
-    (counts.late, counts.dropped, counts.most_late) =
-        (dispatched.late, dispatched.dropped, dispatched.most_late);
+    counts.late = late;
+    counts.dropped = dropped;
     counts.finished_in_period = served.finished_in_period;
     counts.timed_out = served.timed_out;
     let out = match failure.or(served.last) {

@@ -3,19 +3,15 @@
 //! the timed period and judges its percentile against the target:
 //!
 //! - it **meets** the target where the upper end of the percentile's 95%
-//!   interval (order statistics over the step's requests) lies within it:
-//!   latencies count from when requests were due, so a client's delay only
-//!   adds to them, and a step that meets with it meets;
-//! - it is **client-bound** where it does not meet, the client issued
-//!   more than [`LATE_SHARE`](crate::record::load::LATE_SHARE) of its
-//!   requests late, judged on the share's bound ([`fell_behind`]), and the
-//!   interval's lower end less the longest any request was issued late
-//!   lies within the target: the miss may be the client's, so the step
-//!   says nothing of the service, and the search ends there, with no rate
-//!   found;
-//! - it **misses** otherwise: beyond the target by more than the client's
-//!   delay explains, or too close to it for the step's requests to tell
-//!   (a rate is accepted only where it is shown to meet).
+//!   interval (order statistics over the step's requests) lies within it;
+//! - it **misses** otherwise: beyond the target, or too close to it for
+//!   the step's requests to tell (a rate is accepted only where it is
+//!   shown to meet);
+//! - it is **client-bound** where the client issued more than
+//!   [`LATE_SHARE`](crate::record::load::LATE_SHARE) of its requests late, judged on the share's bound
+//!   ([`fell_behind`]): their latencies, counted from
+//!   when they were due, hold the client's delay, so the step says nothing
+//!   of the service, and the search ends there, with no rate found.
 //!
 //! A step lasts the timed period, or longer where that holds too few
 //! requests for the percentile's bound to say something: the upper end of
@@ -76,28 +72,21 @@ pub(crate) struct Step {
     pub requests: u64,
     /// The share of requests the client issued late.
     pub late_fraction: f64,
-    /// The longest the client issued a request after it was due, in
-    /// nanoseconds.
-    pub most_late_ns: f64,
 }
 
 impl Step {
-    /// Whether the step shows the rate meets `target`: the interval's upper
-    /// end within it. A latency counts from when its request was due, so a
-    /// client's delay only adds to it: a step that meets with it meets.
+    /// Whether the step shows the rate meets `target`: a client that kept
+    /// up, and the interval's upper end within it.
     pub(crate) fn meets(&self, target: &LatencyTarget) -> bool {
-        self.requests > 0 && self.interval_ns[1] <= target.limit.as_nanos() as f64
+        !self.client_bound()
+            && self.requests > 0
+            && self.interval_ns[1] <= target.limit.as_nanos() as f64
     }
 
-    /// Whether the step says nothing of the service: its client fell
-    /// behind ([`fell_behind`]), and the miss could be the client's, since
-    /// the interval's lower end less the longest a request was issued late
-    /// lies within the target. A service that misses by more than the
-    /// client's delay misses whatever the client did.
-    pub(crate) fn client_bound(&self, target: &LatencyTarget) -> bool {
+    /// Whether the client fell behind: the step says nothing of the
+    /// service.
+    pub(crate) fn client_bound(&self) -> bool {
         fell_behind(self.late_fraction, self.requests)
-            && !self.meets(target)
-            && self.interval_ns[0] - self.most_late_ns <= target.limit.as_nanos() as f64
     }
 }
 
@@ -130,7 +119,7 @@ pub(crate) fn search(
     let mut take = |rate: f64, steps: &mut Vec<Step>| {
         let s = step(rate);
         steps.push(s);
-        if s.client_bound(target) {
+        if s.client_bound() {
             client_bound_at = Some(rate);
             return None;
         }
@@ -199,20 +188,7 @@ mod tests {
                 interval_ns: [latency * 0.9, latency * 1.1],
                 requests: 1000,
                 late_fraction: 0.0,
-                most_late_ns: 0.0,
             }
-        }
-    }
-
-    /// `step` with a client that issued 5% of its requests late, the
-    /// latest by `delay_ns`, which their latencies hold.
-    fn late_by(step: Step, delay_ns: f64) -> Step {
-        Step {
-            latency_ns: step.latency_ns + delay_ns,
-            interval_ns: step.interval_ns.map(|end| end + delay_ns),
-            late_fraction: 0.05,
-            most_late_ns: delay_ns,
-            ..step
         }
     }
 
@@ -254,42 +230,16 @@ mod tests {
 
     #[test]
     fn a_step_whose_client_fell_behind_ends_the_search_with_no_rate() {
-        // The client falls behind from 800 a second on, below the knee,
-        // by 2 ms: the service would meet, the latencies miss.
+        // The client falls behind from 800 a second on, below the knee.
         let mut served = service(1000.0);
-        let found = search(&target(), 100.0, 1e6, |rate| {
-            let step = served(rate);
-            if rate >= 800.0 {
-                late_by(step, 2e6)
-            } else {
-                step
-            }
+        let found = search(&target(), 100.0, 1e6, |rate| Step {
+            late_fraction: if rate >= 800.0 { 0.05 } else { 0.0 },
+            ..served(rate)
         });
         assert_eq!(found.client_bound_at, Some(800.0), "{found:?}");
         assert_eq!(found.max_rate, 400.0, "the highest shown to meet before");
         assert!(!found.steps.last().is_some_and(|s| s.meets(&target())));
         assert_eq!(found.steps.len(), 4, "no step after it");
-    }
-
-    #[test]
-    fn a_late_client_decides_nothing_only_where_its_delay_could_make_the_miss() {
-        let target = target();
-        // 4 ms, 0.3 ms late: meets with the delay in, so it meets.
-        let meets = late_by(service(1000.0)(100.0), 0.3e6);
-        assert!(meets.meets(&target) && !meets.client_bound(&target));
-        // 9 ms, 0.3 ms late: the service misses whatever the client did.
-        let misses = late_by(service(0.0)(100.0), 0.3e6);
-        assert!(!misses.meets(&target) && !misses.client_bound(&target));
-        // 4 ms, 2 ms late: the miss may be the client's.
-        let unknown = late_by(service(1000.0)(100.0), 2e6);
-        assert!(!unknown.meets(&target) && unknown.client_bound(&target));
-        // The same delay, a client on time but for one request in a hundred:
-        // not behind.
-        let on_time = Step {
-            late_fraction: 0.001,
-            ..unknown
-        };
-        assert!(!on_time.client_bound(&target));
     }
 
     #[test]
@@ -301,7 +251,6 @@ mod tests {
             interval_ns: [limit * 0.9, limit * 1.02],
             requests: 500,
             late_fraction: 0.0,
-            most_late_ns: 0.0,
         };
         assert!(
             !step.meets(&target()),

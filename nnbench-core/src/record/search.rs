@@ -34,9 +34,8 @@ pub struct SearchRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missed_at: Option<f64>,
     /// The rate at which the client fell behind (issued more than 1% of its
-    /// requests over 100 µs late) where its delay could make the step miss,
-    /// which ended the search: its latencies held the client's delay, not
-    /// the service's.
+    /// requests over 100 µs late), which ended the search: its latencies
+    /// held the client's delay, not the service's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_bound_at: Option<f64>,
     /// Each rate tried, in the order tried.
@@ -67,11 +66,9 @@ pub struct SearchStep {
     /// The share the client issued late.
     pub late_fraction: f64,
     /// Whether it was shown to meet the target: the interval's upper end
-    /// within it (latencies count from when requests were due, so a late
-    /// client's delay only adds to them).
+    /// within it, and the client kept up.
     pub meets: bool,
-    /// The client fell behind and the step did not meet, by less than the
-    /// longest a request was issued late: it neither met nor missed.
+    /// The client fell behind: the step neither met nor missed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub client_bound: bool,
 }

@@ -340,7 +340,6 @@ fn search_rate(
             interval_ns: [f64::INFINITY; 2],
             requests: 0,
             late_fraction: 0.0,
-            most_late_ns: 0.0,
         };
         if failure.is_some() {
             return missed;
@@ -371,7 +370,6 @@ fn search_rate(
             interval_ns,
             requests: record.as_ref().map_or(0, |l| l.requests),
             late_fraction: record.as_ref().map_or(0.0, |l| l.late_fraction),
-            most_late_ns: outcome.most_late().as_nanos() as f64,
         };
         if step.meets(&target) && best.as_ref().is_none_or(|(r, _)| *r < rate) {
             best = Some((rate, outcome));
@@ -402,7 +400,7 @@ fn search_rate(
                 requests: s.requests,
                 late_fraction: s.late_fraction,
                 meets: s.meets(&target),
-                client_bound: s.client_bound(&target),
+                client_bound: s.client_bound(),
             })
             .collect(),
     };
