@@ -23,7 +23,8 @@
 # search beside Apache Otava's (scripts/otava.sh, from PyPI, cached). mnist is the real
 # sweep (the tch feature, libtorch and the data fetched by their
 # scripts), run whole four times; CI runs it on its own, so --test leaves
-# it out. fuzz fuzzes the readers of users' files with cargo fuzz on the
+# it out. capacity runs with libtorch linked (the tch feature, libtorch
+# fetched by its script), as a libtorch user's bench. fuzz fuzzes the readers of users' files with cargo fuzz on the
 # nightly toolchain (scripts/fuzz.sh); CI runs that script on its own, so
 # --test leaves it out too.
 set -euo pipefail
@@ -158,6 +159,12 @@ for bench in "${benches[@]}"; do
             NNBENCH_FIGURES=1 cargo bench --features tch --bench mnist
             ;;
         history) NNBENCH_FIGURES=1 cargo bench -p nnbench-cli --bench history ;;
+        # As a libtorch user's bench: its code's pages resident in every
+        # worker, which the prediction must leave out.
+        capacity)
+            eval "$(scripts/libtorch.sh)"
+            NNBENCH_FIGURES=1 cargo bench --features tokio,tch --bench capacity
+            ;;
         *) NNBENCH_FIGURES=1 cargo bench --features tokio --bench "$bench" ;;
     esac
 done

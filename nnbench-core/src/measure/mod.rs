@@ -71,6 +71,8 @@ fn sampling_forced() -> bool {
 /// its eviction.
 pub(crate) struct CaseMeter {
     rss_before: Option<u64>,
+    /// What of `rss_before` was file-backed, where asked for.
+    rss_file_before: Option<u64>,
     rss_method: Option<RssMethod>,
     heap_before: Option<u64>,
     gpu: Option<(GpuMethod, Option<u64>)>,
@@ -113,7 +115,11 @@ struct Held {
 }
 
 impl CaseMeter {
-    pub(crate) fn start() -> Self {
+    /// Starts measuring a case; `file_backed`: whether to read what of its
+    /// resident memory is file-backed (a `scaling` family's, whose capacity
+    /// leaves out what the kernel reclaims), one more read of `status`.
+    pub(crate) fn start(file_backed: bool) -> Self {
+        let rss_file_before = file_backed.then(rss::file_backed_bytes).flatten();
         let (hwm, rss_before) = if sampling_forced() {
             rss::forget_reading();
             (false, rss::current_bytes())
@@ -135,6 +141,7 @@ impl CaseMeter {
         sampler::begin(watch);
         Self {
             rss_before,
+            rss_file_before,
             rss_method,
             heap_before,
             gpu,
@@ -334,6 +341,7 @@ impl CaseMeter {
         };
         MemoryRecord {
             rss_before_bytes: self.rss_before,
+            rss_file_before_bytes: self.rss_file_before,
             rss_peak_bytes,
             rss_after_bytes: now.rss_now,
             rss_method: self.rss_method,

@@ -87,6 +87,14 @@ pub fn reset_peak() -> bool {
     imp::reset_peak_and_read().0
 }
 
+/// File-backed resident memory of this process now (mapped code and files,
+/// `RssFile`), in bytes: pages the kernel reclaims under memory pressure,
+/// which a cgroup's limit does not hold the process to. `None` where the
+/// system does not say.
+pub(crate) fn file_backed_bytes() -> Option<u64> {
+    imp::file_backed_bytes()
+}
+
 #[cfg(target_os = "linux")]
 pub(crate) use imp::statm_bytes;
 
@@ -333,6 +341,12 @@ mod imp {
         }
     }
 
+    pub(super) fn file_backed_bytes() -> Option<u64> {
+        let mut buffer = [0u8; 4096];
+        let len = read(proc().status.as_ref(), &mut buffer)?;
+        field_kib(&buffer[..len], b"RssFile:")
+    }
+
     pub(super) fn reset_peak_and_read() -> (bool, Option<u64>) {
         let Some(clear_refs) = proc().clear_refs.as_ref() else {
             FLOOR.store(UNKNOWN, Ordering::Relaxed);
@@ -406,6 +420,10 @@ mod imp {
 
     pub(super) fn reset_peak_and_read() -> (bool, Option<u64>) {
         (false, current_bytes())
+    }
+
+    pub(super) fn file_backed_bytes() -> Option<u64> {
+        None
     }
 }
 

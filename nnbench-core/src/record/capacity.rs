@@ -29,8 +29,10 @@ pub struct CapacityRecord {
     /// them); empty when it has none.
     #[serde(default, skip_serializing_if = "super::ParamMap::is_empty")]
     pub params: super::ParamMap,
-    /// The memory fitted: `rss` (the case's resident peak, which a
-    /// cgroup's limit holds) or `gpu` (the device allocator's peak).
+    /// The memory fitted: `rss` (the case's resident peak less the
+    /// file-backed pages resident as it started, which the kernel reclaims
+    /// before a cgroup's limit kills anything) or `gpu` (the device
+    /// allocator's peak).
     pub figure: String,
     /// The largest `n` predicted to fit; 0 where the fixed part alone
     /// reaches the limit.

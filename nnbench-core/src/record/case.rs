@@ -549,6 +549,12 @@ pub struct MemoryRecord {
     /// Resident memory when the case started, before its memos were resolved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_before_bytes: Option<u64>,
+    /// What of [`rss_before_bytes`](Self::rss_before_bytes) was
+    /// file-backed (mapped code and files, `RssFile`), which the kernel
+    /// reclaims under memory pressure: read for the cases of a `scaling`
+    /// family, whose capacity is predicted from the peak less it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_file_before_bytes: Option<u64>,
     /// Peak resident memory during the case (memo loading, hooks and call
     /// included): memory that libtorch, BLAS or `mmap` allocate counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -121,7 +121,7 @@ fn groups(cases: &[CaseRecord]) -> Vec<(Fit, Vec<&CaseRecord>)> {
 pub(crate) fn capacities(cases: &[CaseRecord], limits: capacity::Limits) -> Vec<CapacityRecord> {
     type Peak = fn(&CaseRecord) -> Option<u64>;
     let figures: [(&str, Option<capacity::Limit>, Peak); 2] = [
-        ("rss", limits.rss, |c| c.memory.rss_peak_bytes),
+        ("rss", limits.rss, unreclaimable_peak),
         ("gpu", limits.gpu, |c| c.memory.gpu_peak_bytes),
     ];
     let mut out = Vec::new();
@@ -167,6 +167,18 @@ pub(crate) fn capacities(cases: &[CaseRecord], limits: capacity::Limits) -> Vec<
         }
     }
     out
+}
+
+/// A case's resident peak less the file-backed pages resident as it
+/// started (code and mapped files, much of a libtorch process's), which
+/// the kernel reclaims before a cgroup's limit kills anything. Pages the
+/// case maps in as it runs count with its peak: the peak's share of
+/// file-backed pages is not known, only that it holds those it started
+/// with, so what is left is the most the peak can hold that the kernel
+/// cannot reclaim.
+fn unreclaimable_peak(case: &CaseRecord) -> Option<u64> {
+    let peak = case.memory.rss_peak_bytes?;
+    Some(peak.saturating_sub(case.memory.rss_file_before_bytes.unwrap_or(0)))
 }
 
 /// The least number of interleaved rounds a time fit is made from: fewer
@@ -524,5 +536,27 @@ mod tests {
         .unwrap();
         record.capacity = found.clone();
         assert_eq!(capacity::Limits::of(&record), limits);
+    }
+
+    #[test]
+    fn file_backed_pages_resident_at_the_start_are_left_out_of_the_capacity() {
+        const MIB: u64 = 1 << 20;
+        // 60 MiB of a framework's code, 40 MiB of its heap, 1 MiB an item.
+        let cases: Vec<CaseRecord> = [1u64, 2, 4, 8, 16]
+            .map(|n| {
+                let mut case = case(n, 0);
+                case.memory.rss_peak_bytes = Some(100 * MIB + n * MIB);
+                case.memory.rss_file_before_bytes = Some(60 * MIB);
+                case
+            })
+            .into();
+        let limits = capacity::Limits::of_run(Some(1 << 30), true, &Default::default());
+        let found = capacities(&cases, limits);
+        let rss = found
+            .iter()
+            .find(|c| c.figure == "rss")
+            .expect("a capacity");
+        assert!((rss.fixed_bytes / MIB as f64 - 40.0).abs() < 0.5, "{rss:?}");
+        assert!((rss.n / 984.0 - 1.0).abs() < 0.01, "{rss:?}");
     }
 }

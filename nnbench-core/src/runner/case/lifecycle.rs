@@ -144,13 +144,15 @@ fn start_meter(case: &Case, settings: &Settings) -> (Sizes, Option<CaseMeter>) {
         return (Sizes::default(), None);
     }
     // A scaling family's peaks are fitted against its sizes (and for its
-    // capacity): each starts from what is live.
-    if case.family.scaling.is_some() {
+    // capacity): each starts from what is live, and says what of it the
+    // kernel could reclaim.
+    let scaling = case.family.scaling.is_some();
+    if scaling {
         crate::measure::rss::release_free_heap();
     }
     (
         memo::global_cache().resident_total(),
-        Some(CaseMeter::start()),
+        Some(CaseMeter::start(scaling)),
     )
 }
 
