@@ -14,7 +14,8 @@
 //! Then the step search against Apache Otava with its defaults (from
 //! PyPI, in the environment `scripts/otava.sh` makes), side by side on the
 //! same series of nine kinds, each with a planted step and without: the
-//! share of planted steps found within two commits (recall) and the share
+//! share of planted steps found within five commits (recall, the margin of
+//! van den Burg and Williams' benchmark of change point detectors) and the share
 //! of steps found that lie there (precision).
 //!
 //! `cargo bench --bench history`
