@@ -343,10 +343,10 @@ fn computing(table: &mut Table) -> Result<Vec<String>, String> {
         let case = record.cases.first().ok_or("no search ran")?;
         let search = case.search.as_deref().ok_or("no search record")?;
         // A client-bound search's rate is the client's, not the server's.
-        if search.client_bound_at.is_some() {
+        if search.client_bound.is_some() {
             bound += 1;
         } else {
-            found.push(search.max_rate / theory);
+            found.push(search.max_rate.unwrap_or(0.0) / theory);
         }
     }
     table.add_row([

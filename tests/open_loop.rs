@@ -272,7 +272,8 @@ fn client_bound(case: &CaseRecord) {
     let last = search.steps.last().expect("a step");
     assert!(last.client_bound && !last.meets, "{search:?}");
     assert!(last.late_fraction > 0.01, "{search:?}");
-    assert_eq!(search.client_bound_at, Some(last.rate), "{search:?}");
+    assert_eq!(search.client_bound, Some(last.rate), "{search:?}");
+    assert_eq!(search.max_rate, None, "no rate of the service: {search:?}");
     assert!(
         search.steps[..search.steps.len() - 1]
             .iter()
@@ -302,7 +303,7 @@ fn the_highest_rate_under_a_latency_target_is_bracketed_within_five_percent() {
         attempt += 1;
         let (case, _, _) = served("searched/rate=max");
         let search = case.search.as_deref().expect("the search's record");
-        if search.client_bound_at.is_none() {
+        if search.client_bound.is_none() {
             break case;
         }
         // The step's latencies hold the client's delay: the run says
@@ -317,6 +318,9 @@ fn the_highest_rate_under_a_latency_target_is_bracketed_within_five_percent() {
         }
     };
     let search = case.search.as_deref().expect("the search's record");
+    let max_rate = search
+        .max_rate
+        .expect("a rate found, where the client kept up");
     let capacity = 1.0 / SLOW_SERVICE.as_secs_f64();
     for step in &search.steps {
         println!(
@@ -331,11 +335,11 @@ fn the_highest_rate_under_a_latency_target_is_bracketed_within_five_percent() {
     }
     println!(
         "max rate {:.1}/s of a capacity of {capacity:.0}/s",
-        search.max_rate
+        max_rate
     );
     assert_eq!(search.target, "p90 <= 30ms");
     assert_eq!(case.params["rate"], "max");
-    let share = search.max_rate / capacity;
+    let share = max_rate / capacity;
     assert!(share <= 1.0, "{share} of the capacity: {search:?}");
     // M/D/1 at 0.4 of its capacity has a p90 of about 1.3 requests' time:
     // a first step that missed three met a machine that slowed the service
@@ -349,12 +353,12 @@ fn the_highest_rate_under_a_latency_target_is_bracketed_within_five_percent() {
     let missed = search.missed_at.expect("a rate above it missed");
     let at = |rate: f64| search.steps.iter().find(|s| s.rate == rate).expect("tried");
     assert!(!at(missed).meets, "{search:?}");
-    if search.max_rate > 0.0 {
-        assert!(missed / search.max_rate <= 1.05 + 1e-9, "{search:?}");
-        assert!(at(search.max_rate).meets, "{search:?}");
+    if max_rate > 0.0 {
+        assert!(missed / max_rate <= 1.05 + 1e-9, "{search:?}");
+        assert!(at(max_rate).meets, "{search:?}");
         // The case's time is the step's at the rate found.
         let load = case.load.as_deref().expect("the load at the rate found");
-        assert_eq!(load.offered_rate, search.max_rate);
+        assert_eq!(load.offered_rate, max_rate);
     } else {
         // Halved as far as it goes: no rate tried met the target.
         assert!(search.steps.iter().all(|s| !s.meets), "{search:?}");

@@ -630,7 +630,7 @@ impl History {
     /// # fn f(history: &nnbench_cli::history::History) -> Result<(), nnbench_cli::history::HistoryError> {
     /// if let Some(last) = history.runs(&Default::default())?.last() {
     ///     for (case, search) in history.run_searches(last.id)? {
-    ///         println!("{case}: {} up to {:.0}/s", search.target, search.max_rate);
+    ///         println!("{case}: {} {}", search.target, search.outcome());
     ///     }
     /// }
     /// # Ok(())

@@ -41,10 +41,10 @@ pub(super) fn shown(
             .unwrap_or_default();
         let _ = write!(
             lines,
-            "<p class=\"search\">{}: {} up to {}/s{missed}</p>",
+            "<p class=\"search\">{}: {} {}{missed}</p>",
             escape(case),
             escape(&search.target),
-            format_count(search.max_rate)
+            escape(&search.outcome())
         );
         let mut points: Vec<(f64, f64)> = search
             .steps

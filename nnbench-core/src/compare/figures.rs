@@ -475,30 +475,37 @@ fn rates(
 /// only to within its bracket.
 fn max_rate(base: &CaseRecord, head: &CaseRecord, limit: Limit) -> Option<FigureComparison> {
     let (b, h) = (base.search.as_deref(), head.search.as_deref());
+    if let (Some(b), Some(h)) = (b, h) {
+        let bound: Vec<String> = [("base", b), ("head", h)]
+            .into_iter()
+            .filter_map(|(side, s)| Some(format!("{side} at {}/s", format_count(s.client_bound?))))
+            .collect();
+        if !bound.is_empty() {
+            let mut out = comparison(Figure::MaxRate, b.max_rate, h.max_rate);
+            out.gated = limit.gated;
+            out.verdict = Verdict::NotComparable;
+            out.note = Some(format!(
+                "the client fell behind ({}): the search found no rate of the service",
+                bound.join(", ")
+            ));
+            return Some(out);
+        }
+    }
     let mut out = rates(
         Figure::MaxRate,
-        b.map(|s| s.max_rate),
-        h.map(|s| s.max_rate),
+        b.and_then(|s| s.max_rate),
+        h.and_then(|s| s.max_rate),
         limit,
     )?;
     let (Some(b), Some(h)) = (b, h) else {
         return Some(out);
     };
-    let bound: Vec<String> = [("base", b), ("head", h)]
-        .into_iter()
-        .filter_map(|(side, s)| Some(format!("{side} at {}/s", format_count(s.client_bound_at?))))
-        .collect();
-    if !bound.is_empty() {
-        out.verdict = Verdict::NotComparable;
-        out.note = Some(format!(
-            "the client fell behind ({}): the search found no rate of the service",
-            bound.join(", ")
-        ));
+    let (Some(base_rate), Some(head_rate)) = (b.max_rate, h.max_rate) else {
         return Some(out);
-    }
+    };
     let apart = match out.verdict {
-        Verdict::Regressed => h.missed_at.is_some_and(|missed| missed <= b.max_rate),
-        Verdict::Improved => b.missed_at.is_some_and(|missed| missed <= h.max_rate),
+        Verdict::Regressed => h.missed_at.is_some_and(|missed| missed <= base_rate),
+        Verdict::Improved => b.missed_at.is_some_and(|missed| missed <= head_rate),
         _ => true,
     };
     if !apart {
@@ -760,7 +767,7 @@ mod tests {
     fn searched(max: f64, missed: f64) -> CaseRecord {
         let mut case = scored(0.0, &[]);
         case.search = Some(Box::new(crate::record::SearchRecord {
-            max_rate: max,
+            max_rate: Some(max),
             missed_at: Some(missed),
             ..Default::default()
         }));
@@ -818,7 +825,7 @@ mod tests {
         // A head whose client fell behind found no rate of the service.
         let mut bound = searched(300.0, 672.0);
         if let Some(search) = bound.search.as_deref_mut() {
-            search.client_bound_at = Some(336.4);
+            (search.max_rate, search.client_bound) = (None, Some(336.4));
         }
         let out = max_rate(&base, &bound, Limits::default().get(Figure::MaxRate));
         let out = out.expect("both sides searched");

@@ -252,8 +252,8 @@ impl CaseRecord {
             Figure::MaxRate => self
                 .search
                 .as_ref()
-                .filter(|s| s.client_bound_at.is_none())
-                .map(|s| s.max_rate),
+                .filter(|s| s.client_bound.is_none())
+                .and_then(|s| s.max_rate),
             // A family's: the run's `scaling` and `capacity`. A figure this
             // version does not know is none of a case's.
             _ => None,

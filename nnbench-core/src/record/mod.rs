@@ -218,9 +218,9 @@ pub(crate) mod tests {
                 })),
                 search: Some(Box::new(SearchRecord {
                     target: "p99 <= 20ms".into(),
-                    max_rate: 640.0,
+                    max_rate: Some(640.0),
                     missed_at: Some(672.0),
-                    client_bound_at: None,
+                    client_bound: None,
                     steps: vec![SearchStep {
                         rate: 640.0,
                         latency_ns: 1.8e7,

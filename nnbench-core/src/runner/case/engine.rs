@@ -387,9 +387,9 @@ fn search_rate(
         .ok_or_else(|| Error::msg("the search of the highest rate made no requests"))?;
     let search = crate::record::SearchRecord {
         target: target.to_string(),
-        max_rate: found.max_rate,
+        max_rate: found.client_bound_at.is_none().then_some(found.max_rate),
         missed_at: found.missed_at.is_finite().then_some(found.missed_at),
-        client_bound_at: found.client_bound_at,
+        client_bound: found.client_bound_at,
         steps: found
             .steps
             .iter()

@@ -306,11 +306,7 @@ fn common_folder(files: &[&std::path::Path]) -> Option<std::path::PathBuf> {
 /// ✓, 800/s 31.0 ms ✗, ...`: the rate found, and the rate-latency curve of
 /// the steps tried, by rate.
 fn search_line(id: &str, search: &crate::record::SearchRecord) -> String {
-    let found = match search.client_bound_at {
-        Some(at) => format!("client-bound at {}/s", format_count(at)),
-        None if search.max_rate > 0.0 => format!("up to {}/s", format_count(search.max_rate)),
-        None => "at no rate tried".to_owned(),
-    };
+    let found = search.outcome();
     let missed = search
         .missed_at
         .map(|m| format!(" ({}/s missed)", format_count(m)))
