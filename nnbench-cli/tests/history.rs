@@ -469,6 +469,22 @@ fn a_lone_outlier_run_is_marked_and_neither_a_step_nor_hides_one() {
     assert_eq!(marked.len(), 2, "{said}");
     assert!(marked[0].contains("0000000000") && marked[1].contains("0000000000"));
     assert!(said.contains("* an outlier"), "{said}");
+    // The same runs, as JSON: each run's figures, the two far off marked.
+    let json = tool(
+        &["history", "show", "square/n=2", "--format", "json"],
+        &path,
+    );
+    assert!(json.status.success(), "{}", support::said(&json));
+    let runs: Vec<serde_json::Value> = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(runs.len(), 40);
+    let outliers: Vec<&serde_json::Value> = runs.iter().filter(|r| r["outlier"] == true).collect();
+    assert_eq!(outliers.len(), 2, "{runs:#?}");
+    for (run, slow) in outliers.iter().zip([false, true]) {
+        assert_eq!(run["figures"]["time"]["outlier"], true, "{run}");
+        let time = run["figures"]["time"]["value"].as_f64().unwrap();
+        assert!((time > 1100.0) == slow, "{run}");
+    }
+    assert_eq!(runs[0]["figures"]["time"]["outlier"], false);
 
     let page = dir.path().join("report.html");
     let report = tool(&["report", "-o", page.to_str().unwrap()], &path);

@@ -68,20 +68,28 @@ pub enum HistoryCommand {
         #[arg(long, value_enum, default_value_t = StepsFormat::Table)]
         format: StepsFormat,
     },
-    /// The figures of one case in every run, oldest first.
+    /// The figures of one case in every run, oldest first; a figure far
+    /// off the runs around it is marked an outlier.
+    #[command(after_help = "Examples:
+  nnbench history show 'matmul/n=512'
+  nnbench history show 'matmul/n=512' --branch main --format json")]
     Show {
         /// The case's id, as records and `--list` give it.
         case: String,
         #[command(flatten)]
         filter: Filter,
+        /// How to write the runs: a table (`*` marks an outlier), or JSON,
+        /// each run with its figures and `outlier` on those far off.
+        #[arg(long, value_enum, default_value_t = StepsFormat::Table)]
+        format: StepsFormat,
     },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum StepsFormat {
-    /// A table, one step a line.
+    /// A table, one step (or run) a line.
     Table,
-    /// Every step, as JSON.
+    /// Every step (or run), as JSON.
     Json,
 }
 
@@ -113,7 +121,11 @@ pub fn run(path: Option<PathBuf>, command: HistoryCommand) -> Result<ExitCode, S
     match command {
         HistoryCommand::Add { records, machine } => add(&path, &records, machine.as_deref()),
         HistoryCommand::List { filter } => list(&path, &filter),
-        HistoryCommand::Show { case, filter } => show(&path, &case, &filter),
+        HistoryCommand::Show {
+            case,
+            filter,
+            format,
+        } => show(&path, &case, &filter, format),
         HistoryCommand::Regressions {
             filter,
             case,
@@ -268,7 +280,7 @@ fn list(path: &Path, filter: &Filter) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
+fn show(path: &Path, case: &str, filter: &Filter, format: StepsFormat) -> Result<ExitCode, String> {
     let history = open_existing(path)?;
     let runs = history.runs(&filter.runs()).map_err(|e| e.to_string())?;
     let wanted: std::collections::HashSet<i64> = runs.iter().map(|r| r.id).collect();
@@ -285,6 +297,15 @@ fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
         ));
     }
     let outlying = nnbench_cli::history::outlying_runs(&points);
+    if let StepsFormat::Json = format {
+        let runs: Vec<serde_json::Value> = points
+            .iter()
+            .map(|point| show_json(point, &outlying))
+            .collect();
+        let json = serde_json::to_string_pretty(&runs).map_err(|e| e.to_string())?;
+        println!("{json}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header([
         "run",
@@ -332,6 +353,35 @@ fn show(path: &Path, case: &str, filter: &Filter) -> Result<ExitCode, String> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One run of `history show --format json`: where it ran, and each
+/// figure it has, by its `--fail-on` name, as `{"value": ..., "outlier":
+/// bool}`; the run's `outlier` is whether any of them is.
+fn show_json(
+    point: &nnbench_cli::history::CasePoint,
+    outlying: &std::collections::BTreeSet<(i64, nnbench_vocab::Figure)>,
+) -> serde_json::Value {
+    let mut figures = serde_json::Map::new();
+    for figure in nnbench_cli::history::STORED {
+        if let Some(value) = point.figure(figure) {
+            let outlier = outlying.contains(&(point.run, figure));
+            figures.insert(
+                figure.name().to_owned(),
+                serde_json::json!({"value": value, "outlier": outlier}),
+            );
+        }
+    }
+    serde_json::json!({
+        "run": point.run,
+        "commit": point.commit,
+        "branch": point.branch,
+        "started_at": point.started_at,
+        "machine": point.machine,
+        "failed": point.failed,
+        "outlier": outlying.iter().any(|(run, _)| *run == point.run),
+        "figures": figures,
+    })
 }
 
 /// Reading a history that does not exist is a mistake, not an empty one.
