@@ -35,6 +35,8 @@ struct Eval {
     model = [Weights(1), Weights(2)],
     batch = [1u64, 8],
     throughput = elements(batch),
+    flops = 2 * batch,
+    bytes = 8 * batch,
     metric = "accuracy:higher, loss:lower",
 )]
 fn schema_sweep(model: &[f64], batch: u64) -> Eval {

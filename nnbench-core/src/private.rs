@@ -48,7 +48,7 @@ pub fn benched<R>(timer: &Timer, returned: &R, failed: impl Fn(&R) -> bool) -> c
 #[cfg(feature = "tokio")]
 pub use crate::measure::{Flavor, runtime};
 pub use crate::record::{Direction, ThroughputUnit};
-pub use crate::registry::{Args, CaseSpec, Family, Hook};
+pub use crate::registry::{Args, CaseSpec, Family, Hook, Work};
 pub use crate::runner::bench_main as main;
 pub use crate::settings::{Sampling, Timing};
 pub use crate::{Error, Memo, Param, Params, Result, State};
@@ -319,6 +319,49 @@ impl<T: ThroughputCount> ThroughputCount for &T {
     fn count(self) -> Option<u64> {
         (*self).count()
     }
+}
+
+/// A `flops = EXPR` or `bytes = EXPR` amount: an integer of any width or a
+/// float.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an amount of work: `flops = EXPR` and `bytes = EXPR` take a number",
+    label = "this should be an integer or a float (`usize`, `u64`, `f64`, ...)"
+)]
+pub trait WorkAmount: std::fmt::Display + Copy {
+    /// The amount, or `None` where it is negative or not finite.
+    fn amount(self) -> Option<f64>;
+}
+
+macro_rules! work_amounts {
+    ($($ty:ty),*) => {$(
+        impl WorkAmount for $ty {
+            fn amount(self) -> Option<f64> {
+                // Every amount a call can do fits a double closely enough.
+                Some(self as f64).filter(|a| a.is_finite() && *a >= 0.0)
+            }
+        }
+    )*};
+}
+
+work_amounts!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64
+);
+
+impl<T: WorkAmount> WorkAmount for &T {
+    fn amount(self) -> Option<f64> {
+        (*self).amount()
+    }
+}
+
+/// The work one call does, as the family's `what` (`flops` or `bytes`)
+/// expression `text` gave it; a negative or non-finite amount is the
+/// case's error.
+pub fn work_amount<T: WorkAmount>(amount: T, what: &str, text: &str) -> Result<f64> {
+    amount.amount().ok_or_else(|| {
+        crate::Error::msg(format!(
+            "{what} `{text}` is {amount}: the work one call does is a finite amount, 0 or more"
+        ))
+    })
 }
 
 /// What one call handles, as the family's `throughput` expression `text`

@@ -380,7 +380,13 @@ fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
         None => timed_call(plan, &passed),
     };
     let spec = spec(plan, params, fetches.clone(), timed);
-    with_throughput(plan, values, &fetches, &passed, spec)
+    let evaluated = Evaluated {
+        plan,
+        values,
+        fetches: &fetches,
+        passed: &passed,
+    };
+    evaluated.with_work(evaluated.with_throughput(spec))
 }
 
 /// How the function's calls are timed, given the arguments `passed`.
@@ -506,42 +512,85 @@ fn spec(
     }
 }
 
-/// `spec` with the family's throughput, if it counts one.
-fn with_throughput(
-    plan: &Plan,
-    values: &[syn::Ident],
-    fetches: &[TokenStream],
-    passed: &[TokenStream],
-    spec: TokenStream,
-) -> TokenStream {
-    let krate = private(plan);
-    let Some(throughput) = &plan.options.throughput else {
-        return spec;
-    };
-    let unit = match throughput.unit {
-        ThroughputUnit::Elements => quote!(Elements),
-        ThroughputUnit::Bytes => quote!(Bytes),
-    };
-    let count = &throughput.count;
-    let text = quote!(#count).to_string();
-    let names = plan.params.iter().map(|p| &p.ident);
-    // Built before the call, which takes the case's values: the count
-    // closure owns clones of them, and sees the parameters by the names
-    // and types the function has.
-    let counted = quote_spanned! {count.span()=>
-        #krate::count_throughput(#count, #text)
-    };
-    quote! {{
-        let __count = {
+/// The case's arguments as its declared expressions see them: the
+/// parameters, fetched from `Args`, for each expression of a family's
+/// options (`throughput`, `flops`, `bytes`).
+struct Evaluated<'p> {
+    plan: &'p Plan,
+    values: &'p [syn::Ident],
+    fetches: &'p [TokenStream],
+    passed: &'p [TokenStream],
+}
+
+impl Evaluated<'_> {
+    /// A closure of the case's `Args` that returns `body`, of type `ty`.
+    /// It owns clones of the case's values, which the call takes (so it is
+    /// made before the call is), and sees the parameters by the names and
+    /// types the function has.
+    fn closure(&self, ty: TokenStream, body: TokenStream) -> TokenStream {
+        let krate = private(self.plan);
+        let (values, fetches, passed) = (self.values, self.fetches, self.passed);
+        let names = self.plan.params.iter().map(|p| &p.ident);
+        quote! {{
             #(let #values = ::core::clone::Clone::clone(&#values);)*
-            move |__args: &#krate::Args| -> #krate::Result<u64> {
+            move |__args: &#krate::Args| -> #krate::Result<#ty> {
                 #(#fetches)*
                 #(#[allow(unused_variables)] let #names = #passed;)*
-                #counted
+                #body
             }
+        }}
+    }
+
+    /// `spec` with the family's throughput, if it counts one.
+    fn with_throughput(&self, spec: TokenStream) -> TokenStream {
+        let krate = private(self.plan);
+        let Some(throughput) = &self.plan.options.throughput else {
+            return spec;
         };
-        #spec.throughput(#krate::ThroughputUnit::#unit, __count)
-    }}
+        let unit = match throughput.unit {
+            ThroughputUnit::Elements => quote!(Elements),
+            ThroughputUnit::Bytes => quote!(Bytes),
+        };
+        let count = &throughput.count;
+        let text = quote!(#count).to_string();
+        let counted = quote_spanned! {count.span()=>
+            #krate::count_throughput(#count, #text)
+        };
+        let closure = self.closure(quote!(u64), counted);
+        // Made before `spec`, whose call takes the case's values.
+        quote! {{
+            let __count = #closure;
+            #spec.throughput(#krate::ThroughputUnit::#unit, __count)
+        }}
+    }
+
+    /// `spec` with the work one call does, if the family declares it: its
+    /// `flops` and `bytes` expressions.
+    fn with_work(&self, spec: TokenStream) -> TokenStream {
+        let krate = private(self.plan);
+        let (flops, bytes) = (&self.plan.options.flops, &self.plan.options.bytes);
+        if flops.is_none() && bytes.is_none() {
+            return spec;
+        }
+        let amount = |what: &str, expr: &Option<syn::Expr>| match expr {
+            Some(expr) => {
+                let text = quote!(#expr).to_string();
+                quote_spanned! {expr.span()=>
+                    ::core::option::Option::Some(#krate::work_amount(#expr, #what, #text)?)
+                }
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let (flops, bytes) = (amount("flops", flops), amount("bytes", bytes));
+        let closure = self.closure(
+            quote!(#krate::Work),
+            quote!(::core::result::Result::Ok(#krate::Work { flops: #flops, bytes: #bytes })),
+        );
+        quote! {{
+            let __work = #closure;
+            #spec.work(__work)
+        }}
+    }
 }
 
 /// A use of a deprecated item named and placed as the option `old` was

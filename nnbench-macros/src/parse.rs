@@ -54,6 +54,12 @@ pub(crate) struct Options {
     /// `throughput = elements(EXPR)` or `bytes(EXPR)`: what one call
     /// handles, an expression over the function's parameters.
     pub throughput: Option<Throughput>,
+    /// `flops = EXPR`: floating point operations one call does, a number
+    /// over the function's parameters.
+    pub flops: Option<Expr>,
+    /// `bytes = EXPR`: bytes one call moves to or from memory, a number
+    /// over the function's parameters.
+    pub bytes: Option<Expr>,
     /// `runtime = current_thread | multi_thread`: the tokio runtime an
     /// async function runs on, with the span of the option's name.
     pub runtime: Option<(RuntimeFlavor, Span)>,
@@ -125,8 +131,8 @@ pub(crate) enum TimingMode {
 
 /// The options' names, for messages.
 const OPTIONS: &str = "name, tags, setup, teardown, timing, sample_size, warm_up_time, \
-     measurement_time, metric, fail_on, throughput, runtime, concurrency, threads, rate, arrivals, \
-     request_timeout, latency_target, scaling and crate";
+     measurement_time, metric, fail_on, throughput, flops, bytes, runtime, concurrency, threads, \
+     rate, arrivals, request_timeout, latency_target, scaling and crate";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -297,6 +303,18 @@ impl Sorted {
             "metric" => set_once(&mut o.metric, &name, || metric(&value)),
             "fail_on" => set_once(&mut o.fail_on, &name, || fail_on(&value)),
             "throughput" => set_once(&mut o.throughput, &name, || throughput(&value)),
+            // A product's axis of that name is a list of values; the work
+            // one call does is a number.
+            "flops" | "bytes"
+                if !(self.kind == Kind::Product && matches!(value, Expr::Array(_))) =>
+            {
+                let slot = if option == "flops" {
+                    &mut o.flops
+                } else {
+                    &mut o.bytes
+                };
+                set_once(slot, &name, || Ok(value))
+            }
             "runtime" => set_once(&mut o.runtime, &name, || {
                 Ok((runtime(&value)?, name.span()))
             }),

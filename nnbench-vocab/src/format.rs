@@ -105,6 +105,39 @@ pub fn format_count(count: f64) -> String {
     }
 }
 
+/// An amount to 3 significant digits, scaled by its SI prefix (`T`, `G`,
+/// `M`, `k` or none): what a rate is printed with.
+///
+/// # Example
+///
+/// ```
+/// use nnbench_vocab::si_scaled;
+/// assert_eq!(si_scaled(41_230_000_000.0), ("41.2".to_owned(), "G"));
+/// assert_eq!(si_scaled(512.0), ("512".to_owned(), ""));
+/// ```
+pub fn si_scaled(amount: f64) -> (String, &'static str) {
+    const PREFIXES: [(f64, &str); 4] = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+    match PREFIXES.iter().find(|&&(scale, _)| amount.abs() >= scale) {
+        Some(&(scale, prefix)) => (three_digits(amount / scale), prefix),
+        None => (three_digits(amount), ""),
+    }
+}
+
+/// A rate of `unit` a second, to 3 significant digits with its SI prefix:
+/// `41.2 GFLOP/s`, `3.10 GB/s`.
+///
+/// # Example
+///
+/// ```
+/// use nnbench_vocab::format_rate;
+/// assert_eq!(format_rate(41_230_000_000.0, "FLOP"), "41.2 GFLOP/s");
+/// assert_eq!(format_rate(3.1e9, "B"), "3.10 GB/s");
+/// ```
+pub fn format_rate(per_second: f64, unit: &str) -> String {
+    let (number, prefix) = si_scaled(per_second);
+    format!("{number} {prefix}{unit}/s")
+}
+
 fn three_digits(value: f64) -> String {
     match value.abs() {
         v if v >= 100.0 => format!("{value:.0}"),

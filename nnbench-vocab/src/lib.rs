@@ -30,7 +30,9 @@ pub use bounds::{MAX_LEVEL, MAX_RATE, MIN_SAMPLE_SIZE};
 pub use duration::parse_duration;
 pub use field::format_field;
 pub use figure::{Figure, Unit, UnknownFigure};
-pub use format::{format_amount, format_bytes, format_count, format_figure, format_ns};
+pub use format::{
+    format_amount, format_bytes, format_count, format_figure, format_ns, format_rate, si_scaled,
+};
 pub use limits::{FigureLimit, Limit, LimitError, parse_limits};
 pub use metric::{Direction, MetricError, MetricField, is_field_path, parse_metric};
 pub use target::{LatencyTarget, parse_latency_target};

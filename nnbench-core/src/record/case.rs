@@ -81,6 +81,10 @@ pub struct CaseRecord {
     /// `throughput = elements(EXPR)` or `bytes(EXPR)`; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput: Option<Box<super::ThroughputRecord>>,
+    /// The work one call does and the rates it was done at, for a family
+    /// with `flops = EXPR` or `bytes = EXPR`; `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<Box<super::WorkRecord>>,
     /// The load a family with `concurrency = [...]` ran the case under:
     /// requests in flight, requests finished and their rate; `None`
     /// otherwise.

@@ -26,6 +26,7 @@ mod search;
 mod shard;
 mod threads;
 mod throughput;
+mod work;
 pub(crate) use throughput::per_second;
 mod verdict;
 
@@ -70,6 +71,7 @@ pub use shard::{ShardRecord, ShardRun};
 pub use threads::ThreadsRecord;
 pub use throughput::{ThroughputRecord, ThroughputUnit};
 pub use verdict::Verdict;
+pub use work::{Roof, WorkRecord};
 
 /// The version of the record's layout; it changes when a field changes
 /// meaning. Schema 2 leaves out what schema 1 wrote as `null`, empty or
@@ -203,6 +205,7 @@ pub(crate) mod tests {
                 value: Json::Null,
                 direction: None,
                 throughput: None,
+                work: None,
                 concurrency: Some(Box::new(ConcurrencyRecord::new(8, 100, 1e9))),
                 load: Some(Box::new(LoadRecord {
                     offered_rate: 200.0,

@@ -84,22 +84,12 @@ pub(crate) fn per_second(count: u64, ns: f64) -> f64 {
 /// `1.23M elem/s`, `456 MB/s`: three significant digits, decimal prefixes.
 impl std::fmt::Display for ThroughputRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (scaled, prefix) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-            .into_iter()
-            .find(|(scale, _)| self.per_second >= *scale)
-            .map_or((self.per_second, ""), |(scale, p)| {
-                (self.per_second / scale, p)
-            });
-        let number = if scaled >= 100.0 {
-            format!("{scaled:.0}")
-        } else if scaled >= 10.0 {
-            format!("{scaled:.1}")
-        } else {
-            format!("{scaled:.2}")
-        };
         match self.unit {
-            ThroughputUnit::Bytes => write!(f, "{number} {prefix}B/s"),
-            ThroughputUnit::Elements => write!(f, "{number}{prefix} elem/s"),
+            ThroughputUnit::Bytes => f.write_str(&nnbench_vocab::format_rate(self.per_second, "B")),
+            ThroughputUnit::Elements => {
+                let (number, prefix) = nnbench_vocab::si_scaled(self.per_second);
+                write!(f, "{number}{prefix} elem/s")
+            }
         }
     }
 }

@@ -105,11 +105,26 @@ pub type Call = dyn Fn(&Args, &mut Timer) -> Result<Json> + Send + Sync;
 /// expression of a family's `throughput = elements(EXPR)`.
 pub type Count = dyn Fn(&Args) -> Result<u64> + Send + Sync;
 
+/// Gives the work one call of a case does, from its arguments: the
+/// expressions of a family's `flops = EXPR` and `bytes = EXPR`.
+pub type WorkCount = dyn Fn(&Args) -> Result<Work> + Send + Sync;
+
+/// The work one call does: floating point operations and bytes moved,
+/// each where the family declares it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Work {
+    /// Floating point operations one call does.
+    pub flops: Option<f64>,
+    /// Bytes one call moves to or from memory.
+    pub bytes: Option<f64>,
+}
+
 /// One case of a family before selection: its parameters and its call.
 pub struct CaseSpec {
     pub(crate) params: Params,
     pub(crate) call: Box<Call>,
     pub(crate) throughput: Option<(ThroughputUnit, Box<Count>)>,
+    pub(crate) work: Option<Box<WorkCount>>,
 }
 
 impl CaseSpec {
@@ -122,6 +137,7 @@ impl CaseSpec {
             params: Params::new(params),
             call: Box::new(call),
             throughput: None,
+            work: None,
         }
     }
 
@@ -133,6 +149,13 @@ impl CaseSpec {
         count: impl Fn(&Args) -> Result<u64> + Send + Sync + 'static,
     ) -> Self {
         self.throughput = Some((unit, Box::new(count)));
+        self
+    }
+
+    /// One call of the case does the work `work` says.
+    #[must_use]
+    pub fn work(mut self, work: impl Fn(&Args) -> Result<Work> + Send + Sync + 'static) -> Self {
+        self.work = Some(Box::new(work));
         self
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 pub use args::Args;
 pub(crate) use family::Parallel;
-pub use family::{Call, CaseSpec, Count, Family, Hook};
+pub use family::{Call, CaseSpec, Count, Family, Hook, Work, WorkCount};
 
 use crate::error::panic_message;
 use crate::param::Params;
@@ -29,6 +29,8 @@ pub(crate) struct Case {
     pub body: Body,
     /// What one call handles, for a family with a `throughput`.
     pub throughput: Option<(crate::record::ThroughputUnit, Box<Count>)>,
+    /// The work one call does, for a family with `flops` or `bytes`.
+    pub work: Option<Box<WorkCount>>,
     /// The threads or requests in flight of a family with `threads` or
     /// `concurrency`.
     pub parallel: Option<Parallel>,
@@ -103,6 +105,7 @@ pub(crate) fn cases() -> Vec<Case> {
                                 None => Body::Call(spec.call),
                             },
                             throughput: spec.throughput,
+                            work: spec.work,
                             parallel,
                             record_params: Mutex::default(),
                         }),
@@ -115,6 +118,7 @@ pub(crate) fn cases() -> Vec<Case> {
                 family_ordinal,
                 params: Params::default(),
                 throughput: None,
+                work: None,
                 parallel: None,
                 record_params: Mutex::default(),
                 body: Body::BrokenGrid(format!(

@@ -17,7 +17,7 @@ use crate::memo::{self, ErasedMemo, Sizes, journal};
 use crate::record::{
     CaseError, CaseRecord, ConcurrencyRecord, EnergyRecord, GpuMethod, LeakRecord, LoadRecord,
     MemoRecord, MemoryRecord, SearchRecord, Stage, ThreadsRecord, ThroughputRecord, TimeRecord,
-    TimingMode,
+    TimingMode, WorkRecord,
 };
 use crate::registry::{Args, Body, Call, Case, Hook};
 use crate::runner::order::Ahead;
@@ -232,6 +232,10 @@ impl Calling<'_> {
             Ok(rate) => called.throughput = rate,
             Err(error) => failure.add(Stage::Call, &error),
         }
+        match work_of(case, self.args, &timed) {
+            Ok(work) => called.work = work,
+            Err(error) => failure.add(Stage::Call, &error),
+        }
         let per_call = called.throughput.map(|t| t.per_call);
         called.energy = energy_window.map(|w| w.record(timed.time.median_ns, per_call));
         if let Some(late) = timed.load.as_deref().and_then(client_fell_behind) {
@@ -284,21 +288,35 @@ fn throughput_of(case: &Case, args: &Args, timed: &Timed) -> Result<Option<Throu
         return Ok(None);
     };
     let per_call = guarded(|| count(args)).map_err(|e| e.context("counting its throughput"))?;
-    let time = &timed.time;
+    Ok(calls_per_second(timed).map(|rate| ThroughputRecord {
+        unit: *unit,
+        per_call,
+        per_second: per_call as f64 * rate,
+    }))
+}
+
+/// The work a case's call does and the rates it was done at, for a family
+/// that declares it and a call that was timed, at the rate
+/// [`calls_per_second`] gives.
+fn work_of(case: &Case, args: &Args, timed: &Timed) -> Result<Option<WorkRecord>> {
+    let Some(work) = &case.work else {
+        return Ok(None);
+    };
+    let per_call = guarded(|| work(args)).map_err(|e| e.context("counting its work"))?;
+    Ok(calls_per_second(timed).map(|rate| WorkRecord::new(per_call.flops, per_call.bytes, rate)))
+}
+
+/// Calls a second: the requests that finished under load, else one over
+/// the median call; none for a call not timed in time (`instructions`).
+fn calls_per_second(timed: &Timed) -> Option<f64> {
     let under_load = timed
         .concurrency
         .map(|c| c.requests_per_second)
         .or(timed.load.as_ref().map(|l| l.achieved_rate));
-    if let Some(rate) = under_load {
-        return Ok(Some(ThroughputRecord {
-            unit: *unit,
-            per_call,
-            per_second: per_call as f64 * rate,
-        }));
-    }
-    Ok(
+    let time = &timed.time;
+    under_load.or(
         (time.median_ns > 0.0 && time.mode != TimingMode::Instructions)
-            .then(|| ThroughputRecord::new(*unit, per_call, time.median_ns)),
+            .then(|| 1e9 / time.median_ns),
     )
 }
 
@@ -417,6 +435,7 @@ struct Called {
     value: Json,
     time: TimeRecord,
     throughput: Option<ThroughputRecord>,
+    work: Option<WorkRecord>,
     concurrency: Option<ConcurrencyRecord>,
     load: Option<Box<LoadRecord>>,
     search: Option<Box<SearchRecord>>,
@@ -437,6 +456,7 @@ impl Called {
                 ..TimeRecord::default()
             },
             throughput: None,
+            work: None,
             concurrency: None,
             load: None,
             search: None,
@@ -485,6 +505,7 @@ fn record(case: &Case, outcome: Outcome) -> CaseRecord {
         shard: None,
         paired: None,
         throughput: called.throughput.map(Box::new),
+        work: called.work.map(Box::new),
         concurrency: called.concurrency.map(Box::new),
         load: called.load,
         search: called.search,

@@ -393,6 +393,7 @@ mod tests {
             params: Params::new(params),
             body: Body::BrokenGrid(String::new()),
             throughput: None,
+            work: None,
             parallel: None,
             record_params: Default::default(),
         }

@@ -339,10 +339,11 @@ fn search_line(id: &str, search: &crate::record::SearchRecord) -> String {
 type Extra = fn(&CaseRecord) -> Option<String>;
 
 /// The columns shown only when some case has a cell in them.
-const EXTRAS: [(&str, Extra); 5] = [
+const EXTRAS: [(&str, Extra); 6] = [
     ("throughput", |c| {
         c.throughput.as_ref().map(|t| t.to_string())
     }),
+    ("work", |c| c.work.as_ref().map(|w| w.to_string())),
     ("p99", |c| {
         c.time.percentiles.as_ref().map(|p| format_ns(p.p99_ns))
     }),
