@@ -115,3 +115,29 @@ fn the_record_of_the_work_reads_back() {
     let back: WorkRecord = serde_json::from_value(json).unwrap();
     assert_eq!(back, work);
 }
+
+#[test]
+fn a_run_names_its_machine_and_has_its_roofs_or_says_why_not() {
+    let record = run("multiply/n=8");
+    let machine = record.context.machine.as_ref().expect("the machine");
+    assert_eq!(machine.key, record.context.machine_key());
+    assert_eq!(machine.key.len(), 16);
+    match (&machine.roofs, &machine.roofs_reason) {
+        (Some(roofs), None) => assert!(roofs.flops_f64.one_core > 0.0, "{roofs:?}"),
+        // A build without optimization measures none; it says so.
+        (None, Some(why)) => assert!(why.contains("optimized build"), "{why}"),
+        other => panic!("roofs and a reason together, or neither: {other:?}"),
+    }
+    let busy = machine.busy.as_ref().expect("how busy the machine was");
+    assert!(busy.cores >= 1);
+    // Where no case declares its work, the roofs are not looked for.
+    let plain = run("undeclared");
+    let machine = plain.context.machine.as_ref().expect("the machine");
+    assert_eq!((&machine.roofs, &machine.roofs_reason), (&None, &None));
+}
+
+/// No work declared.
+#[nnbench::benchmark(timing = once)]
+fn undeclared() -> u8 {
+    1
+}

@@ -40,6 +40,13 @@ pub mod torch;
 #[path = "private.rs"]
 pub mod __private;
 
+/// The machine a run measures on: its key and its roofs (peak compute and
+/// memory bandwidth, measured once per machine and cached), which place
+/// each case that declares its work under them.
+pub mod machine {
+    pub use crate::runner::setup::machine::{MachineError, roofs, this_machine};
+}
+
 pub use error::{Context, Error, Result};
 pub use measure::{Bencher, BencherInputs};
 pub use memo::definition::Memo;

@@ -31,7 +31,7 @@ pub fn target_dir() -> PathBuf {
 }
 
 /// `target/nnbench`.
-fn nnbench_dir() -> PathBuf {
+pub(crate) fn nnbench_dir() -> PathBuf {
     target_dir().join("nnbench")
 }
 

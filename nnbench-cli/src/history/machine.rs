@@ -31,33 +31,9 @@ pub struct Machine {
 impl Machine {
     /// The machine that produced a run with `context`.
     pub fn of(context: &RunContext) -> Self {
-        let host = &context.host;
-        let gpus: Vec<&str> = context
-            .gpu
-            .devices
-            .iter()
-            .map(|d| d.name.as_deref().unwrap_or("unnamed GPU"))
-            .collect();
-        let description = format!(
-            "{} {} ×{}, {} GiB, {}, {}, {}",
-            host.arch,
-            host.cpu.as_deref().unwrap_or("unknown CPU"),
-            host.cores,
-            // Rounded: the kernel reports a few MiB more or less after an
-            // update, and it is the same machine.
-            host.memory_bytes.map_or(0, |b| (b + (1 << 29)) >> 30),
-            host.os.as_deref().unwrap_or("unknown OS"),
-            context.rustc.as_deref().unwrap_or("unknown rustc"),
-            if gpus.is_empty() {
-                "no GPU".to_owned()
-            } else {
-                gpus.join(" + ")
-            }
-        );
-        let digest = blake3::hash(description.as_bytes()).to_hex();
         Self {
-            key: digest[..16].to_owned(),
-            description,
+            key: context.machine_key(),
+            description: context.machine_description(),
         }
     }
 

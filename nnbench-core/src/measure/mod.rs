@@ -7,6 +7,7 @@ pub(crate) mod adaptive;
 pub(crate) mod arrivals;
 mod batches;
 mod bencher;
+pub(crate) mod busy;
 pub(crate) mod callgrind;
 pub(crate) mod cpu;
 mod dispatcher_core;
@@ -21,6 +22,7 @@ mod open_loop;
 pub(crate) mod perf;
 pub(crate) mod placement;
 pub(crate) mod profile;
+pub(crate) mod roofs;
 pub(crate) mod round;
 pub mod rss;
 #[cfg(feature = "tokio")]

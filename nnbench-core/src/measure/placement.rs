@@ -107,6 +107,29 @@ fn idle(cpus: &[usize]) -> Option<Duration> {
     Some(Duration::from_micros(micros))
 }
 
+/// Has the calling thread, and each thread it starts from now on, run on
+/// `cpus` alone. A set that cannot be taken (a CPU gone offline since it
+/// was listed) leaves the thread where it was, as without pinning.
+#[cfg(target_os = "linux")]
+pub(crate) fn pin_this_thread(cpus: &[usize]) {
+    if cpus.is_empty() {
+        return;
+    }
+    // SAFETY: a zeroed cpu_set_t is a valid, empty set; CPU_SET writes
+    // within it for a CPU below CPU_SETSIZE, and sched_setaffinity reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// Elsewhere no CPU is listed, so none is asked for.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn pin_this_thread(_cpus: &[usize]) {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

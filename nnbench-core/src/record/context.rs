@@ -35,6 +35,64 @@ pub struct RunContext {
     /// The GPUs figures were taken on, or why there were none.
     #[serde(default)]
     pub gpu: GpuContext,
+    /// The machine's key, its roofs, and how busy it was around the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<super::MachineContext>,
+}
+
+impl RunContext {
+    /// What decides a machine's figures, for people: architecture, CPU
+    /// model and cores, memory, operating system, Rust toolchain, GPUs.
+    /// The host's name is left out on purpose: CI runners get a new name
+    /// each run, and one kind of runner is one machine.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(record: &nnbench::RunRecord) {
+    /// println!("{}: {}", record.context.machine_key(), record.context.machine_description());
+    /// # }
+    /// ```
+    pub fn machine_description(&self) -> String {
+        let host = &self.host;
+        let gpus: Vec<&str> = self
+            .gpu
+            .devices
+            .iter()
+            .map(|d| d.name.as_deref().unwrap_or("unnamed GPU"))
+            .collect();
+        format!(
+            "{} {} ×{}, {} GiB, {}, {}, {}",
+            host.arch,
+            host.cpu.as_deref().unwrap_or("unknown CPU"),
+            host.cores,
+            // Rounded: the kernel reports a few MiB more or less after an
+            // update, and it is the same machine.
+            host.memory_bytes.map_or(0, |b| (b + (1 << 29)) >> 30),
+            host.os.as_deref().unwrap_or("unknown OS"),
+            self.rustc.as_deref().unwrap_or("unknown rustc"),
+            if gpus.is_empty() {
+                "no GPU".to_owned()
+            } else {
+                gpus.join(" + ")
+            }
+        )
+    }
+
+    /// The machine's key: sixteen hex digits of the BLAKE3 digest of
+    /// [`machine_description`](Self::machine_description), as `nnbench
+    /// history` keys its runs and the roofs' cache its machines.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(record: &nnbench::RunRecord) {
+    /// assert_eq!(record.context.machine_key().len(), 16);
+    /// # }
+    /// ```
+    pub fn machine_key(&self) -> String {
+        blake3::hash(self.machine_description().as_bytes()).to_hex()[..16].to_owned()
+    }
 }
 
 /// The GPUs of the machine, as NVML sees them.

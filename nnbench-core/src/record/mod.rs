@@ -14,6 +14,7 @@ mod context;
 mod energy;
 mod fields;
 mod load;
+mod machine;
 mod memo;
 mod method;
 mod paired;
@@ -61,6 +62,7 @@ pub use paired::{MemoBuilds, PairedRecord, PairedRun};
 pub use params::ParamMap;
 pub use percentiles::Percentiles;
 // Documented at the crate's root, with the runner that returns it.
+pub use machine::{Busy, MachineContext, MachineRoofs, RoofRates, RoofsMethod};
 pub use precision::{Clock, Precision, StopReason};
 #[doc(hidden)]
 pub use run::RunRecord;
@@ -196,6 +198,7 @@ pub(crate) mod tests {
                 rustc: None,
                 command: vec!["sweep".into(), "--bench".into()],
                 gpu: GpuContext::default(),
+                machine: None,
             },
             cases: vec![CaseRecord {
                 id: "accuracy/model=m1".into(),

@@ -19,7 +19,7 @@ mod order;
 mod paired;
 mod report;
 mod run;
-mod setup;
+pub(crate) mod setup;
 mod sweep;
 #[cfg(unix)]
 mod workers;

@@ -227,12 +227,20 @@ fn start<'c>(settings: &Settings, cases: &'c [Case]) -> Started<'c> {
             case.prepare_record();
         }
     }
-    let context = match context {
+    let mut context = match context {
         Ok(handle) => handle
             .join()
             .unwrap_or_else(|_| provenance::collect(&repo_dir, command)),
         Err(_) => provenance::collect(&repo_dir, command),
     };
+    // The roofs, where a case declares its work: from the machine's cache,
+    // or measured now, before the first case.
+    let declared = selected.iter().any(|case| case.work.is_some());
+    context.machine = Some(super::setup::machine::for_run(
+        &context,
+        declared,
+        settings.timing.test_mode,
+    ));
     let mut warnings = run_warnings(settings);
     let counts = selected
         .iter()
@@ -260,6 +268,7 @@ fn start<'c>(settings: &Settings, cases: &'c [Case]) -> Started<'c> {
             .unwrap_or_else(default_run_name),
         started_at,
         context,
+        busy: crate::measure::busy::before(),
         stats_before: memo::global_cache().stats(),
         total,
         shard,

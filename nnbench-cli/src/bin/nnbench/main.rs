@@ -10,6 +10,7 @@ mod build_base;
 mod disk_tier_command;
 mod history_command;
 mod inputs;
+mod machine_command;
 mod merge;
 
 use std::io::{IsTerminal as _, Write as _};
@@ -218,6 +219,17 @@ enum Command {
   nnbench disk-tier --format json"
     )]
     DiskTier(disk_tier_command::DiskTierCommand),
+    /// This machine's roofs: peak f32 and f64 operations a second and
+    /// memory bandwidth (STREAM's triad), on one core and on all, which
+    /// place each case that declares its work (`flops`, `bytes`) under
+    /// them. Measured once per machine, in a few seconds, by an optimized
+    /// build, and kept in target/nnbench/machine/KEY.json, where its bench
+    /// binaries take them from; KEY is the machine's key in `nnbench
+    /// history`.
+    #[command(after_help = "Examples:
+  nnbench machine
+  nnbench machine --measure-again --format json")]
+    Machine(machine_command::MachineCommand),
     /// The history of runs, in an SQLite file: add runs, list them, follow
     /// a case across them.
     History {
@@ -408,6 +420,7 @@ fn run(tool: Tool) -> Result<ExitCode, String> {
         }
         Command::Bisect(bisect) => bisect::run(bisect),
         Command::DiskTier(tier) => disk_tier_command::run(tier),
+        Command::Machine(machine) => machine_command::run(machine),
         Command::History { history, command } => history_command::run(history, command),
         Command::Show { record } => {
             let (record, _) = inputs::load(&record).map_err(|e| e.to_string())?;

@@ -82,6 +82,8 @@ pub(crate) struct Closing {
     pub name: String,
     pub started_at: String,
     pub context: RunContext,
+    /// How busy the machine was as the cases started.
+    pub busy: crate::measure::busy::Before,
     pub stats_before: MemoStats,
     /// Cases selected, those resumed from an earlier run included.
     pub total: usize,
@@ -146,7 +148,7 @@ impl Closing {
             schema: SCHEMA,
             run: self.name.clone(),
             started_at: self.started_at.clone(),
-            context: self.context.clone(),
+            context: self.context_after(),
             memos: MemosRecord::of_cases(&cases, plan.plan, plan.sizes),
             scaling: crate::scaling::fit(&cases),
             capacity: crate::scaling::capacities(
@@ -167,6 +169,15 @@ impl Closing {
             shards: Vec::new(),
             paired: None,
         }
+    }
+
+    /// The run's context, with how busy the machine was around the run.
+    fn context_after(&self) -> RunContext {
+        let mut context = self.context.clone();
+        if let Some(machine) = &mut context.machine {
+            machine.busy = Some(self.busy.after());
+        }
+        context
     }
 
     /// Prints the table, then writes `latest.json`, the baseline and

@@ -7,5 +7,6 @@ pub(super) mod bench_main;
 pub(super) mod builder;
 pub(super) mod git_head;
 pub(super) mod interrupt;
-pub(super) mod provenance;
+pub(crate) mod machine;
+pub(crate) mod provenance;
 pub(super) mod select;

@@ -25,6 +25,7 @@ pub(crate) fn collect(dir: &Path, command: Vec<String>) -> RunContext {
         rustc: (!rustc.is_empty()).then(|| rustc.to_owned()),
         command,
         gpu,
+        machine: None,
     }
 }
 
