@@ -53,7 +53,7 @@ pub use nnbench_core::{Bencher, BencherInputs};
 pub use nnbench_core::{
     Context, Error, Memo, Param, Params, Result, RunRecord, Runner, Sampling, State, Timing,
 };
-pub use nnbench_core::{alloc, memo, npy, record, store};
+pub use nnbench_core::{alloc, machine, memo, npy, record, store};
 
 /// An identity function the optimizer must assume reads and writes its
 /// argument: a benchmark's input that the compiler can see, or an output

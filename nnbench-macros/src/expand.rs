@@ -572,6 +572,8 @@ impl Evaluated<'_> {
         if flops.is_none() && bytes.is_none() {
             return spec;
         }
+        let single = flops.as_ref().is_some_and(|f| f.single);
+        let flops = flops.as_ref().map(|f| f.amount.clone());
         let amount = |what: &str, expr: &Option<syn::Expr>| match expr {
             Some(expr) => {
                 let text = quote!(#expr).to_string();
@@ -581,10 +583,14 @@ impl Evaluated<'_> {
             }
             None => quote!(::core::option::Option::None),
         };
-        let (flops, bytes) = (amount("flops", flops), amount("bytes", bytes));
+        let (flops, bytes) = (amount("flops", &flops), amount("bytes", bytes));
         let closure = self.closure(
             quote!(#krate::Work),
-            quote!(::core::result::Result::Ok(#krate::Work { flops: #flops, bytes: #bytes })),
+            quote!(::core::result::Result::Ok(#krate::Work {
+                flops: #flops,
+                bytes: #bytes,
+                single: #single,
+            })),
         );
         quote! {{
             let __work = #closure;

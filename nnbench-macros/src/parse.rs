@@ -54,9 +54,10 @@ pub(crate) struct Options {
     /// `throughput = elements(EXPR)` or `bytes(EXPR)`: what one call
     /// handles, an expression over the function's parameters.
     pub throughput: Option<Throughput>,
-    /// `flops = EXPR`: floating point operations one call does, a number
-    /// over the function's parameters.
-    pub flops: Option<Expr>,
+    /// `flops = EXPR`, or `f32(EXPR)` / `f64(EXPR)`: floating point
+    /// operations one call does, a number over the function's parameters,
+    /// and their precision (double where not given).
+    pub flops: Option<Flops>,
     /// `bytes = EXPR`: bytes one call moves to or from memory, a number
     /// over the function's parameters.
     pub bytes: Option<Expr>,
@@ -83,6 +84,13 @@ pub(crate) struct Options {
     /// `scaling = n`: the numeric parameter the family's figures are
     /// fitted against.
     pub scaling: Option<Ident>,
+}
+
+/// The `flops` option: the expression, and whether its operations are in
+/// single precision.
+pub(crate) struct Flops {
+    pub amount: Expr,
+    pub single: bool,
 }
 
 /// The `arrivals` option.
@@ -305,15 +313,11 @@ impl Sorted {
             "throughput" => set_once(&mut o.throughput, &name, || throughput(&value)),
             // A product's axis of that name is a list of values; the work
             // one call does is a number.
-            "flops" | "bytes"
-                if !(self.kind == Kind::Product && matches!(value, Expr::Array(_))) =>
-            {
-                let slot = if option == "flops" {
-                    &mut o.flops
-                } else {
-                    &mut o.bytes
-                };
-                set_once(slot, &name, || Ok(value))
+            "flops" if !(self.kind == Kind::Product && matches!(value, Expr::Array(_))) => {
+                set_once(&mut o.flops, &name, || Ok(flops(value)))
+            }
+            "bytes" if !(self.kind == Kind::Product && matches!(value, Expr::Array(_))) => {
+                set_once(&mut o.bytes, &name, || Ok(value))
             }
             "runtime" => set_once(&mut o.runtime, &name, || {
                 Ok((runtime(&value)?, name.span()))
@@ -421,6 +425,26 @@ fn metric(value: &Expr) -> syn::Result<Metric> {
             .map(Metric::Fields)
             .map_err(|e| syn::Error::new(spec.span(), format!("metric: {e}"))),
         _ => Err(syn::Error::new(value.span(), WHAT)),
+    }
+}
+
+/// `f32(EXPR)` or `f64(EXPR)`: operations in that precision; any other
+/// expression, in double precision.
+fn flops(value: Expr) -> Flops {
+    if let Expr::Call(call) = &value
+        && let Some(width) = word(&call.func)
+        && (width == "f32" || width == "f64")
+        && call.args.len() == 1
+        && let Some(amount) = call.args.first()
+    {
+        return Flops {
+            amount: amount.clone(),
+            single: width == "f32",
+        };
+    }
+    Flops {
+        amount: value,
+        single: false,
     }
 }
 

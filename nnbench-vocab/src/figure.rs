@@ -72,6 +72,10 @@ pub enum Figure {
     /// The highest rate of requests whose latency meets a family's
     /// `latency_target`, found by search (more is better).
     MaxRate,
+    /// The share of the machine's roof a case reached, for a family that
+    /// declares its work (`flops`, `bytes`): judged across machines, where
+    /// time is not (more is better).
+    RoofFraction,
     /// How a family's figure grows with its `scaling` parameter: the
     /// exponent of the power fitted (`time ∝ n^1.02`); a family's, not a
     /// case's, so not among [`Figure::ALL`]. Its limit is a change of the
@@ -85,7 +89,7 @@ pub enum Figure {
 
 impl Figure {
     /// Every figure, in the order reports list them.
-    pub const ALL: [Figure; 13] = [
+    pub const ALL: [Figure; 14] = [
         Figure::Time,
         Figure::Load,
         Figure::Rss,
@@ -99,6 +103,7 @@ impl Figure {
         Figure::P99,
         Figure::Requests,
         Figure::MaxRate,
+        Figure::RoofFraction,
     ];
 
     /// Its name in limits (`time=10%`), records and reports.
@@ -123,6 +128,7 @@ impl Figure {
             Figure::P99 => "p99",
             Figure::Requests => "requests",
             Figure::MaxRate => "max_rate",
+            Figure::RoofFraction => "roof_fraction",
             Figure::Scaling => "scaling",
             Figure::Capacity => "capacity",
         }
@@ -144,6 +150,7 @@ impl Figure {
             | Figure::Throughput
             | Figure::Requests
             | Figure::MaxRate
+            | Figure::RoofFraction
             | Figure::Scaling
             | Figure::Capacity => Unit::Number,
             Figure::Instructions => Unit::Count,
@@ -163,7 +170,11 @@ impl Figure {
     pub fn higher_is_better(self) -> bool {
         matches!(
             self,
-            Figure::Throughput | Figure::Requests | Figure::MaxRate | Figure::Capacity
+            Figure::Throughput
+                | Figure::Requests
+                | Figure::MaxRate
+                | Figure::RoofFraction
+                | Figure::Capacity
         )
     }
 }
@@ -180,7 +191,7 @@ impl fmt::Display for Figure {
 ///
 /// ```
 /// let err = "speed".parse::<nnbench_vocab::Figure>().unwrap_err();
-/// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, scaling and capacity"));
+/// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, roof_fraction, scaling and capacity"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFigure(pub String);
@@ -189,7 +200,7 @@ impl fmt::Display for UnknownFigure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, scaling and capacity",
+            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, roof_fraction, scaling and capacity",
             self.0
         )
     }

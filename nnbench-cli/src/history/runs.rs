@@ -154,7 +154,7 @@ impl CasePoint {
             Figure::Heap => self.heap_bytes,
             Figure::Gpu => self.gpu_bytes,
             // Judged between two runs, not kept along the commits.
-            Figure::Peak | Figure::Memo | Figure::MaxRate => None,
+            Figure::Peak | Figure::Memo | Figure::MaxRate | Figure::RoofFraction => None,
             Figure::Value => self.value,
             Figure::Instructions => self.instructions,
             Figure::Throughput => self.throughput,

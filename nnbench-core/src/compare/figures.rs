@@ -245,6 +245,7 @@ fn compare_figure(
         }
         Figure::Requests => rates(figure, base.figure(figure), head.figure(figure), limit),
         Figure::MaxRate => max_rate(base, head, limit),
+        Figure::RoofFraction => rates(figure, base.figure(figure), head.figure(figure), limit),
         Figure::Throughput => throughput(base, head, limit, t.significance),
         // A family's, compared apart from its cases; a figure this version
         // does not know is not compared.
@@ -661,6 +662,68 @@ pub(super) fn differences(base: &RunRecord, head: &RunRecord) -> Vec<String> {
         ));
     }
     out
+}
+
+/// The figures of how fast a case ran, which another machine's speed
+/// decides: a time from one machine says nothing of another's.
+const SPEEDS: [Figure; 6] = [
+    Figure::Time,
+    Figure::Load,
+    Figure::P99,
+    Figure::Throughput,
+    Figure::Requests,
+    Figure::MaxRate,
+];
+
+/// Where the two sides ran on other hardware (architecture, CPU, cores or
+/// GPUs differ), what differs, for the note on their times.
+pub(crate) fn other_machine(b: &RunContext, h: &RunContext) -> Option<String> {
+    let hardware = |c: &RunContext| {
+        let gpus: Vec<String> = c
+            .gpu
+            .devices
+            .iter()
+            .map(|d| d.name.clone().unwrap_or_else(|| "?".into()))
+            .collect();
+        format!(
+            "{} {} ×{}{}",
+            c.host.arch,
+            c.host.cpu.as_deref().unwrap_or("unknown CPU"),
+            c.host.cores,
+            if gpus.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", gpus.join(" + "))
+            }
+        )
+    };
+    let (base, head) = (hardware(b), hardware(h));
+    (base != head).then(|| {
+        format!("not comparable, other machine ({base} on the base side, {head} on the head side)")
+    })
+}
+
+/// Marks `case`'s speed figures not comparable, for sides measured on
+/// other machines (`why`), and judges it again on what remains: memory,
+/// its metric and the share of its roof.
+pub(crate) fn judged_elsewhere(case: &mut CaseComparison, why: &str) {
+    for figure in case
+        .figures
+        .iter_mut()
+        .filter(|f| SPEEDS.contains(&f.figure))
+    {
+        figure.verdict = Verdict::NotComparable;
+        figure.note = Some(why.to_owned());
+    }
+    if case.base_error.is_none() && case.head_error.is_none() {
+        case.verdict = match (case.verdict, overall(&case.figures)) {
+            (_, Verdict::Regressed) => Verdict::Regressed,
+            // Not comparable for a reason of its own (a late client).
+            (Verdict::NotComparable, _) => Verdict::NotComparable,
+            (_, verdict) => verdict,
+        };
+        case.trade_off = trade_off(&case.figures);
+    }
 }
 
 /// What differs between two contexts' machines and toolchains.

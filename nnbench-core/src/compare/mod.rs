@@ -314,9 +314,16 @@ pub fn compare(base: &RunRecord, head: &RunRecord, limits: &Limits) -> Compariso
         head.cases.iter().map(|c| c.id.as_str()).collect();
     let mut cases: Vec<CaseComparison> = Vec::with_capacity(head.cases.len());
     let mut new = Vec::new();
+    let elsewhere = figures::other_machine(&base.context, &head.context);
     for case in &head.cases {
         match base_cases.get(case.id.as_str()) {
-            Some(old) => cases.push(figures::case(old, case, limits)),
+            Some(old) => {
+                let mut compared = figures::case(old, case, limits);
+                if let Some(why) = &elsewhere {
+                    figures::judged_elsewhere(&mut compared, why);
+                }
+                cases.push(compared);
+            }
             None => new.push(one_sided(case, Presence::New)),
         }
     }

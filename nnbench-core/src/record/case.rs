@@ -253,6 +253,7 @@ impl CaseRecord {
                 .as_ref()
                 .map(|c| c.requests_per_second)
                 .or(self.load.as_ref().map(|l| l.achieved_rate)),
+            Figure::RoofFraction => self.work.as_ref().and_then(|w| w.roof_fraction),
             Figure::MaxRate => self
                 .search
                 .as_ref()

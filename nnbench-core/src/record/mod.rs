@@ -73,7 +73,7 @@ pub use shard::{ShardRecord, ShardRun};
 pub use threads::ThreadsRecord;
 pub use throughput::{ThroughputRecord, ThroughputUnit};
 pub use verdict::Verdict;
-pub use work::{Roof, WorkRecord};
+pub use work::{FloatPrecision, Roof, WorkRecord};
 
 /// The version of the record's layout; it changes when a field changes
 /// meaning. Schema 2 leaves out what schema 1 wrote as `null`, empty or

@@ -28,6 +28,10 @@ pub struct WorkRecord {
     /// Bytes one call must move to or from memory, as `bytes` gave them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<f64>,
+    /// The precision of `flops`: `f64`, or `f32` where the family wrote
+    /// `flops = f32(EXPR)`; it picks the compute roof.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<FloatPrecision>,
     /// `flops` a second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flops_per_s: Option<f64>,
@@ -64,6 +68,24 @@ pub enum Roof {
     Memory,
 }
 
+/// The precision of a case's floating point operations.
+///
+/// # Example
+///
+/// ```
+/// let p: nnbench::record::FloatPrecision = serde_json::from_str("\"f32\"").unwrap();
+/// assert_eq!(p, nnbench::record::FloatPrecision::F32);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FloatPrecision {
+    /// Single precision.
+    F32,
+    /// Double precision.
+    F64,
+}
+
 impl std::fmt::Display for Roof {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -95,6 +117,7 @@ impl WorkRecord {
         Self {
             flops,
             bytes,
+            precision: flops.map(|_| FloatPrecision::F64),
             flops_per_s: rate(flops),
             bytes_per_s: rate(bytes),
             intensity: flops
@@ -103,6 +126,47 @@ impl WorkRecord {
                 .map(|(f, b)| f / b),
             roof: None,
             roof_fraction: None,
+        }
+    }
+}
+
+impl WorkRecord {
+    /// Places the case under `roofs`, on `cores` cores: its roof is the
+    /// lower of the peak compute (of its precision) and its intensity
+    /// times the memory bandwidth, the classic roofline (Williams,
+    /// Waterman and Patterson, "Roofline", CACM 2009); a case that
+    /// declares only one of the two is under that one's roof. Sets
+    /// [`roof`](Self::roof) and [`roof_fraction`](Self::roof_fraction),
+    /// the achieved rate over the roof.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn f(roofs: &nnbench::record::MachineRoofs) {
+    /// use nnbench::record::WorkRecord;
+    /// // A triad step of 64 MiB arrays, 50 times a second.
+    /// let mut work = WorkRecord::new(Some(16.0 * 1024.0 * 1024.0), Some(3.0 * 64.0 * 1024.0 * 1024.0), 50.0);
+    /// work.place(roofs, 1);
+    /// println!("{:?} roof, {:.0}% of it", work.roof, 100.0 * work.roof_fraction.unwrap_or(0.0));
+    /// # }
+    /// ```
+    pub fn place(&mut self, roofs: &super::MachineRoofs, cores: usize) {
+        let peak = match self.precision {
+            Some(FloatPrecision::F32) => roofs.flops_f32,
+            _ => roofs.flops_f64,
+        }
+        .for_cores(cores);
+        let bandwidth = roofs.bandwidth.for_cores(cores);
+        let placed = match (self.flops_per_s, self.intensity, self.bytes_per_s) {
+            (Some(rate), Some(intensity), _) if intensity * bandwidth < peak => {
+                Some((Roof::Memory, rate / (intensity * bandwidth)))
+            }
+            (Some(rate), _, _) => Some((Roof::Compute, rate / peak)),
+            (None, _, Some(rate)) => Some((Roof::Memory, rate / bandwidth)),
+            (None, _, None) => None,
+        };
+        if let Some((roof, fraction)) = placed.filter(|(_, f)| f.is_finite() && *f > 0.0) {
+            (self.roof, self.roof_fraction) = (Some(roof), Some(fraction));
         }
     }
 }
@@ -122,5 +186,52 @@ impl std::fmt::Display for WorkRecord {
             parts.push(format!("{:.0}% of the {roof} roof", fraction * 100.0));
         }
         f.write_str(&parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roofs() -> crate::record::MachineRoofs {
+        serde_json::from_value(serde_json::json!({
+            "flops_f32": {"one_core": 2e11, "all_cores": 4e11},
+            "flops_f64": {"one_core": 1e11, "all_cores": 2e11},
+            "bandwidth": {"one_core": 2e10, "all_cores": 3e10},
+            "method": {"units": "avx512f fma", "cores": 2, "triad_array_bytes": 134217728,
+                       "measured_at": "2026-12-07T10:00:00Z", "seconds": 1.5, "noisy": false},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_case_is_under_the_lower_of_its_two_roofs() {
+        // A multiply of intensity 100 at 50 GFLOP/s: compute-bound (the
+        // memory roof is 2 TFLOP/s there), at half of the f64 peak.
+        let mut gemm = WorkRecord::new(Some(1e9), Some(1e7), 50.0);
+        gemm.place(&roofs(), 1);
+        assert_eq!(gemm.roof, Some(Roof::Compute));
+        assert_eq!(gemm.roof_fraction, Some(0.5));
+        // The same on two threads: the all-core peak.
+        gemm.place(&roofs(), 2);
+        assert_eq!(gemm.roof_fraction, Some(0.25));
+        // A triad of intensity 1/12 at 16 GB/s: memory-bound, under
+        // 20 GB/s times its intensity.
+        let mut triad = WorkRecord::new(Some(1e6), Some(12e6), 1000.0 / 0.75);
+        triad.place(&roofs(), 1);
+        assert_eq!(triad.roof, Some(Roof::Memory));
+        assert!((triad.roof_fraction.unwrap() - 16e9 / 20e9).abs() < 1e-12);
+        // Single precision is under the f32 peak.
+        let mut single = WorkRecord::new(Some(1e9), None, 50.0);
+        single.precision = Some(FloatPrecision::F32);
+        single.place(&roofs(), 1);
+        assert_eq!(single.roof_fraction, Some(0.25));
+        // Bytes alone: the bandwidth.
+        let mut copy = WorkRecord::new(None, Some(1e9), 10.0);
+        copy.place(&roofs(), 1);
+        assert_eq!(
+            (copy.roof, copy.roof_fraction),
+            (Some(Roof::Memory), Some(0.5))
+        );
     }
 }

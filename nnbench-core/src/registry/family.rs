@@ -117,6 +117,8 @@ pub struct Work {
     pub flops: Option<f64>,
     /// Bytes one call moves to or from memory.
     pub bytes: Option<f64>,
+    /// Whether the operations are in single precision (`flops = f32(..)`).
+    pub single: bool,
 }
 
 /// One case of a family before selection: its parameters and its call.

@@ -303,7 +303,13 @@ fn work_of(case: &Case, args: &Args, timed: &Timed) -> Result<Option<WorkRecord>
         return Ok(None);
     };
     let per_call = guarded(|| work(args)).map_err(|e| e.context("counting its work"))?;
-    Ok(calls_per_second(timed).map(|rate| WorkRecord::new(per_call.flops, per_call.bytes, rate)))
+    Ok(calls_per_second(timed).map(|rate| {
+        let mut record = WorkRecord::new(per_call.flops, per_call.bytes, rate);
+        if per_call.single && record.flops.is_some() {
+            record.precision = Some(crate::record::FloatPrecision::F32);
+        }
+        record
+    }))
 }
 
 /// Calls a second: the requests that finished under load, else one over

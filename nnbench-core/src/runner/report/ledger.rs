@@ -139,6 +139,15 @@ impl Closing {
         let memo = workers_memo.unwrap_or_else(|| self.local_memo());
         let plan = std::mem::take(&mut ledger.loading);
         let mut cases = std::mem::take(&mut ledger.records);
+        if let Some(roofs) = self.context.machine.as_ref().and_then(|m| m.roofs.as_ref()) {
+            for case in &mut cases {
+                // One core, unless the case runs its calls on threads.
+                let cores = case.threads.as_ref().map_or(1, |t| t.count as usize);
+                if let Some(work) = &mut case.work {
+                    work.place(roofs, cores);
+                }
+            }
+        }
         if let Some(shard) = &self.shard {
             for case in &mut cases {
                 case.shard = Some(shard.index);
