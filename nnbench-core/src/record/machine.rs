@@ -179,3 +179,16 @@ impl Busy {
         loaded || self.steal_fraction.is_some_and(|s| s > STEAL_NOISY)
     }
 }
+
+/// Roofs as a machine with AVX-512 measures them, for tests.
+#[cfg(test)]
+pub(crate) fn example_roofs() -> MachineRoofs {
+    serde_json::from_value(serde_json::json!({
+        "flops_f32": {"one_core": 2e11, "all_cores": 4e11},
+        "flops_f64": {"one_core": 1e11, "all_cores": 2e11},
+        "bandwidth": {"one_core": 2e10, "all_cores": 3e10},
+        "method": {"units": "avx512f fma", "cores": 2, "triad_array_bytes": 134217728,
+                   "measured_at": "2026-12-07T10:00:00Z", "seconds": 1.5, "noisy": false},
+    }))
+    .expect("roofs")
+}

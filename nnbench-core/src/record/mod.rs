@@ -14,7 +14,7 @@ mod context;
 mod energy;
 mod fields;
 mod load;
-mod machine;
+pub(crate) mod machine;
 mod memo;
 mod method;
 mod paired;

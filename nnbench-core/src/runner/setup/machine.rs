@@ -165,15 +165,8 @@ mod tests {
         .unwrap()
     }
 
-    fn roofs() -> MachineRoofs {
-        serde_json::from_value(serde_json::json!({
-            "flops_f32": {"one_core": 2e11, "all_cores": 4e11},
-            "flops_f64": {"one_core": 1e11, "all_cores": 2e11},
-            "bandwidth": {"one_core": 2e10, "all_cores": 3e10},
-            "method": {"units": "avx512f fma", "cores": 2, "triad_array_bytes": 134217728,
-                       "measured_at": "2026-12-07T10:00:00Z", "seconds": 1.5, "noisy": false},
-        }))
-        .unwrap()
+    fn roofs() -> crate::record::MachineRoofs {
+        crate::record::machine::example_roofs()
     }
 
     #[test]
