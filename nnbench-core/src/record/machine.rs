@@ -80,23 +80,21 @@ pub struct RoofRates {
 }
 
 impl RoofRates {
-    /// The roof for a case on `cores` cores: one core's, or all of them
-    /// where it uses more than one (the cores between share what one
-    /// socket's memory gives, which the all-core figure measured).
+    /// The roof for a case on `cores` cores: one core's times the cores,
+    /// up to what all of them did together (compute grows with the cores
+    /// until they are all busy; bandwidth saturates what the memory gives,
+    /// which the all-core figure measured).
     ///
     /// # Example
     ///
     /// ```
     /// # fn f(r: &nnbench::record::RoofRates) {
     /// assert_eq!(r.for_cores(1), r.one_core);
+    /// assert!(r.for_cores(1024) <= r.all_cores);
     /// # }
     /// ```
     pub fn for_cores(&self, cores: usize) -> f64 {
-        if cores <= 1 {
-            self.one_core
-        } else {
-            self.all_cores
-        }
+        (self.one_core * cores.max(1) as f64).min(self.all_cores.max(self.one_core))
     }
 }
 

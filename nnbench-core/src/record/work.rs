@@ -131,7 +131,8 @@ impl WorkRecord {
 }
 
 impl WorkRecord {
-    /// Places the case under `roofs`, on `cores` cores: its roof is the
+    /// Places the case under `roofs`, on `cores` cores (see
+    /// [`RoofRates::for_cores`](super::RoofRates::for_cores)): its roof is the
     /// lower of the peak compute (of its precision) and its intensity
     /// times the memory bandwidth, the classic roofline (Williams,
     /// Waterman and Patterson, "Roofline", CACM 2009); a case that
@@ -208,6 +209,15 @@ mod tests {
         // The same on two threads: the all-core peak.
         gemm.place(&roofs(), 2);
         assert_eq!(gemm.roof_fraction, Some(0.25));
+        // Bandwidth on two cores saturates at what all of them moved
+        // together, below twice one core's.
+        let rates = roofs().bandwidth;
+        assert_eq!(rates.for_cores(2), 3e10);
+        let wide = crate::record::RoofRates {
+            one_core: 1e9,
+            all_cores: 8e9,
+        };
+        assert_eq!(wide.for_cores(3), 3e9, "three of eight cores");
         // A triad of intensity 1/12 at 16 GB/s: memory-bound, under
         // 20 GB/s times its intensity.
         let mut triad = WorkRecord::new(Some(1e6), Some(12e6), 1000.0 / 0.75);
