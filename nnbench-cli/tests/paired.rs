@@ -454,7 +454,13 @@ fn a_regressed_case_gets_a_differential_flamegraph_and_an_unchanged_one_none() {
         .env_remove(ABORT)
         .env_remove(BENCH)
         .env_remove(WAIT)
-        .env(EXTRA, "profiled/which=1:100")
+        // Four times the work in slow_part: it grows by three times its
+        // own base time, its callers and the code it shares with the
+        // steady part by less than twice theirs. A gap that wide holds in
+        // the few hundred samples a profile takes beside a busy process,
+        // which a doubling's did not always (slow_part missed the three
+        // frames named).
+        .env(EXTRA, "profiled/which=1:300")
         .args(["--bench", "--paired"])
         .arg(&base)
         .args(["--profile", "--max-rounds", "40", "profiled/"])
@@ -474,7 +480,7 @@ fn a_regressed_case_gets_a_differential_flamegraph_and_an_unchanged_one_none() {
     assert!(path.starts_with(&diff), "{}", path.display());
     let svg = std::fs::read_to_string(path).unwrap();
     assert!(svg.contains("base build against this one"), "{svg}");
-    // Twice the work in slow_part: its time per call grew (red), the
+    // More work in slow_part: its time per call grew (red), the
     // steady part's did not. Each profile holds a few hundred samples
     // (fewer beside a busy neighbour), whose noise may tint the steady
     // part: it is held to growing less than slow_part, side by side in
