@@ -20,7 +20,9 @@
 # They are `bench = false` in Cargo.toml, so that plain `cargo bench` runs
 # the main job only. seed_sweep makes 1.5 GB of matrices and its Python
 # peer (scripts/python-peer.sh, from PyPI, cached); history sets the step
-# search beside Apache Otava's (scripts/otava.sh, from PyPI, cached). mnist is the real
+# search beside Apache Otava's (scripts/otava.sh, from PyPI, cached);
+# roofline sets the roofs beside numpy (the Python peer) and STREAM
+# (scripts/stream.sh, from Debian's source archive, cached). mnist is the real
 # sweep (the tch feature, libtorch and the data fetched by their
 # scripts), run whole four times; CI runs it on its own, so --test leaves
 # it out. capacity runs with libtorch linked (the tch feature, libtorch
@@ -30,7 +32,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(build_cost overhead sampling inputs memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation capacity serving compare history sharding paired false_alarms scaling async_cases fuzz mnist)
+all=(build_cost overhead sampling inputs memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation capacity serving compare history sharding paired false_alarms scaling async_cases roofline fuzz mnist)
 
 test_mode=false
 if [[ "${1:-}" == "--test" ]]; then
@@ -46,6 +48,7 @@ elif [[ "${1:-}" == "--stale" ]]; then
             compare) echo "benches/compare.rs benches/support nnbench-core/src/compare nnbench-core/src/record nnbench-vocab/src Cargo.lock" ;;
             history) echo "nnbench-cli/benches benches/support nnbench-cli/src nnbench-core/src/compare nnbench-core/src/record nnbench-vocab/src Cargo.lock" ;;
             build_cost) echo "benches/build_cost.rs benches/support $runtime Cargo.toml nnbench-core/Cargo.toml nnbench-macros/Cargo.toml nnbench-vocab/Cargo.toml" ;;
+            roofline) echo "benches/roofline.rs benches/support scripts/stream.sh scripts/stream $runtime" ;;
             fuzz) echo "benches/fuzz.rs benches/support fuzz scripts/fuzz.sh $runtime nnbench-cli/src" ;;
             gpu) echo "benches/gpu.rs benches/mnist.rs benches/support scripts/gpu-check.sh scripts/gpu_check.py $runtime" ;;
             *) echo "benches/$1.rs benches/support $runtime" ;;

@@ -62,16 +62,22 @@ pub fn repo() -> &'static Path {
 /// The Python peer's interpreter: `NNBENCH_PEER_PYTHON`, or the one the
 /// script makes (or finds cached).
 pub fn python() -> Result<PathBuf, String> {
-    if let Some(python) = std::env::var_os("NNBENCH_PEER_PYTHON") {
-        return Ok(python.into());
+    made_by("scripts/python-peer.sh", "NNBENCH_PEER_PYTHON")
+}
+
+/// The path `variable` names, else the one the repository's `script`
+/// prints as it makes (or finds cached) what it makes.
+pub fn made_by(script: &str, variable: &str) -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os(variable) {
+        return Ok(path.into());
     }
     let output = Command::new("bash")
-        .arg(repo().join("scripts/python-peer.sh"))
+        .arg(repo().join(script))
         .output()
-        .map_err(|e| format!("scripts/python-peer.sh: {e}"))?;
+        .map_err(|e| format!("{script}: {e}"))?;
     if !output.status.success() {
         let said = String::from_utf8_lossy(&output.stderr);
-        return Err(format!("scripts/python-peer.sh failed: {}", said.trim()));
+        return Err(format!("{script} failed: {}", said.trim()));
     }
     Ok(String::from_utf8_lossy(&output.stdout).trim().into())
 }

@@ -525,7 +525,7 @@ mod tests {
     /// end may reuse its start's reading; `None` where the kernel keeps no
     /// mark to reset (gVisor), and every end reads. Other tests of this
     /// process free memory and reset the mark meanwhile: some one of five
-    /// tries, each 64 MiB above the last, lifts it.
+    /// tries, each further above the last, lifts it.
     fn above_the_inherited_peak() -> Option<Vec<Vec<u8>>> {
         if !reset_peak() {
             return None;

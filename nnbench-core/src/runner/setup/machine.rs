@@ -54,7 +54,12 @@ pub(crate) fn roofs_in(
 ) -> Result<MachineRoofs, MachineError> {
     let key = context.machine_key();
     let kept = cached(dir, &key);
-    if !again && let Some(roofs) = kept.as_ref().filter(|r| !r.method.noisy) {
+    // Roofs kept from a busy machine are measured again once it is quiet:
+    // measured while it is still busy, they would read as low again, and
+    // each run would pay for them.
+    let usable =
+        |r: &&MachineRoofs| !r.method.noisy || crate::measure::busy::before().after().noisy();
+    if !again && let Some(roofs) = kept.as_ref().filter(usable) {
         return Ok(roofs.clone());
     }
     if !OPTIMIZED {
@@ -62,8 +67,7 @@ pub(crate) fn roofs_in(
         // for, this build cannot give.
         return kept.filter(|_| !again).ok_or(MachineError::Unoptimized);
     }
-    // Roofs kept from a busy machine are measured again until a quiet one
-    // measures them; each is the best either measurement saw.
+    // Each roof is the best either measurement saw.
     let measured = crate::measure::roofs::measure();
     let roofs = match kept.filter(|k| k.method.noisy && !again) {
         Some(kept) => best_of(measured, &kept),
