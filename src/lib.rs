@@ -126,6 +126,7 @@ pub mod book {
         Memory = "../docs/src/memory.md",
         Capacity = "../docs/src/capacity.md",
         Serving = "../docs/src/serving.md",
+        Roofline = "../docs/src/roofline.md",
         Record = "../docs/src/record.md",
         Tracking = "../docs/src/tracking.md",
         CiGate = "../docs/src/ci-gate.md",

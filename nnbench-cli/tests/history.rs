@@ -350,8 +350,8 @@ fn an_older_layout_is_brought_up_to_date() {
     {
         // As the first layout left it: no direction of the metric, no
         // instruction counts, no fields of struct metrics, no throughput,
-        // p99, requests per second, profiles, scaling fits, capacities or
-        // searches.
+        // p99, requests per second, profiles, scaling fits, capacities,
+        // searches, declared work or roofs.
         let connection = rusqlite::Connection::open(&path).unwrap();
         connection
             .execute_batch(
@@ -366,6 +366,8 @@ fn an_older_layout_is_brought_up_to_date() {
                  DROP TABLE scaling;
                  DROP TABLE capacity;
                  DROP TABLE searches;
+                 DROP TABLE work;
+                 ALTER TABLE runs DROP COLUMN roofs;
                  PRAGMA user_version = 1;",
             )
             .unwrap();
@@ -379,7 +381,7 @@ fn an_older_layout_is_brought_up_to_date() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 11);
+    assert_eq!(version, 12);
 }
 
 fn the_tool_adds_lists_and_shows() {

@@ -12,8 +12,15 @@ use nnbench::{RunRecord, Runner};
 use nnbench_cli::history::History;
 use serde::Serialize;
 
-/// A sweep of model size × batch size.
-#[nnbench::product(size = [64, 128, 256], batch = [1, 8, 32, 128], timing = once)]
+/// A sweep of model size × batch size, each call a multiply of a batch
+/// of vectors by a size × size matrix of f64s.
+#[nnbench::product(
+    size = [64, 128, 256],
+    batch = [1, 8, 32, 128],
+    flops = 2 * size * size * batch,
+    bytes = 8 * size * (size + 2 * batch),
+    timing = once
+)]
 fn throughput(size: u64, batch: u64) -> u64 {
     size * batch
 }
@@ -51,6 +58,14 @@ fn history(path: &Path) {
         .expect("the run");
     assert_eq!(template.cases.len(), 12 + 4);
     let mut history = History::open(path).expect("a new history");
+    let roofs: nnbench::record::MachineRoofs = serde_json::from_value(serde_json::json!({
+        "flops_f32": {"one_core": 2e11, "all_cores": 4e11},
+        "flops_f64": {"one_core": 1e11, "all_cores": 2e11},
+        "bandwidth": {"one_core": 2e10, "all_cores": 3e10},
+        "method": {"units": "avx512f fma", "cores": 2, "triad_array_bytes": 134217728,
+                   "measured_at": "2026-05-01T09:00:00Z", "seconds": 1.5, "noisy": false},
+    }))
+    .expect("roofs");
     let mut wobble = 0u64;
     for commit in 0..24u64 {
         for run in 0..2 {
@@ -86,7 +101,21 @@ fn history(path: &Path) {
                 case.memory.rss_before_bytes = Some(200 << 20);
                 case.memory.rss_peak_bytes =
                     Some((200 << 20) + (size as u64) * (batch as u64) * 4096);
+                // As fast as a multiply of this shape runs: near the memory
+                // roof at one vector, near the compute roof at many.
+                let (flops, bytes) = (2.0 * size * size * batch, 8.0 * size * (size + 2.0 * batch));
+                let roof = (flops / bytes * 2e10).min(1e11);
+                let mut work = nnbench::record::WorkRecord::new(
+                    Some(flops),
+                    Some(bytes),
+                    0.6 * roof / flops / slower / noise,
+                );
+                work.place(&roofs, 1);
+                case.work = Some(Box::new(work));
             }
+            let mut machine = nnbench::record::MachineContext::default();
+            machine.roofs = Some(roofs.clone());
+            record.context.machine = Some(machine);
             history.add(&record, None).expect("added");
         }
     }
@@ -125,10 +154,10 @@ fn page(dir: &Path) -> (PathBuf, String) {
     (out, html)
 }
 
-/// Charts: of `throughput`, time, RSS growth, the value and the grid (no
-/// GPU); of `quality`, time, RSS growth, the grid and the trade-off of
-/// accuracy against time.
-const CHARTS: usize = 8;
+/// Charts: of `throughput`, time, RSS growth, the value, the grid (no
+/// GPU) and the roofline; of `quality`, time, RSS growth, the grid and
+/// the trade-off of accuracy against time.
+const CHARTS: usize = 9;
 
 #[test]
 fn the_report_is_one_page_with_its_charts_and_its_regression() {
@@ -162,6 +191,13 @@ fn the_report_is_one_page_with_its_charts_and_its_regression() {
     assert_eq!(html.matches("class=\"before ").count(), 4);
     assert!(html.contains(&format!("left the front: {LEFT_THE_FRONT}</span>")));
     assert_eq!(html.matches("<circle class=\"left-front\"").count(), 1);
+    // The roofline: both roofs of f64 under the latest run's cases.
+    assert!(html.contains("throughput: roofline, FLOP/s against FLOP a byte"));
+    assert_eq!(html.matches("<polyline class=\"roof").count(), 2);
+    assert!(html.contains("size=256,batch=128: "), "a case's point");
+    for roof in ["% of the compute roof", "% of the memory roof"] {
+        assert!(html.contains(roof), "a case placed under each roof");
+    }
     // Its fields in the table, the judged one marked.
     assert!(html.contains("<th>accuracy ↑</th><th>loss</th>"));
     // Self-contained, and readable in both schemes.

@@ -29,6 +29,7 @@ mod robust;
 mod runs;
 mod schema;
 pub mod steps;
+mod work;
 
 use std::path::{Path, PathBuf};
 

@@ -250,8 +250,8 @@ impl History {
         )?;
         let git = record.context.git.as_ref();
         transaction.execute(
-            "INSERT INTO runs (digest, machine_id, bench, commit_sha, branch, dirty, started_at, added_at, cases, failed)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO runs (digest, machine_id, bench, commit_sha, branch, dirty, started_at, added_at, cases, failed, roofs)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 digest,
                 machine_id,
@@ -263,6 +263,12 @@ impl History {
                 crate::record::now_rfc3339(),
                 record.cases.len() as i64,
                 record.failed() as i64,
+                record
+                    .context
+                    .machine
+                    .as_ref()
+                    .and_then(|m| m.roofs.as_ref())
+                    .and_then(|roofs| serde_json::to_string(roofs).ok()),
             ],
         )?;
         let run = transaction.last_insert_rowid();
@@ -330,6 +336,15 @@ impl History {
                 if let Some(search) = &case.search {
                     let text = serde_json::to_string(search).unwrap_or_default();
                     search_of.execute(params![run, case.id, text])?;
+                }
+            }
+            let mut work_of = transaction.prepare(
+                "INSERT OR REPLACE INTO work (run_id, case_id, work) VALUES (?1, ?2, ?3)",
+            )?;
+            for case in record.cases.iter().filter(|c| c.error.is_none()) {
+                if let Some(work) = &case.work {
+                    let text = serde_json::to_string(work).unwrap_or_default();
+                    work_of.execute(params![run, case.id, text])?;
                 }
             }
             let mut capacity_of = transaction.prepare(
@@ -640,17 +655,29 @@ impl History {
         &self,
         run: i64,
     ) -> Result<Vec<(String, crate::record::SearchRecord)>, HistoryError> {
-        let query = || -> rusqlite::Result<Vec<(String, crate::record::SearchRecord)>> {
-            let mut statement = self.connection.prepare(
-                "SELECT case_id, search FROM searches WHERE run_id = ?1 ORDER BY case_id",
-            )?;
+        self.json_by_case(
+            "SELECT case_id, search FROM searches WHERE run_id = ?1 ORDER BY case_id",
+            run,
+        )
+    }
+
+    /// What `sql` selects of run `run` (its `?1`): a case's id and the JSON
+    /// of a record of it, read back; a record this version cannot read is
+    /// left out.
+    pub(super) fn json_by_case<T: serde::de::DeserializeOwned>(
+        &self,
+        sql: &str,
+        run: i64,
+    ) -> Result<Vec<(String, T)>, HistoryError> {
+        let query = || -> rusqlite::Result<Vec<(String, T)>> {
+            let mut statement = self.connection.prepare(sql)?;
             let rows = statement.query_map([run], |r| {
                 let (case, text): (String, String) = (r.get(0)?, r.get(1)?);
                 Ok((case, serde_json::from_str(&text).ok()))
             })?;
             Ok(rows
                 .filter_map(Result::ok)
-                .filter_map(|(case, search)| Some((case, search?)))
+                .filter_map(|(case, found)| Some((case, found?)))
                 .collect())
         };
         query().map_err(|e| self.error(e))

@@ -112,6 +112,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;",
     // 11: the largest size a capacity's fit measured (0: not kept).
     "ALTER TABLE capacity ADD COLUMN largest_measured REAL NOT NULL DEFAULT 0;",
+    // 12: the work each case declared and where it lies under its
+    // machine's roofs, and those roofs, for the report's rooflines.
+    "CREATE TABLE work (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL,
+        work TEXT NOT NULL,
+        PRIMARY KEY (case_id, run_id)
+    ) WITHOUT ROWID;
+    ALTER TABLE runs ADD COLUMN roofs TEXT;",
 ];
 
 /// What a database holds before it is brought up to date.

@@ -324,6 +324,18 @@ impl Section<'_> {
             if let Some(chart) = &searches.chart {
                 body.push_str(&chart.html());
             }
+            let colours: HashMap<&str, usize> = family_cases
+                .iter()
+                .enumerate()
+                .map(|(i, case)| (*case, i))
+                .collect();
+            let roofline =
+                super::roofline::shown(self.history, latest.run, family, &colours, |c| {
+                    within(family, c).to_owned()
+                })?;
+            if let Some(chart) = &roofline {
+                body.push_str(&chart.html());
+            }
             let context = Context {
                 latest: latest_figures,
                 latest_run: latest.run,
@@ -962,6 +974,8 @@ svg .line { fill: none; stroke-width: 2; } svg .dot { stroke: none; }
 svg .outlier { fill: none; stroke-width: 1.5; }
 svg .step { stroke: var(--good); stroke-dasharray: 4 3; fill: var(--good); } svg .step.regressed { stroke: var(--bad); fill: var(--bad); }
 svg text.step, svg text.step.regressed { stroke: none; font-weight: 600; }
+svg .roof { fill: none; stroke: var(--fg); stroke-width: 1.5; } svg .roof.all { stroke-dasharray: 6 3; }
+svg .roof-name { text-anchor: end; fill: var(--muted); }
 svg .front { fill: none; stroke: var(--fg); stroke-width: 1.5; stroke-dasharray: 6 3; }
 svg .moved { stroke-width: 1; stroke-dasharray: 2 2; opacity: 0.6; } svg .before { fill: var(--panel); stroke-width: 1.5; }
 svg .dot.on-front { stroke: var(--fg); stroke-width: 1.5; }

@@ -5,6 +5,7 @@ mod capacity;
 mod chart;
 mod frame;
 mod html;
+mod roofline;
 mod scale;
 mod scatter;
 mod search;
