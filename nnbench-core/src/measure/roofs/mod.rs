@@ -20,8 +20,13 @@ use crate::record::{MachineRoofs, RoofRates, RoofsMethod};
 /// How long one timed run of the compute kernels lasts.
 const RUN: Duration = Duration::from_millis(20);
 
-/// Timed runs of each figure; the best counts.
+/// Timed runs of each compute figure; the best counts.
 const RUNS: usize = 5;
+
+/// Timed passes of the triad: more than of the compute kernels, as a pass
+/// is as short and memory is shared with every other process, whose
+/// traffic slows a pass more often than it takes a core.
+const PASSES: usize = 10;
 
 /// The triad's arrays are this many times the largest cache, at least,
 /// as STREAM's rules ask, so that no pass is served from a cache.
@@ -156,7 +161,7 @@ fn bandwidth(array_bytes: u64, cpus: &[Option<usize>]) -> RoofRates {
             }
         };
         together(cpus, |i| pass(i, true));
-        best_rate(RUNS, per_pass, || together(cpus, |i| pass(i, false)))
+        best_rate(PASSES, per_pass, || together(cpus, |i| pass(i, false)))
     };
     RoofRates {
         one_core: on(&mut arrays, &cpus[..1]),
