@@ -426,7 +426,7 @@ fn placed(record: &RunRecord, numpy: Option<f64>) -> Result<(), String> {
         let met = triad.roof == Some(Roof::Memory) && share >= 0.7;
         if share > 1.0 {
             harness::note(
-                "The triad passed the memory roof, which is memory's bandwidth beyond every cache: part of its arrays stayed in a cache larger than the one the machine reports.",
+                "The triad passed the memory roof, which is measured over arrays four times the last-level cache the machine reports: over these smaller ones, it moved more.",
             );
         }
         harness::note(format!(
