@@ -22,7 +22,7 @@ use crate::compare::Verdict;
 use crate::history::{
     CaseInfo, CasePoint, FigureStep, History, HistoryError, RunSummary, StepSearch, outlying_runs,
 };
-use crate::record::{Direction, Figure, ScalingRecord};
+use crate::record::{Direction, Figure, ParamMap, ScalingRecord};
 
 /// The figures charted, with their titles.
 const CHARTED: [(Figure, &str); 8] = [
@@ -324,13 +324,12 @@ impl Section<'_> {
             if let Some(chart) = &searches.chart {
                 body.push_str(&chart.html());
             }
-            let colours: HashMap<&str, usize> = family_cases
+            let with_params: Vec<(&str, Option<&ParamMap>)> = family_cases
                 .iter()
-                .enumerate()
-                .map(|(i, case)| (*case, i))
+                .map(|case| (*case, self.cases.get(*case).map(|c| &c.params)))
                 .collect();
             let roofline =
-                super::roofline::shown(self.history, latest.run, family, &colours, |c| {
+                super::roofline::shown(self.history, latest.run, family, &with_params, |c| {
                     within(family, c).to_owned()
                 })?;
             if let Some(chart) = &roofline {
@@ -975,7 +974,7 @@ svg .outlier { fill: none; stroke-width: 1.5; }
 svg .step { stroke: var(--good); stroke-dasharray: 4 3; fill: var(--good); } svg .step.regressed { stroke: var(--bad); fill: var(--bad); }
 svg text.step, svg text.step.regressed { stroke: none; font-weight: 600; }
 svg .roof { fill: none; stroke: var(--fg); stroke-width: 1.5; } svg .roof.all { stroke-dasharray: 6 3; }
-svg .roof-name { text-anchor: end; fill: var(--muted); }
+svg .roof-name { text-anchor: end; fill: var(--muted); } svg .series { fill: none; stroke-width: 1.2; opacity: 0.7; }
 svg .front { fill: none; stroke: var(--fg); stroke-width: 1.5; stroke-dasharray: 6 3; }
 svg .moved { stroke-width: 1; stroke-dasharray: 2 2; opacity: 0.6; } svg .before { fill: var(--panel); stroke-width: 1.5; }
 svg .dot.on-front { stroke: var(--fg); stroke-width: 1.5; }

@@ -13,13 +13,18 @@ use super::frame::{self, COLOURS, HEIGHT, LEFT, WIDTH};
 use super::scale::{Scale, bounds};
 use super::xml::escape;
 use crate::history::{History, HistoryError};
-use crate::record::{FloatPrecision, MachineRoofs, RoofRates, WorkRecord};
+use crate::record::{FloatPrecision, MachineRoofs, ParamMap, RoofRates, WorkRecord};
 
 /// One case of the family, where the run placed it.
 pub(super) struct Spot {
     pub name: String,
-    /// The case's colour in its family's other charts.
+    /// The case's series: its parameters other than the one the family
+    /// sweeps most widely (`kernel=naive` of a sweep of `n`).
+    pub series: String,
+    /// Which of the page's colours: its series'.
     pub colour: usize,
+    /// Where it lies along the series: the swept parameter's value.
+    pub along: f64,
     /// Operations a byte.
     pub intensity: f64,
     /// Operations a second.
@@ -44,20 +49,21 @@ struct Line {
     class: &'static str,
 }
 
-/// The roofline of `family` from run `run` (`colours`: each case's colour
-/// by its id), where the run had roofs and a case of the family declared
-/// both its operations and its bytes.
+/// The roofline of the family whose latest run is `run` and whose cases
+/// are `cases` (their ids, and their parameters where the history knows
+/// them), where the run had roofs and a case of the family declared both
+/// its operations and its bytes.
 pub(super) fn shown(
     history: &History,
     run: i64,
     family: &str,
-    colours: &HashMap<&str, usize>,
+    cases: &[(&str, Option<&ParamMap>)],
     within: impl Fn(&str) -> String,
 ) -> Result<Option<Roofline>, HistoryError> {
     let work: Vec<(String, WorkRecord)> = history
         .run_work(run)?
         .into_iter()
-        .filter(|(case, _)| colours.contains_key(case.as_str()))
+        .filter(|(case, _)| cases.iter().any(|(id, _)| id == case))
         .collect();
     if work.is_empty() {
         return Ok(None);
@@ -65,30 +71,130 @@ pub(super) fn shown(
     let Some(roofs) = history.run_roofs(run)? else {
         return Ok(None);
     };
+    let series = Series::of(cases);
     let mut spots = Vec::new();
     let mut unplaced = 0;
     for (case, work) in work {
         match (work.intensity, work.flops_per_s) {
-            (Some(intensity), Some(rate)) if intensity > 0.0 && rate > 0.0 => spots.push(Spot {
-                name: within(&case),
-                colour: colours.get(case.as_str()).copied().unwrap_or(0),
-                intensity,
-                rate,
-                work,
-            }),
+            (Some(intensity), Some(rate)) if intensity > 0.0 && rate > 0.0 => {
+                let (name, colour, along) = series.of_case(&case, || within(&case));
+                spots.push(Spot {
+                    name: within(&case),
+                    series: name,
+                    colour,
+                    along,
+                    intensity,
+                    rate,
+                    work,
+                });
+            }
             _ => unplaced += 1,
         }
     }
     if spots.is_empty() {
         return Ok(None);
     }
-    spots.sort_by_key(|s| s.colour);
+    spots.sort_by(|a, b| a.colour.cmp(&b.colour).then(a.along.total_cmp(&b.along)));
     Ok(Some(Roofline {
         title: format!("{family}: roofline, FLOP/s against FLOP a byte"),
         roofs,
         spots,
         unplaced,
     }))
+}
+
+/// How a family's cases fall into series: along the numeric parameter
+/// with the most distinct values, one series for each combination of the
+/// others, in the order the cases come.
+struct Series<'a> {
+    order: Vec<&'a str>,
+    axis: Option<&'a str>,
+    params: HashMap<&'a str, &'a ParamMap>,
+    names: Vec<String>,
+}
+
+impl<'a> Series<'a> {
+    fn of(cases: &[(&'a str, Option<&'a ParamMap>)]) -> Self {
+        let params: HashMap<&str, &ParamMap> = cases
+            .iter()
+            .filter_map(|(id, p)| Some((*id, (*p)?)))
+            .collect();
+        let numeric = |name: &str| {
+            params
+                .values()
+                .all(|p| p.get(name).is_some_and(serde_json::Value::is_number))
+        };
+        let distinct = |name: &str| {
+            let mut values: Vec<String> = params
+                .values()
+                .filter_map(|p| Some(p.get(name)?.to_string()))
+                .collect();
+            values.sort();
+            values.dedup();
+            values.len()
+        };
+        let axis = params
+            .values()
+            .next()
+            .into_iter()
+            .flat_map(|p| p.keys())
+            .filter(|name| numeric(name) && distinct(name) > 1)
+            .max_by_key(|name| distinct(name));
+        let mut series = Self {
+            order: cases.iter().map(|(id, _)| *id).collect(),
+            axis,
+            params,
+            names: Vec::new(),
+        };
+        for (id, _) in cases {
+            if let Some(name) = series.name(id) {
+                if !series.names.contains(&name) {
+                    series.names.push(name);
+                }
+            }
+        }
+        series
+    }
+
+    /// The series of case `id`: its other parameters, written as its id
+    /// writes them.
+    fn name(&self, id: &str) -> Option<String> {
+        let axis = self.axis?;
+        let others: Vec<String> = self
+            .params
+            .get(id)?
+            .iter()
+            .filter(|(name, _)| *name != axis)
+            .map(|(name, value)| match value {
+                serde_json::Value::String(text) => format!("{name}={text}"),
+                value => format!("{name}={value}"),
+            })
+            .collect();
+        Some(if others.is_empty() {
+            format!("by {axis}")
+        } else {
+            others.join(",")
+        })
+    }
+
+    /// The series, colour and place along it of case `id`; a case of its
+    /// own (named by `alone`) where the family has no series.
+    fn of_case(&self, id: &str, alone: impl Fn() -> String) -> (String, usize, f64) {
+        let along = self
+            .axis
+            .and_then(|axis| self.params.get(id)?.get(axis)?.as_f64())
+            .unwrap_or(0.0);
+        match self.name(id) {
+            Some(name) => {
+                let colour = self.names.iter().position(|n| *n == name).unwrap_or(0);
+                (name, colour, along)
+            }
+            None => {
+                let colour = self.order.iter().position(|c| *c == id).unwrap_or(0);
+                (alone(), colour, along)
+            }
+        }
+    }
 }
 
 impl Roofline {
@@ -185,6 +291,20 @@ impl Roofline {
                 ))
             );
         }
+        for series in self.spots.chunk_by(|a, b| a.series == b.series) {
+            if series.len() > 1 {
+                let path: Vec<String> = series
+                    .iter()
+                    .map(|s| format!("{:.1},{:.1}", x.place(s.intensity), y.place(s.rate)))
+                    .collect();
+                let _ = write!(
+                    out,
+                    r#"<polyline class="series l{}" points="{}"/>"#,
+                    series[0].colour % COLOURS,
+                    path.join(" ")
+                );
+            }
+        }
         for spot in &self.spots {
             let _ = write!(
                 out,
@@ -212,14 +332,19 @@ impl Roofline {
             "<figure class=\"chart roofline\">{}<figcaption>",
             self.svg()
         );
-        for spot in self.spots.iter().take(COLOURS) {
-            frame::key(&mut out, spot.colour, &spot.name);
+        let series: Vec<&Spot> = self
+            .spots
+            .chunk_by(|a, b| a.series == b.series)
+            .map(|s| &s[0])
+            .collect();
+        for first in series.iter().take(COLOURS) {
+            frame::key(&mut out, first.colour, &first.series);
         }
-        if self.spots.len() > COLOURS {
+        if series.len() > COLOURS {
             let _ = write!(
                 out,
                 "<span class=\"note\">and {} more, in the same colours: a point's tooltip names its case</span>",
-                self.spots.len() - COLOURS
+                series.len() - COLOURS
             );
         }
         let method = &self.roofs.method;
@@ -325,7 +450,9 @@ mod tests {
         work.place(&roofs(), 1);
         Spot {
             name: name.into(),
+            series: "kernel=a".into(),
             colour: 0,
+            along: intensity,
             intensity,
             rate,
             work,
@@ -365,6 +492,42 @@ mod tests {
             "{svg}"
         );
         assert!(chart.html().contains("1 case declaring only bytes"));
+    }
+
+    #[test]
+    fn cases_fall_into_series_along_the_parameter_swept_most_widely() {
+        let params = |kernel: &str, n: u64| -> ParamMap {
+            [
+                ("kernel", serde_json::json!(kernel)),
+                ("n", serde_json::json!(n)),
+            ]
+            .into_iter()
+            .collect()
+        };
+        let made = [
+            ("g/kernel=naive,n=64", params("naive", 64)),
+            ("g/kernel=naive,n=128", params("naive", 128)),
+            ("g/kernel=fast,n=64", params("fast", 64)),
+            ("g/kernel=fast,n=128", params("fast", 128)),
+        ];
+        let cases: Vec<(&str, Option<&ParamMap>)> =
+            made.iter().map(|(id, p)| (*id, Some(p))).collect();
+        let series = Series::of(&cases);
+        assert_eq!(series.axis, Some("n"));
+        let alone = || unreachable!("every case is in a series");
+        assert_eq!(
+            series.of_case("g/kernel=fast,n=128", alone),
+            ("kernel=fast".to_owned(), 1, 128.0)
+        );
+        assert_eq!(series.of_case("g/kernel=naive,n=64", alone).1, 0);
+        // With nothing swept, each case is its own.
+        let one = params("naive", 64);
+        let single = Series::of(&[("g/kernel=naive,n=64", Some(&one))]);
+        assert_eq!(single.axis, None);
+        assert_eq!(
+            single.of_case("g/kernel=naive,n=64", || "it".into()).0,
+            "it"
+        );
     }
 
     #[test]
