@@ -68,6 +68,13 @@ fn one_at_a_time() -> u64 {
     serve()
 }
 
+/// Half the server's capacity, as `queue/rate=500`, in bursts: gaps
+/// whose standard deviation is four times their mean.
+#[nnbench::benchmark(rate = [500], arrivals = gamma(4), warm_up_time = "200ms", measurement_time = "4s")]
+fn bursts() -> u64 {
+    serve()
+}
+
 /// Even gaps, and a timeout no request of a server this idle reaches.
 #[nnbench::benchmark(rate = [100], arrivals = uniform, request_timeout = "1s", warm_up_time = "50ms", measurement_time = "500ms")]
 fn even() -> u64 {
@@ -210,6 +217,28 @@ fn a_closed_loop_reports_the_service_where_the_open_loop_reports_the_queue() {
     assert!(
         open_mean > 2.0 * service,
         "at four fifths load, requests wait behind each other: {open_mean} s against {service} s"
+    );
+}
+
+#[test]
+fn bursts_at_the_same_rate_wait_longer_in_the_tail_than_poisson_arrivals() {
+    let (bursty, _, _) = served("bursts/");
+    let load = bursty.load.as_deref().expect("an open loop's record");
+    assert_eq!(load.arrivals, "gamma(4)");
+    let (poisson, _, _) = served("queue/rate=500");
+    let tail = |case: &CaseRecord| case.time.percentiles.as_ref().expect("percentiles").p99_ns;
+    // Waits grow with the square of the gaps' coefficient of variation
+    // (Kingman): sixteen times Poisson's here, which no noise of the
+    // machine's hides.
+    assert!(
+        tail(&bursty) > 2.0 * tail(&poisson),
+        "p99 {} ns in bursts against {} ns at Poisson arrivals",
+        tail(&bursty),
+        tail(&poisson)
+    );
+    assert!(
+        (load.achieved_rate / 500.0 - 1.0).abs() < 0.3,
+        "bursts keep the mean rate: {load:?}"
     );
 }
 

@@ -86,6 +86,7 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
     let rate = quote!(&[#(#rates),*]);
     let arrivals = match options.arrivals.map(|(a, _)| a) {
         Some(crate::parse::Arrivals::Uniform) => quote!(#krate::Arrivals::Uniform),
+        Some(crate::parse::Arrivals::Gamma(cv)) => quote!(#krate::Arrivals::Gamma(#cv)),
         _ => quote!(#krate::Arrivals::Poisson),
     };
     let request_timeout = duration(options.request_timeout.map(|(d, _)| d));

@@ -98,6 +98,8 @@ pub(crate) struct Flops {
 pub(crate) enum Arrivals {
     Poisson,
     Uniform,
+    /// `gamma(CV)`: the gaps' coefficient of variation.
+    Gamma(f64),
 }
 
 /// The `runtime` option.
@@ -607,15 +609,32 @@ fn rates(value: &Expr) -> syn::Result<Vec<f64>> {
     Ok(rates)
 }
 
-/// `poisson` or `uniform`.
+/// `poisson`, `uniform` or `gamma(CV)`.
 fn arrivals(value: &Expr) -> syn::Result<Arrivals> {
+    const WHAT: &str = "arrivals is `poisson` (exponential gaps, the default), `uniform` (even gaps) or `gamma(CV)` (gaps whose standard deviation is CV times their mean: 1 is poisson, above 1 bursty)";
+    if let Expr::Call(call) = value
+        && word(&call.func).as_deref() == Some("gamma")
+    {
+        let cv = match call.args.iter().collect::<Vec<_>>().as_slice() {
+            [Expr::Lit(syn::ExprLit { lit, .. })] => match lit {
+                syn::Lit::Int(n) => n.base10_parse::<f64>().ok(),
+                syn::Lit::Float(x) => x.base10_parse::<f64>().ok(),
+                _ => None,
+            },
+            _ => None,
+        };
+        return match cv {
+            Some(cv) if cv > 0.0 && cv <= 100.0 => Ok(Arrivals::Gamma(cv)),
+            _ => Err(syn::Error::new(
+                call.args.span(),
+                "gamma's coefficient of variation is a number above 0 and at most 100: gamma(4)",
+            )),
+        };
+    }
     match word(value).as_deref() {
         Some("poisson") => Ok(Arrivals::Poisson),
         Some("uniform") => Ok(Arrivals::Uniform),
-        _ => Err(syn::Error::new(
-            value.span(),
-            "arrivals is `poisson` (exponential gaps, the default) or `uniform` (even gaps)",
-        )),
+        _ => Err(syn::Error::new(value.span(), WHAT)),
     }
 }
 

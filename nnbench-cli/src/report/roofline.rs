@@ -147,10 +147,10 @@ impl<'a> Series<'a> {
             names: Vec::new(),
         };
         for (id, _) in cases {
-            if let Some(name) = series.name(id) {
-                if !series.names.contains(&name) {
-                    series.names.push(name);
-                }
+            if let Some(name) = series.name(id)
+                && !series.names.contains(&name)
+            {
+                series.names.push(name);
             }
         }
         series

@@ -1,26 +1,35 @@
 //! When the requests of an open loop are due: `rate = [...]` requests a
 //! second, with exponential gaps (`arrivals = poisson`, as independent
-//! users make them) or even ones (`arrivals = uniform`), from a seeded
-//! generator so that a case's schedule is the same in every run.
+//! users make them), even ones (`arrivals = uniform`), or gamma-distributed
+//! ones of a set coefficient of variation (`arrivals = gamma(CV)`: bursts
+//! and lulls), from a seeded generator so that a case's schedule is the
+//! same in every run.
 
 use std::time::Duration;
 
 /// How the gaps between requests are drawn.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Arrivals {
     /// Exponential gaps of mean `1 / rate`: a Poisson process.
     #[default]
     Poisson,
     /// Gaps of exactly `1 / rate`.
     Uniform,
+    /// Gamma-distributed gaps of mean `1 / rate` whose standard deviation
+    /// is this many times their mean (the coefficient of variation): 1 is
+    /// a Poisson process, above 1 burstier (requests come in clusters
+    /// with lulls between), below 1 more even. Shape `1 / CV²`.
+    Gamma(f64),
 }
 
 impl Arrivals {
-    /// The name the attribute and the record give it.
-    pub(crate) fn name(self) -> &'static str {
+    /// The name the attribute and the record give it: `poisson`,
+    /// `uniform`, `gamma(4)`.
+    pub(crate) fn label(self) -> String {
         match self {
-            Arrivals::Poisson => "poisson",
-            Arrivals::Uniform => "uniform",
+            Arrivals::Poisson => "poisson".to_owned(),
+            Arrivals::Uniform => "uniform".to_owned(),
+            Arrivals::Gamma(cv) => format!("gamma({cv})"),
         }
     }
 }
@@ -47,13 +56,54 @@ impl OpenLoop {
         let mut at = 0.0f64;
         std::iter::from_fn(move || {
             let gap = match arrivals {
-                // 1 - u lies in (0, 1]: its logarithm is finite.
-                Arrivals::Poisson => -(1.0 - rng.f64()).ln() * mean,
+                Arrivals::Poisson => exponential(&mut rng) * mean,
                 Arrivals::Uniform => mean,
+                Arrivals::Gamma(cv) => {
+                    let shape = 1.0 / (cv * cv).max(1e-12);
+                    gamma(&mut rng, shape) * mean / shape
+                }
             };
             at += gap;
             Some(Duration::from_secs_f64(at.min(1e9)))
         })
+    }
+}
+
+/// A draw of the exponential distribution of mean 1.
+fn exponential(rng: &mut fastrand::Rng) -> f64 {
+    // 1 - u lies in (0, 1]: its logarithm is finite.
+    -(1.0 - rng.f64()).ln()
+}
+
+/// A draw of the standard normal distribution (Box and Muller, 1958).
+fn normal(rng: &mut fastrand::Rng) -> f64 {
+    let radius = (2.0 * exponential(rng)).sqrt();
+    radius * (std::f64::consts::TAU * rng.f64()).cos()
+}
+
+/// A draw of the gamma distribution of shape `shape` and scale 1, by
+/// Marsaglia and Tsang's method ("A simple method for generating gamma
+/// variables", ACM TOMS 2000); below shape 1, a draw of shape + 1 scaled
+/// by `u^(1/shape)`, as they show. The generator is fastrand, which the
+/// runtime already links, rather than a distributions crate and the
+/// generator it brings, for a dozen lines checked by their moments.
+fn gamma(rng: &mut fastrand::Rng, shape: f64) -> f64 {
+    if shape < 1.0 {
+        let boost = (1.0 - rng.f64()).powf(1.0 / shape);
+        return gamma(rng, shape + 1.0) * boost;
+    }
+    let d = shape - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        let x = normal(rng);
+        let v = (1.0 + c * x).powi(3);
+        if v <= 0.0 {
+            continue;
+        }
+        let u = 1.0 - rng.f64();
+        if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
+            return d * v;
+        }
     }
 }
 
@@ -83,6 +133,33 @@ mod tests {
         assert!((mean / 1e-3 - 1.0).abs() < 0.03, "mean gap {mean}");
         // An exponential's standard deviation is its mean.
         assert!((var.sqrt() / mean - 1.0).abs() < 0.05, "sd {}", var.sqrt());
+    }
+
+    /// The mean and the coefficient of variation of the gaps of `open`.
+    fn gaps(open: OpenLoop) -> (f64, f64) {
+        let times: Vec<f64> = open
+            .schedule()
+            .take(100_000)
+            .map(|d| d.as_secs_f64())
+            .collect();
+        let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        (mean, var.sqrt() / mean)
+    }
+
+    #[test]
+    fn gamma_gaps_average_the_rate_and_vary_as_their_coefficient_says() {
+        for cv in [0.5, 1.0, 2.0, 4.0] {
+            let (mean, spread) = gaps(open(Arrivals::Gamma(cv), 11));
+            assert!(
+                (mean / 1e-3 - 1.0).abs() < 0.05,
+                "gamma({cv}): mean gap {mean}"
+            );
+            assert!((spread / cv - 1.0).abs() < 0.1, "gamma({cv}): CV {spread}");
+        }
+        assert_eq!(Arrivals::Gamma(4.0).label(), "gamma(4)");
+        assert_eq!(Arrivals::Gamma(0.5).label(), "gamma(0.5)");
     }
 
     #[test]

@@ -37,7 +37,7 @@ impl OpenCounts {
     pub(super) fn record(&self, requests: u64, duration: Duration) -> LoadRecord {
         LoadRecord {
             offered_rate: self.rate,
-            arrivals: self.arrivals.name().to_owned(),
+            arrivals: self.arrivals.label(),
             achieved_rate: crate::record::per_second(
                 self.finished_in_period,
                 duration.as_nanos() as f64,

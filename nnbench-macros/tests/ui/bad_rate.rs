@@ -22,6 +22,12 @@ fn timeout_without_rate() {}
 #[nnbench::benchmark(rate = [100], arrivals = bursty)]
 fn unknown_arrivals() {}
 
+#[nnbench::benchmark(rate = [100], arrivals = gamma(0))]
+fn gamma_without_spread() {}
+
+#[nnbench::benchmark(rate = [100], arrivals = gamma(burst))]
+fn gamma_of_a_word() {}
+
 #[nnbench::benchmark(rate = [100], request_timeout = "soon")]
 fn bad_timeout() {}
 
