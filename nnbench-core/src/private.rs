@@ -17,6 +17,7 @@ use serde_json::Value as Json;
 pub use inventory;
 
 pub use crate::measure::arrivals::Arrivals;
+pub use crate::measure::stream::Start as StreamStart;
 pub use crate::measure::{Bencher, Timer};
 pub use nnbench_vocab::LatencyTarget;
 

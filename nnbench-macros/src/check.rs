@@ -71,6 +71,9 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
         ));
     }
     parallel(&options, sig, &mut errors);
+    if let Some(span) = options.stream {
+        stream_fits(&options, sig, span, &mut errors);
+    }
     if let Some(unsafety) = &sig.unsafety {
         errors.push(syn::Error::new(
             unsafety.span(),
@@ -197,6 +200,42 @@ fn bencher_fits(options: &Options, sig: &syn::Signature, span: Span, errors: &mu
     };
     if let Some(why) = clash {
         errors.push(syn::Error::new(span, format!("`{}` {why}", sig.ident)));
+    }
+}
+
+/// `stream` takes a sync function that returns its items (tokens) as an
+/// iterator, or a `Result` of one, and times them one by one: nothing
+/// else shapes or times its calls.
+fn stream_fits(options: &Options, sig: &syn::Signature, span: Span, errors: &mut Errors) {
+    let clash = if let Some(asyncness) = &sig.asyncness {
+        Some((
+            asyncness.span(),
+            "is async: `stream` takes a sync function that returns an iterator of its tokens",
+        ))
+    } else if matches!(sig.output, syn::ReturnType::Default) {
+        Some((
+            sig.ident.span(),
+            "returns nothing: `stream` times the items of the iterator it returns, each a token",
+        ))
+    } else if options.threads.is_some() {
+        Some((
+            span,
+            "has `threads`: a stream is one request, made on one thread",
+        ))
+    } else if sig
+        .inputs
+        .iter()
+        .any(|input| bencher_param(input).is_some())
+    {
+        Some((
+            span,
+            "takes a `Bencher`: `stream` times each call's tokens itself",
+        ))
+    } else {
+        None
+    };
+    if let Some((at, why)) = clash {
+        errors.push(syn::Error::new(at, format!("`{}` {why}", sig.ident)));
     }
 }
 

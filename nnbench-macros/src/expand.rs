@@ -394,6 +394,9 @@ fn case(plan: &Plan, values: &[syn::Ident], literal: &[bool]) -> TokenStream {
 fn timed_call(plan: &Plan, passed: &[TokenStream]) -> TokenStream {
     let krate = private(plan);
     let function = &plan.function;
+    if plan.options.stream.is_some() {
+        return streamed_call(plan, passed);
+    }
     // The return type, read off the signature, picks the timing loop: one
     // that checks each call for an `Err` costs about a nanosecond a call,
     // which the others need not pay.
@@ -476,6 +479,45 @@ fn timed_call(plan: &Plan, passed: &[TokenStream]) -> TokenStream {
             let gate = respan(quote!(#krate::async_case!), span);
             quote!(#gate #group)
         }
+    }
+}
+
+/// The call of a function with `stream`: each call a request whose
+/// returned items are taken and timed one by one, the request's number of
+/// items its value.
+fn streamed_call(plan: &Plan, passed: &[TokenStream]) -> TokenStream {
+    let krate = private(plan);
+    let function = &plan.function;
+    let shared = plan.options.concurrency.is_some() || plan.options.rate.is_some();
+    // A return type that is no iterator is an error at the type.
+    let drain = at_output(quote!(drain), &plan.output, function);
+    if returns_result(&plan.output) {
+        let request = quote! {{
+            let __start = #krate::StreamStart::now();
+            #function(#(#passed),*).map(|__items| __start.#drain(__items))
+        }};
+        let method = if shared {
+            quote!(time_shared_fallible)
+        } else {
+            quote!(time_fallible)
+        };
+        let method = at_output(method, &plan.output, function);
+        return quote! {
+            __timer.#method(
+                || #request,
+                |__returned| (&&#krate::Check(__returned)).failed(),
+            )
+        };
+    }
+    let request = quote! {{
+        let __start = #krate::StreamStart::now();
+        __start.#drain(#function(#(#passed),*))
+    }};
+    if shared {
+        let method = at_output(quote!(time_shared), &plan.output, function);
+        quote!(__timer.#method(|| #request))
+    } else {
+        quote!(__timer.time(|| #request))
     }
 }
 

@@ -84,6 +84,9 @@ pub(crate) struct Options {
     /// `scaling = n`: the numeric parameter the family's figures are
     /// fitted against.
     pub scaling: Option<Ident>,
+    /// `stream`: the call returns an iterator whose items (tokens) are
+    /// timed one by one; with the span of the option's name.
+    pub stream: Option<Span>,
 }
 
 /// The `flops` option: the expression, and whether its operations are in
@@ -189,6 +192,11 @@ impl Parse for Item {
         }
         // `crate` is a keyword, and an option.
         let name = Ident::parse_any(input)?;
+        // A flag written alone (`stream`) is the flag set.
+        if name == "stream" && (input.is_empty() || input.peek(Token![,])) {
+            let value = syn::parse_quote_spanned!(name.span()=> true);
+            return Ok(Item::Named(name, value));
+        }
         input.parse::<Token![=]>()?;
         let value: Expr = input.parse()?;
         Ok(Item::Named(name, value))
@@ -313,6 +321,10 @@ impl Sorted {
             "metric" => set_once(&mut o.metric, &name, || metric(&value)),
             "fail_on" => set_once(&mut o.fail_on, &name, || fail_on(&value)),
             "throughput" => set_once(&mut o.throughput, &name, || throughput(&value)),
+            "stream" => match flag(&value, "stream")? {
+                true => set_once(&mut o.stream, &name, || Ok(name.span())),
+                false => Ok(()),
+            },
             // A product's axis of that name is a list of values; the work
             // one call does is a number.
             "flops" if !(self.kind == Kind::Product && matches!(value, Expr::Array(_))) => {
@@ -607,6 +619,20 @@ fn rates(value: &Expr) -> syn::Result<Vec<f64>> {
         rates.push(rate);
     }
     Ok(rates)
+}
+
+/// A flag's value: `true` or `false` (a flag written alone is `true`).
+fn flag(value: &Expr, name: &str) -> syn::Result<bool> {
+    match value {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => Ok(b.value),
+        _ => Err(syn::Error::new(
+            value.span(),
+            format!("`{name}` is a flag: write `{name}` alone, or `{name} = true`"),
+        )),
+    }
 }
 
 /// `poisson`, `uniform` or `gamma(CV)`.

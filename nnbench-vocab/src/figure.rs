@@ -76,6 +76,18 @@ pub enum Figure {
     /// declares its work (`flops`, `bytes`): judged across machines, where
     /// time is not (more is better).
     RoofFraction,
+    /// Time to first token, its 99th percentile, for a family with
+    /// `stream`.
+    Ttft,
+    /// Time per output token, its 99th percentile, for a family with
+    /// `stream`.
+    Tpot,
+    /// The gap between two tokens, its 99th percentile, for a family with
+    /// `stream`.
+    Itl,
+    /// A streamed request from when it was due to its last token, its
+    /// 99th percentile, for a family with `stream`.
+    E2e,
     /// How a family's figure grows with its `scaling` parameter: the
     /// exponent of the power fitted (`time ∝ n^1.02`); a family's, not a
     /// case's, so not among [`Figure::ALL`]. Its limit is a change of the
@@ -89,7 +101,7 @@ pub enum Figure {
 
 impl Figure {
     /// Every figure, in the order reports list them.
-    pub const ALL: [Figure; 14] = [
+    pub const ALL: [Figure; 18] = [
         Figure::Time,
         Figure::Load,
         Figure::Rss,
@@ -104,6 +116,10 @@ impl Figure {
         Figure::Requests,
         Figure::MaxRate,
         Figure::RoofFraction,
+        Figure::Ttft,
+        Figure::Tpot,
+        Figure::Itl,
+        Figure::E2e,
     ];
 
     /// Its name in limits (`time=10%`), records and reports.
@@ -129,6 +145,10 @@ impl Figure {
             Figure::Requests => "requests",
             Figure::MaxRate => "max_rate",
             Figure::RoofFraction => "roof_fraction",
+            Figure::Ttft => "ttft",
+            Figure::Tpot => "tpot",
+            Figure::Itl => "itl",
+            Figure::E2e => "e2e",
             Figure::Scaling => "scaling",
             Figure::Capacity => "capacity",
         }
@@ -144,7 +164,13 @@ impl Figure {
     /// ```
     pub fn unit(self) -> Unit {
         match self {
-            Figure::Time | Figure::Load | Figure::P99 => Unit::Time,
+            Figure::Time
+            | Figure::Load
+            | Figure::P99
+            | Figure::Ttft
+            | Figure::Tpot
+            | Figure::Itl
+            | Figure::E2e => Unit::Time,
             Figure::Rss | Figure::Heap | Figure::Gpu | Figure::Peak | Figure::Memo => Unit::Bytes,
             Figure::Value
             | Figure::Throughput
@@ -191,7 +217,7 @@ impl fmt::Display for Figure {
 ///
 /// ```
 /// let err = "speed".parse::<nnbench_vocab::Figure>().unwrap_err();
-/// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, roof_fraction, scaling and capacity"));
+/// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, roof_fraction, ttft, tpot, itl, e2e, scaling and capacity"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFigure(pub String);
@@ -200,7 +226,7 @@ impl fmt::Display for UnknownFigure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, roof_fraction, scaling and capacity",
+            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, roof_fraction, ttft, tpot, itl, e2e, scaling and capacity",
             self.0
         )
     }

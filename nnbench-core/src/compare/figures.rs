@@ -240,9 +240,12 @@ fn compare_figure(
         Figure::Peak => amounts(figure, base.figure(figure), head.figure(figure), limit),
         Figure::Memo => memos(base, head, limit),
         Figure::Value => value(base, head, limit),
-        Figure::Instructions | Figure::P99 => {
-            amounts(figure, base.figure(figure), head.figure(figure), limit)
-        }
+        Figure::Instructions
+        | Figure::P99
+        | Figure::Ttft
+        | Figure::Tpot
+        | Figure::Itl
+        | Figure::E2e => amounts(figure, base.figure(figure), head.figure(figure), limit),
         Figure::Requests => rates(figure, base.figure(figure), head.figure(figure), limit),
         Figure::MaxRate => max_rate(base, head, limit),
         Figure::RoofFraction => rates(figure, base.figure(figure), head.figure(figure), limit),
@@ -666,10 +669,14 @@ pub(super) fn differences(base: &RunRecord, head: &RunRecord) -> Vec<String> {
 
 /// The figures of how fast a case ran, which another machine's speed
 /// decides: a time from one machine says nothing of another's.
-const SPEEDS: [Figure; 6] = [
+const SPEEDS: [Figure; 10] = [
     Figure::Time,
     Figure::Load,
     Figure::P99,
+    Figure::Ttft,
+    Figure::Tpot,
+    Figure::Itl,
+    Figure::E2e,
     Figure::Throughput,
     Figure::Requests,
     Figure::MaxRate,

@@ -143,6 +143,12 @@ impl Default for Limits {
                 (Figure::Requests, t(0.10, 0.0, false)),
                 (Figure::MaxRate, t(0.10, 0.0, true)),
                 (Figure::RoofFraction, t(0.10, 0.0, true)),
+                // Tails of a few hundred requests: a wider limit than a
+                // median's.
+                (Figure::Ttft, t(0.20, 0.0, true)),
+                (Figure::Tpot, t(0.20, 0.0, true)),
+                (Figure::Itl, t(0.20, 0.0, true)),
+                (Figure::E2e, t(0.20, 0.0, true)),
                 (Figure::Scaling, t(0.0, 0.1, true)),
                 (Figure::Capacity, t(0.05, 0.0, true)),
             ]),

@@ -97,6 +97,7 @@ pub(crate) fn sample<E>(
 ) -> Result<(Vec<(u64, Elapsed)>, Precision), E> {
     let iters = warm_up(rule.warm_up, &mut |iters| routine(iters).map(|e| e.wall))?;
     let started = Instant::now();
+    super::stream::measuring_from(started);
     let mut samples = Vec::new();
     // Per-call times on each clock, kept in order for the interval.
     let (mut wall, mut cpu) = (Vec::new(), Vec::new());

@@ -185,7 +185,14 @@ pub(crate) fn on_threads<R: Send>(
     let stop = AtomicBool::new(false);
     let start = OnceLock::new();
     let workers = together::scoped(plan.level, "nnbench-request", || {
-        let mut worker = Worker::new(plan, *start.get_or_init(Instant::now), &stop);
+        let began = *start.get_or_init(|| {
+            let now = Instant::now();
+            if !plan.once {
+                super::stream::measuring_from(now + plan.warm_up);
+            }
+            now
+        });
+        let mut worker = Worker::new(plan, began, &stop);
         while let Some(began) = worker.next() {
             if !worker.returned(began, f(), failed) {
                 break;

@@ -29,6 +29,7 @@ pub mod rss;
 mod runtime;
 mod sampler;
 pub(crate) mod search;
+pub(crate) mod stream;
 mod timer;
 mod together;
 #[cfg(feature = "tch")]

@@ -192,6 +192,9 @@ pub(crate) fn on_threads<R: Send>(
         start: Instant::now() + Duration::from_millis(1),
         plan,
     };
+    if !plan.once {
+        super::stream::measuring_from(period.start + plan.warm_up);
+    }
     let serve = || {
         let _placed = cores.requests();
         let mut served = Served::new();
@@ -201,6 +204,7 @@ pub(crate) fn on_threads<R: Send>(
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .recv();
             let Ok(due) = next else { break };
+            super::stream::due(due.at);
             let out = f();
             let ended = Instant::now();
             in_flight.fetch_sub(1, Ordering::Relaxed);

@@ -95,6 +95,11 @@ pub struct CaseRecord {
     /// timed out; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<Box<super::LoadRecord>>,
+    /// The tokens of a family with `stream`, timed one by one: time to
+    /// first token, time per output token, the gaps between tokens and
+    /// whole requests, as percentiles; `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<Box<super::StreamRecord>>,
     /// The search of a family with `latency_target`: the rates tried and
     /// the highest that met it; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,6 +259,10 @@ impl CaseRecord {
                 .map(|c| c.requests_per_second)
                 .or(self.load.as_ref().map(|l| l.achieved_rate)),
             Figure::RoofFraction => self.work.as_ref().and_then(|w| w.roof_fraction),
+            Figure::Ttft => self.stream.as_ref().map(|s| s.ttft.p99_ns),
+            Figure::Tpot => self.stream.as_ref().map(|s| s.tpot.p99_ns),
+            Figure::Itl => self.stream.as_ref().map(|s| s.itl.p99_ns),
+            Figure::E2e => self.stream.as_ref().map(|s| s.e2e.p99_ns),
             Figure::MaxRate => self
                 .search
                 .as_ref()

@@ -25,6 +25,7 @@ pub(crate) mod run;
 mod scaling;
 mod search;
 mod shard;
+mod stream;
 mod threads;
 mod throughput;
 mod work;
@@ -70,6 +71,7 @@ pub use scaling::ScalingRecord;
 pub(crate) use scaling::label as scaling_label;
 pub use search::{SearchRecord, SearchStep};
 pub use shard::{ShardRecord, ShardRun};
+pub use stream::{LatencyPercentiles, StreamRecord, TokenCounts};
 pub use threads::ThreadsRecord;
 pub use throughput::{ThroughputRecord, ThroughputUnit};
 pub use verdict::Verdict;
@@ -221,6 +223,22 @@ pub(crate) mod tests {
                     timeout_ns: Some(5e7),
                     most_in_flight: 3,
                     dispatcher: Some("own core, real-time".into()),
+                })),
+                stream: Some(Box::new(StreamRecord {
+                    requests: 200,
+                    ttft: LatencyPercentiles {
+                        p50_ns: 8e6,
+                        p90_ns: 9e6,
+                        p99_ns: 1.2e7,
+                        max_ns: 1.3e7,
+                    },
+                    tokens_per_s: 1200.0,
+                    output_tokens: TokenCounts {
+                        mean: 6.0,
+                        p50: 6.0,
+                        p99: 6.0,
+                    },
+                    ..StreamRecord::default()
                 })),
                 search: Some(Box::new(SearchRecord {
                     target: "p99 <= 20ms".into(),

@@ -184,6 +184,7 @@ impl Calling<'_> {
             None => {}
         }
         let energy_meter = EnergyMeter::start();
+        crate::measure::stream::begin_case();
         let timed = guarded(|| {
             run.engine.time(
                 &case.id,
@@ -196,6 +197,10 @@ impl Calling<'_> {
         });
         // Before a profile's calls, which are not the timed ones.
         let energy_window = energy_meter.map(EnergyMeter::stop);
+        // A search's requests are of several rates: none of them alone is
+        // the case's.
+        let streamed = crate::measure::stream::finish_case()
+            .filter(|_| timed.as_ref().is_ok_and(|t| t.search.is_none()));
         let mut called = Called::nothing();
         if let (Ok(timed), true) = (&timed, settings.profiling.profile) {
             let profiling = profiled(
@@ -248,6 +253,7 @@ impl Calling<'_> {
             threads: timed.threads,
             load: timed.load,
             search: timed.search,
+            stream: streamed.map(Box::new),
             ..called
         }
     }
@@ -445,6 +451,7 @@ struct Called {
     concurrency: Option<ConcurrencyRecord>,
     load: Option<Box<LoadRecord>>,
     search: Option<Box<SearchRecord>>,
+    stream: Option<Box<crate::record::StreamRecord>>,
     threads: Option<ThreadsRecord>,
     energy: Option<Box<EnergyRecord>>,
     profile: Option<PathBuf>,
@@ -466,6 +473,7 @@ impl Called {
             concurrency: None,
             load: None,
             search: None,
+            stream: None,
             threads: None,
             energy: None,
             profile: None,
@@ -515,6 +523,7 @@ fn record(case: &Case, outcome: Outcome) -> CaseRecord {
         concurrency: called.concurrency.map(Box::new),
         load: called.load,
         search: called.search,
+        stream: called.stream,
         threads: called.threads.map(Box::new),
         energy: called.energy,
         profile: called.profile,

@@ -339,7 +339,7 @@ fn search_line(id: &str, search: &crate::record::SearchRecord) -> String {
 type Extra = fn(&CaseRecord) -> Option<String>;
 
 /// The columns shown only when some case has a cell in them.
-const EXTRAS: [(&str, Extra); 6] = [
+const EXTRAS: [(&str, Extra); 9] = [
     ("throughput", |c| {
         c.throughput.as_ref().map(|t| t.to_string())
     }),
@@ -368,12 +368,30 @@ const EXTRAS: [(&str, Extra); 6] = [
                 })
             })
     }),
+    ("TTFT p50 / p99", |c| {
+        c.stream.as_ref().map(|s| median_and_tail(&s.ttft))
+    }),
+    ("TPOT p50 / p99", |c| {
+        c.stream.as_ref().map(|s| median_and_tail(&s.tpot))
+    }),
+    ("tokens/s", |c| {
+        c.stream.as_ref().map(|s| format_count(s.tokens_per_s))
+    }),
     ("thread spread", |c| {
         c.threads
             .as_ref()
             .map(|t| format!("{:.0}%", t.spread * 100.0))
     }),
 ];
+
+/// A streamed latency's cell: `10.1 ms / 10.6 ms`.
+fn median_and_tail(latency: &crate::record::LatencyPercentiles) -> String {
+    format!(
+        "{} / {}",
+        format_ns(latency.p50_ns),
+        format_ns(latency.p99_ns)
+    )
+}
 
 /// `[=====>    ] 12/40 cases, 1 failed, 3m left`, redrawn a few times a
 /// second, on stdout with the case lines above it.
