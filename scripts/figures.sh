@@ -32,7 +32,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(build_cost overhead sampling inputs memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation capacity serving compare history sharding paired false_alarms scaling async_cases roofline fuzz mnist)
+all=(build_cost overhead sampling inputs memory seed_sweep npy_load memo_tier memo_chain memo_plan isolation capacity serving compare history sharding paired false_alarms scaling async_cases roofline streaming fuzz mnist)
 
 test_mode=false
 if [[ "${1:-}" == "--test" ]]; then

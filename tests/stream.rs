@@ -51,6 +51,12 @@ fn steady_answers() -> impl Iterator<Item = usize> {
     answer(Duration::ZERO)
 }
 
+/// Two answers in flight at a time.
+#[nnbench::benchmark(stream, concurrency = [2], warm_up_time = "50ms", measurement_time = "300ms")]
+fn answers_two_at_a_time() -> impl Iterator<Item = usize> {
+    answer(Duration::ZERO)
+}
+
 /// A fallible stream: its items, or why there are none.
 #[nnbench::benchmark(stream, timing = once)]
 fn fallible_answer() -> Result<Vec<u8>, std::io::Error> {
@@ -83,6 +89,15 @@ fn each_token_of_a_request_is_timed() {
     assert!(stream.e2e.p50_ns >= stream.ttft.p50_ns);
     let (case, stream) = streamed("fallible_answer");
     assert_eq!((case.value.clone(), stream.requests), (3.into(), 1));
+    // Under a closed loop, each request from when it was made: about as
+    // many as two at a time fit in the period.
+    let (case, stream) = streamed("answers_two_at_a_time");
+    let made = case.concurrency.as_ref().expect("a closed loop").requests;
+    assert!(
+        stream.requests >= 2 && stream.requests <= made + 2,
+        "{stream:?}"
+    );
+    assert!(stream.ttft.p50_ns >= ns(PREFILL), "{stream:?}");
 }
 
 #[test]

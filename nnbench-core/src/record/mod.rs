@@ -231,6 +231,7 @@ pub(crate) mod tests {
                         p90_ns: 9e6,
                         p99_ns: 1.2e7,
                         max_ns: 1.3e7,
+                        mean_ns: 8.5e6,
                     },
                     tokens_per_s: 1200.0,
                     output_tokens: TokenCounts {

@@ -41,8 +41,8 @@ pub struct StreamRecord {
     pub output_tokens: TokenCounts,
 }
 
-/// The 50th, 90th and 99th percentiles of a latency and its longest, in
-/// nanoseconds (the nearest rank: a latency some request had).
+/// The 50th, 90th and 99th percentiles of a latency (the nearest rank: a
+/// latency some request had), its longest and its mean, in nanoseconds.
 ///
 /// # Example
 ///
@@ -61,6 +61,8 @@ pub struct LatencyPercentiles {
     pub p99_ns: f64,
     /// The longest.
     pub max_ns: f64,
+    /// The mean, which queueing theory predicts.
+    pub mean_ns: f64,
 }
 
 impl LatencyPercentiles {
@@ -73,6 +75,11 @@ impl LatencyPercentiles {
             p90_ns: nearest_rank(values, 0.9),
             p99_ns: nearest_rank(values, 0.99),
             max_ns: values.last().copied().unwrap_or(0.0),
+            mean_ns: if values.is_empty() {
+                0.0
+            } else {
+                values.iter().sum::<f64>() / values.len() as f64
+            },
         }
     }
 }
