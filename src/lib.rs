@@ -49,7 +49,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use nnbench_core::{Bencher, BencherInputs};
+pub use nnbench_core::{Bencher, BencherInputs, InputTokens, request_input};
 pub use nnbench_core::{
     Context, Error, Memo, Param, Params, Result, RunRecord, Runner, Sampling, State, Timing,
 };

@@ -48,6 +48,7 @@ pub mod machine {
 }
 
 pub use error::{Context, Error, Result};
+pub use measure::stream::{InputTokens, request_input};
 pub use measure::{Bencher, BencherInputs};
 pub use memo::definition::Memo;
 pub use param::{Param, Params};

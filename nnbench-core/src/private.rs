@@ -19,7 +19,7 @@ pub use inventory;
 pub use crate::measure::arrivals::Arrivals;
 pub use crate::measure::stream::Start as StreamStart;
 pub use crate::measure::{Bencher, Timer};
-pub use nnbench_vocab::LatencyTarget;
+pub use nnbench_vocab::{LatencyTarget, Objective, StreamLatency};
 
 /// A family's sampling settings, as its attribute gave them.
 pub const fn sampling(

@@ -74,6 +74,7 @@ pub(crate) fn plan(attr: Attr, function: &ItemFn) -> syn::Result<Plan> {
     if let Some(span) = options.stream {
         stream_fits(&options, sig, span, &mut errors);
     }
+    objectives_fit(&options, sig, &mut errors);
     if let Some(unsafety) = &sig.unsafety {
         errors.push(syn::Error::new(
             unsafety.span(),
@@ -203,16 +204,11 @@ fn bencher_fits(options: &Options, sig: &syn::Signature, span: Span, errors: &mu
     }
 }
 
-/// `stream` takes a sync function that returns its items (tokens) as an
-/// iterator, or a `Result` of one, and times them one by one: nothing
-/// else shapes or times its calls.
+/// `stream` takes a function that returns its items (tokens): a sync one
+/// an iterator, an async one a `Stream`, or a `Result` of either; it times
+/// them one by one, and nothing else shapes or times its calls.
 fn stream_fits(options: &Options, sig: &syn::Signature, span: Span, errors: &mut Errors) {
-    let clash = if let Some(asyncness) = &sig.asyncness {
-        Some((
-            asyncness.span(),
-            "is async: `stream` takes a sync function that returns an iterator of its tokens",
-        ))
-    } else if matches!(sig.output, syn::ReturnType::Default) {
+    let clash = if matches!(sig.output, syn::ReturnType::Default) {
         Some((
             sig.ident.span(),
             "returns nothing: `stream` times the items of the iterator it returns, each a token",
@@ -236,6 +232,43 @@ fn stream_fits(options: &Options, sig: &syn::Signature, span: Span, errors: &mut
     };
     if let Some((at, why)) = clash {
         errors.push(syn::Error::new(at, format!("`{}` {why}", sig.ident)));
+    }
+}
+
+/// `slo` judges the requests of a function with `stream`; `goodput`
+/// searches the highest rate of `rate = [...]` at which enough of them
+/// meet it, which a `latency_target` would search by another measure.
+fn objectives_fit(options: &Options, sig: &syn::Signature, errors: &mut Errors) {
+    let name = &sig.ident;
+    if let (Some((_, span)), None) = (&options.slo, options.stream) {
+        errors.push(syn::Error::new(
+            *span,
+            format!(
+                "`slo` judges the tokens of a function with `stream`, which `{name}` does not have"
+            ),
+        ));
+    }
+    let Some((_, span)) = options.goodput else {
+        return;
+    };
+    let why = if options
+        .slo
+        .as_ref()
+        .is_none_or(|(slo, _)| slo.iter().all(|o| o.quantile.is_some()))
+    {
+        Some("needs `slo` with an objective each request must meet: `slo = \"ttft <= 200ms\"`")
+    } else if options.rate.is_none() {
+        Some("searches the rates of `rate = [...]`, which it does not have")
+    } else if options.latency_target.is_some() {
+        Some("and `latency_target` each search the highest rate: give one")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        errors.push(syn::Error::new(
+            span,
+            format!("`goodput` of `{name}` {why}"),
+        ));
     }
 }
 

@@ -98,6 +98,23 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
             limit: ::core::time::Duration::from_nanos(#nanos),
         })
     }));
+    let objectives = options.slo.iter().flat_map(|(slo, _)| slo).map(|o| {
+        let latency = match o.latency {
+            nnbench_vocab::StreamLatency::Ttft => quote!(Ttft),
+            nnbench_vocab::StreamLatency::Tpot => quote!(Tpot),
+            nnbench_vocab::StreamLatency::Itl => quote!(Itl),
+            nnbench_vocab::StreamLatency::E2e => quote!(E2e),
+        };
+        let quantile = optional(o.quantile.map(|q| quote!(#q)));
+        let nanos = o.limit.as_nanos() as u64;
+        quote!(#krate::Objective {
+            latency: #krate::StreamLatency::#latency,
+            quantile: #quantile,
+            limit: ::core::time::Duration::from_nanos(#nanos),
+        })
+    });
+    let slo = quote!(&[#(#objectives),*]);
+    let goodput = optional(options.goodput.map(|(share, _)| quote!(#share)));
     let warm_up = duration(options.warm_up_time);
     let measurement_time = duration(options.measurement_time);
     let build = cases(plan);
@@ -137,6 +154,8 @@ pub(crate) fn family(plan: &Plan, function: &ItemFn) -> TokenStream {
                     arrivals: #arrivals,
                     request_timeout: #request_timeout,
                     latency_target: #latency_target,
+                    slo: #slo,
+                    goodput: #goodput,
                     scaling: #scaling,
                     cases: __nnbench_cases,
                 }
@@ -453,10 +472,6 @@ fn timed_call(plan: &Plan, passed: &[TokenStream]) -> TokenStream {
         },
         (None, false) => quote!(__timer.time(|| #function(#(#passed),*))),
         (Some(span), _) => {
-            let flavor = match plan.options.runtime.map(|(flavor, _)| flavor) {
-                Some(RuntimeFlavor::MultiThread) => quote!(MultiThread),
-                Some(RuntimeFlavor::CurrentThread) | None => quote!(CurrentThread),
-            };
             let call = if fallible {
                 quote! {
                     __timer.time_async_fallible(
@@ -468,18 +483,28 @@ fn timed_call(plan: &Plan, passed: &[TokenStream]) -> TokenStream {
             } else {
                 quote!(__timer.time_async(__runtime, || #function(#(#passed),*)))
             };
-            // Without the `tokio` feature, `async_case!` is a compile error
-            // that names it, pointing at `async`.
-            let body = quote! {{
-                let __runtime = #krate::runtime(#krate::Flavor::#flavor)?;
-                #call
-            }};
-            let mut group = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, body);
-            group.set_span(span);
-            let gate = respan(quote!(#krate::async_case!), span);
-            quote!(#gate #group)
+            on_runtime(plan, span, call)
         }
     }
+}
+
+/// `call`, which times an async function's calls on `__runtime`, given
+/// the family's runtime. Without the `tokio` feature, `async_case!` is a
+/// compile error that names it, pointing at `async` (`span`).
+fn on_runtime(plan: &Plan, span: proc_macro2::Span, call: TokenStream) -> TokenStream {
+    let krate = private(plan);
+    let flavor = match plan.options.runtime.map(|(flavor, _)| flavor) {
+        Some(RuntimeFlavor::MultiThread) => quote!(MultiThread),
+        Some(RuntimeFlavor::CurrentThread) | None => quote!(CurrentThread),
+    };
+    let body = quote! {{
+        let __runtime = #krate::runtime(#krate::Flavor::#flavor)?;
+        #call
+    }};
+    let mut group = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, body);
+    group.set_span(span);
+    let gate = respan(quote!(#krate::async_case!), span);
+    quote!(#gate #group)
 }
 
 /// The call of a function with `stream`: each call a request whose
@@ -488,6 +513,9 @@ fn timed_call(plan: &Plan, passed: &[TokenStream]) -> TokenStream {
 fn streamed_call(plan: &Plan, passed: &[TokenStream]) -> TokenStream {
     let krate = private(plan);
     let function = &plan.function;
+    if let Some(span) = plan.asyncness {
+        return streamed_async_call(plan, passed, span);
+    }
     let shared = plan.options.concurrency.is_some() || plan.options.rate.is_some();
     // A return type that is no iterator is an error at the type.
     let drain = at_output(quote!(drain), &plan.output, function);
@@ -519,6 +547,52 @@ fn streamed_call(plan: &Plan, passed: &[TokenStream]) -> TokenStream {
     } else {
         quote!(__timer.time(|| #request))
     }
+}
+
+/// The call of an async function with `stream`: each call a request whose
+/// future gives a `Stream` of items, taken and timed one by one on the
+/// family's runtime.
+fn streamed_async_call(
+    plan: &Plan,
+    passed: &[TokenStream],
+    span: proc_macro2::Span,
+) -> TokenStream {
+    let krate = private(plan);
+    let function = &plan.function;
+    // A return type that is no stream is an error at the type.
+    let drain = at_output(quote!(drain_stream), &plan.output, function);
+    let (method, finish) = if returns_result(&plan.output) {
+        (
+            quote!(time_async_fallible),
+            quote! {
+                match __returned {
+                    ::core::result::Result::Ok(__items) => {
+                        ::core::result::Result::Ok(__start.#drain(__items).await)
+                    }
+                    ::core::result::Result::Err(__error) => ::core::result::Result::Err(__error),
+                }
+            },
+        )
+    } else {
+        (quote!(time_async), quote!(__start.#drain(__returned).await))
+    };
+    let failed = returns_result(&plan.output)
+        .then(|| quote!(, |__returned| (&&#krate::Check(__returned)).failed()));
+    let request = quote! {
+        || {
+            let __start = #krate::StreamStart::now();
+            let __call = #function(#(#passed),*);
+            async move {
+                let (__start, __returned) = __start.made(__call).await;
+                #finish
+            }
+        }
+    };
+    on_runtime(
+        plan,
+        span,
+        quote!(__timer.#method(__runtime, #request #failed)),
+    )
 }
 
 /// The call of a function that takes a `Bencher` (at `at` in its

@@ -87,6 +87,13 @@ pub(crate) struct Options {
     /// `stream`: the call returns an iterator whose items (tokens) are
     /// timed one by one; with the span of the option's name.
     pub stream: Option<Span>,
+    /// `slo = "ttft <= 200ms, tpot <= 25ms"`: the objectives a stream's
+    /// requests are judged against, with the span of the option's name.
+    pub slo: Option<(Vec<nnbench_vocab::Objective>, Span)>,
+    /// `goodput = 0.9`: the highest rate at which this share of requests
+    /// meets every objective is searched, with the span of the option's
+    /// name.
+    pub goodput: Option<(f64, Span)>,
 }
 
 /// The `flops` option: the expression, and whether its operations are in
@@ -145,7 +152,7 @@ pub(crate) enum TimingMode {
 /// The options' names, for messages.
 const OPTIONS: &str = "name, tags, setup, teardown, timing, sample_size, warm_up_time, \
      measurement_time, metric, fail_on, throughput, flops, bytes, runtime, concurrency, threads, \
-     rate, arrivals, request_timeout, latency_target, scaling and crate";
+     rate, arrivals, request_timeout, latency_target, scaling, stream, slo, goodput and crate";
 
 /// One axis of a product: a parameter and its values.
 pub(crate) struct Axis {
@@ -355,6 +362,13 @@ impl Sorted {
                     .map_err(|e| syn::Error::new(text.span(), format!("latency_target: {e}")))?;
                 Ok((target, name.span()))
             }),
+            "slo" => set_once(&mut o.slo, &name, || {
+                let text = string_literal(&value, "slo")?;
+                let slo = nnbench_vocab::parse_slo(&text.value())
+                    .map_err(|e| syn::Error::new(text.span(), format!("slo: {e}")))?;
+                Ok((slo, name.span()))
+            }),
+            "goodput" => set_once(&mut o.goodput, &name, || Ok((share(&value)?, name.span()))),
             "scaling" => set_once(&mut o.scaling, &name, || scaling(&value)),
             _ if self.kind == Kind::Product => {
                 if self.axes.iter().any(|a| a.name == name) {
@@ -576,6 +590,27 @@ use nnbench_vocab::MAX_RATE;
 
 /// `[100, 200, 400]`: distinct positive numbers of requests a second, at
 /// most [`MAX_RATE`].
+/// `goodput = 0.9`: a share of the requests, above 0 and at most 1.
+fn share(value: &Expr) -> syn::Result<f64> {
+    let share = match value {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(f),
+            ..
+        }) => f.base10_parse::<f64>().ok(),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => n.base10_parse::<f64>().ok(),
+        _ => None,
+    };
+    share.filter(|s| *s > 0.0 && *s <= 1.0).ok_or_else(|| {
+        syn::Error::new(
+            value.span(),
+            "goodput is the share of requests that must meet every objective, above 0 and at most 1: goodput = 0.9",
+        )
+    })
+}
+
 fn rates(value: &Expr) -> syn::Result<Vec<f64>> {
     const WHAT: &str = "rate is a list of requests a second: rate = [100, 200, 400]";
     let Expr::Array(array) = value else {

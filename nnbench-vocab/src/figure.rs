@@ -88,6 +88,10 @@ pub enum Figure {
     /// A streamed request from when it was due to its last token, its
     /// 99th percentile, for a family with `stream`.
     E2e,
+    /// The highest rate of requests whose goodput (the share that meets
+    /// every per-request objective of the family's `slo`) stays at least
+    /// the family's `goodput`, found by search (more is better).
+    MaxGoodputRate,
     /// How a family's figure grows with its `scaling` parameter: the
     /// exponent of the power fitted (`time ∝ n^1.02`); a family's, not a
     /// case's, so not among [`Figure::ALL`]. Its limit is a change of the
@@ -101,7 +105,7 @@ pub enum Figure {
 
 impl Figure {
     /// Every figure, in the order reports list them.
-    pub const ALL: [Figure; 18] = [
+    pub const ALL: [Figure; 19] = [
         Figure::Time,
         Figure::Load,
         Figure::Rss,
@@ -120,6 +124,7 @@ impl Figure {
         Figure::Tpot,
         Figure::Itl,
         Figure::E2e,
+        Figure::MaxGoodputRate,
     ];
 
     /// Its name in limits (`time=10%`), records and reports.
@@ -149,6 +154,7 @@ impl Figure {
             Figure::Tpot => "tpot",
             Figure::Itl => "itl",
             Figure::E2e => "e2e",
+            Figure::MaxGoodputRate => "max_goodput_rate",
             Figure::Scaling => "scaling",
             Figure::Capacity => "capacity",
         }
@@ -176,6 +182,7 @@ impl Figure {
             | Figure::Throughput
             | Figure::Requests
             | Figure::MaxRate
+            | Figure::MaxGoodputRate
             | Figure::RoofFraction
             | Figure::Scaling
             | Figure::Capacity => Unit::Number,
@@ -199,6 +206,7 @@ impl Figure {
             Figure::Throughput
                 | Figure::Requests
                 | Figure::MaxRate
+                | Figure::MaxGoodputRate
                 | Figure::RoofFraction
                 | Figure::Capacity
         )
@@ -217,7 +225,7 @@ impl fmt::Display for Figure {
 ///
 /// ```
 /// let err = "speed".parse::<nnbench_vocab::Figure>().unwrap_err();
-/// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, roof_fraction, ttft, tpot, itl, e2e, scaling and capacity"));
+/// assert!(err.to_string().contains("time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, roof_fraction, ttft, tpot, itl, e2e, max_goodput_rate, scaling and capacity"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFigure(pub String);
@@ -226,7 +234,7 @@ impl fmt::Display for UnknownFigure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, roof_fraction, ttft, tpot, itl, e2e, scaling and capacity",
+            "unknown figure `{}`: the figures are time, load, rss, heap, gpu, peak, memo, value, instructions, throughput, p99, requests, max_rate, roof_fraction, ttft, tpot, itl, e2e, max_goodput_rate, scaling and capacity",
             self.0
         )
     }

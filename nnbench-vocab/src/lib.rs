@@ -11,7 +11,8 @@
 //!   `value.accuracy=0.5%`;
 //! - which way a metric is better (`metric = "accuracy:higher,
 //!   latency_ms:lower"`);
-//! - latency targets (`latency_target = "p99 <= 20ms"`);
+//! - latency targets (`latency_target = "p99 <= 20ms"`) and a stream's
+//!   objectives (`slo = "ttft <= 200ms, tpot <= 25ms"`);
 //! - amounts written for people (`12.3 µs`, `3.00 MiB`), and a struct
 //!   metric's fields in the unit their names end with (`latency_ms`).
 
@@ -24,6 +25,7 @@ mod figure;
 mod format;
 mod limits;
 mod metric;
+mod slo;
 mod target;
 
 pub use bounds::{MAX_LEVEL, MAX_RATE, MIN_SAMPLE_SIZE};
@@ -35,4 +37,5 @@ pub use format::{
 };
 pub use limits::{FigureLimit, Limit, LimitError, parse_limits};
 pub use metric::{Direction, MetricError, MetricField, is_field_path, parse_metric};
+pub use slo::{Objective, StreamLatency, format_slo, parse_slo};
 pub use target::{LatencyTarget, parse_latency_target};

@@ -30,6 +30,14 @@ const PERCENTILES: [(&str, f64); 5] = [
     ("p999", 0.999),
 ];
 
+/// The fraction a percentile's name stands for: 0.99 for `p99`.
+pub(crate) fn quantile_of(name: &str) -> Option<f64> {
+    PERCENTILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, q)| *q)
+}
+
 /// `p50`, `p90`, `p99` or `p99.9` (`p999`), `<=`, and a duration (`20ms`,
 /// or seconds).
 ///
@@ -49,11 +57,7 @@ pub fn parse_latency_target(text: &str) -> Result<LatencyTarget, String> {
         return Err(format!("`{text}`: {FORM}"));
     };
     let name = name.trim();
-    let quantile = PERCENTILES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, q)| *q)
-        .ok_or_else(|| format!("`{name}` is no percentile: {FORM}"))?;
+    let quantile = quantile_of(name).ok_or_else(|| format!("`{name}` is no percentile: {FORM}"))?;
     let limit = crate::parse_duration(limit).map_err(|e| format!("`{}`: {e}", limit.trim()))?;
     Ok(LatencyTarget { quantile, limit })
 }

@@ -329,3 +329,62 @@ fn async_requests_at_a_rate_overlap_and_a_late_one_is_cut_at_its_timeout() {
     // Counted at their timeout, not at the 50 ms they would have taken.
     assert!(case.time.max_ns < 40e6, "{:?}", case.time);
 }
+
+/// Prompt lengths, in milliseconds of prefill.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Prompts;
+
+impl Memo for Prompts {
+    type Value = Vec<usize>;
+    fn compute(&self) -> nnbench::Result<Vec<usize>> {
+        Ok(vec![2, 4, 6])
+    }
+}
+
+/// An answer streamed on the runtime's timer: its prompt's prefill, then
+/// four tokens a millisecond apart.
+#[nnbench::product(prompts = [Prompts], stream, rate = [40], runtime = multi_thread,
+                   warm_up_time = "50ms", measurement_time = "500ms")]
+#[allow(clippy::ptr_arg)] // A memo is passed as a reference to its value.
+async fn streamed(prompts: &Vec<usize>) -> impl futures_util::Stream<Item = usize> {
+    let prefill = nnbench::request_input(prompts).copied().unwrap_or(1);
+    tokio::time::sleep(Duration::from_millis(prefill as u64)).await;
+    futures_util::stream::unfold(0, |token| async move {
+        if token == 4 {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        Some((token, token + 1))
+    })
+}
+
+/// A fallible async stream: its tokens, or why there are none.
+#[nnbench::benchmark(stream, timing = once)]
+async fn streamed_or_not()
+-> Result<futures_util::stream::Iter<std::vec::IntoIter<u8>>, std::io::Error> {
+    tokio::task::yield_now().await;
+    Ok(futures_util::stream::iter(vec![1, 2, 3]))
+}
+
+#[test]
+fn an_async_stream_times_each_token_and_keeps_each_request_s_prompt() {
+    let record = run("streamed/");
+    let case = &record.cases[0];
+    assert!(case.error.is_none(), "{:?}", case.error);
+    let stream = case.stream.as_deref().expect("a stream record");
+    assert!(stream.requests >= 10, "about 20 due: {stream:?}");
+    assert_eq!(stream.output_tokens.p50, 4.0);
+    // The prompts taken on the runtime's threads are the request's.
+    let inputs = stream.input_tokens.expect("the prompts' lengths");
+    assert_eq!((inputs.p50, inputs.p99), (4.0, 6.0), "{inputs:?}");
+    // A sleep lasts at least what it asks.
+    assert!(stream.ttft.p50_ns >= 4e6, "{stream:?}");
+    assert!(stream.tpot.p50_ns >= 1e6, "{stream:?}");
+    assert!(stream.e2e.p50_ns >= stream.ttft.p50_ns + 3e6, "{stream:?}");
+
+    let record = run("streamed_or_not");
+    let case = &record.cases[0];
+    assert!(case.error.is_none(), "{:?}", case.error);
+    assert_eq!(case.value, 3, "the tokens streamed");
+    assert_eq!(case.stream.as_deref().map(|s| s.requests), Some(1));
+}

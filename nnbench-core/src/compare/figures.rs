@@ -247,7 +247,7 @@ fn compare_figure(
         | Figure::Itl
         | Figure::E2e => amounts(figure, base.figure(figure), head.figure(figure), limit),
         Figure::Requests => rates(figure, base.figure(figure), head.figure(figure), limit),
-        Figure::MaxRate => max_rate(base, head, limit),
+        Figure::MaxRate | Figure::MaxGoodputRate => max_rate(figure, base, head, limit),
         Figure::RoofFraction => rates(figure, base.figure(figure), head.figure(figure), limit),
         Figure::Throughput => throughput(base, head, limit, t.significance),
         // A family's, compared apart from its cases; a figure this version
@@ -477,15 +477,27 @@ fn rates(
 /// regressed where it was shown to miss the target at a rate the base was
 /// shown to meet (improved the other way), since each figure is known
 /// only to within its bracket.
-fn max_rate(base: &CaseRecord, head: &CaseRecord, limit: Limit) -> Option<FigureComparison> {
-    let (b, h) = (base.search.as_deref(), head.search.as_deref());
+fn max_rate<'a>(
+    figure: Figure,
+    base: &'a CaseRecord,
+    head: &'a CaseRecord,
+    limit: Limit,
+) -> Option<FigureComparison> {
+    // A latency search's rate is `max_rate`, a goodput search's
+    // `max_goodput_rate`.
+    let of = |case: &'a CaseRecord| {
+        case.search
+            .as_deref()
+            .filter(|s| s.goodput.is_some() == (figure == Figure::MaxGoodputRate))
+    };
+    let (b, h) = (of(base), of(head));
     if let (Some(b), Some(h)) = (b, h) {
         let bound: Vec<String> = [("base", b), ("head", h)]
             .into_iter()
             .filter_map(|(side, s)| Some(format!("{side} at {}/s", format_count(s.client_bound?))))
             .collect();
         if !bound.is_empty() {
-            let mut out = comparison(Figure::MaxRate, b.max_rate, h.max_rate);
+            let mut out = comparison(figure, b.max_rate, h.max_rate);
             out.gated = limit.gated;
             out.verdict = Verdict::NotComparable;
             out.note = Some(format!(
@@ -496,7 +508,7 @@ fn max_rate(base: &CaseRecord, head: &CaseRecord, limit: Limit) -> Option<Figure
         }
     }
     let mut out = rates(
-        Figure::MaxRate,
+        figure,
         b.and_then(|s| s.max_rate),
         h.and_then(|s| s.max_rate),
         limit,
@@ -669,7 +681,7 @@ pub(super) fn differences(base: &RunRecord, head: &RunRecord) -> Vec<String> {
 
 /// The figures of how fast a case ran, which another machine's speed
 /// decides: a time from one machine says nothing of another's.
-const SPEEDS: [Figure; 10] = [
+const SPEEDS: [Figure; 11] = [
     Figure::Time,
     Figure::Load,
     Figure::P99,
@@ -680,6 +692,7 @@ const SPEEDS: [Figure; 10] = [
     Figure::Throughput,
     Figure::Requests,
     Figure::MaxRate,
+    Figure::MaxGoodputRate,
 ];
 
 /// Where the two sides ran on other hardware (architecture, CPU, cores or
@@ -880,9 +893,14 @@ mod tests {
     #[test]
     fn a_highest_rate_regresses_only_past_the_limit_and_the_brackets() {
         let judged = |base: &CaseRecord, head: &CaseRecord| {
-            max_rate(base, head, Limits::default().get(Figure::MaxRate))
-                .expect("both sides searched")
-                .verdict
+            max_rate(
+                Figure::MaxRate,
+                base,
+                head,
+                Limits::default().get(Figure::MaxRate),
+            )
+            .expect("both sides searched")
+            .verdict
         };
         let base = searched(640.0, 672.0);
         // Shown to miss at 530/s, which the base was shown to meet.
@@ -897,7 +915,12 @@ mod tests {
         if let Some(search) = bound.search.as_deref_mut() {
             (search.max_rate, search.client_bound) = (None, Some(336.4));
         }
-        let out = max_rate(&base, &bound, Limits::default().get(Figure::MaxRate));
+        let out = max_rate(
+            Figure::MaxRate,
+            &base,
+            &bound,
+            Limits::default().get(Figure::MaxRate),
+        );
         let out = out.expect("both sides searched");
         assert_eq!(out.verdict, Verdict::NotComparable);
         assert!(out.note.is_some_and(|n| n.contains("head at 336/s")));

@@ -142,6 +142,7 @@ impl Default for Limits {
                 (Figure::P99, t(0.10, 0.0, false)),
                 (Figure::Requests, t(0.10, 0.0, false)),
                 (Figure::MaxRate, t(0.10, 0.0, true)),
+                (Figure::MaxGoodputRate, t(0.10, 0.0, true)),
                 (Figure::RoofFraction, t(0.10, 0.0, true)),
                 // Tails of a few hundred requests: a wider limit than a
                 // median's.

@@ -394,6 +394,7 @@ pub(crate) async fn in_flight<F: Future>(
         });
         match event.await {
             Event::Due(due) => {
+                super::stream::due(due.at);
                 let request = f();
                 let timeout = open.timeout;
                 requests.push(async move {

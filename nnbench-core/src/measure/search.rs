@@ -1,6 +1,7 @@
 //! The highest rate under a latency target: `latency_target = "p99 <=
-//! 20ms"` with `rate = [...]`. Each step runs an open loop at one rate for
-//! the timed period and judges its percentile against the target:
+//! 20ms"` with `rate = [...]` (or whose goodput holds: `goodput = 0.9`).
+//! Each step runs an open loop at one rate for the timed period and judges
+//! its percentile against the target:
 //!
 //! - it **meets** the target where the upper end of the percentile's 95%
 //!   interval (order statistics over the step's requests) lies within it;
@@ -12,6 +13,12 @@
 //!   ([`fell_behind`]): their latencies, counted from
 //!   when they were due, hold the client's delay, so the step says nothing
 //!   of the service, and the search ends there, with no rate found.
+//!
+//! Under `goodput = 0.9` (with a streaming case's `slo`), a step meets
+//! where the lower end of the one-sided 95% interval (Wilson's) of the
+//! share of its requests that met every per-request objective is at least
+//! the goodput, and every percentile objective's bound lies within its
+//! limit; client-bound steps end the search as above.
 //!
 //! A step lasts the timed period, or longer where that holds too few
 //! requests for the percentile's bound to say something: the upper end of
@@ -27,9 +34,50 @@
 
 use std::time::Duration;
 
-use nnbench_vocab::LatencyTarget;
+use nnbench_vocab::{LatencyTarget, Objective};
 
 use crate::record::fell_behind;
+
+/// What a search looks for the highest rate of.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Goal {
+    /// A percentile of the requests' latency within a limit:
+    /// `latency_target`.
+    Latency(LatencyTarget),
+    /// At least `share` of the requests meeting every per-request
+    /// objective of `slo`, and its percentile objectives met: `goodput`.
+    Goodput {
+        slo: &'static [Objective],
+        share: f64,
+    },
+}
+
+impl Goal {
+    /// The quantile whose bound a step must place: the target's
+    /// percentile, or the goodput's share (or a higher percentile of the
+    /// objectives).
+    pub(crate) fn quantile(&self) -> f64 {
+        match self {
+            Goal::Latency(target) => target.quantile,
+            Goal::Goodput { slo, share } => {
+                slo.iter().filter_map(|o| o.quantile).fold(*share, f64::max)
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Goal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Goal::Latency(target) => write!(f, "{target}"),
+            Goal::Goodput { slo, share } => write!(
+                f,
+                "goodput >= {share} under {}",
+                nnbench_vocab::format_slo(slo)
+            ),
+        }
+    }
+}
 
 /// Bisection stops once the bracket's ends are this close.
 const PRECISION: f64 = 0.05;
@@ -56,8 +104,8 @@ pub(crate) fn requests_needed(quantile: f64) -> f64 {
 /// How long a step at `rate` lasts: the timed `period`, or longer where
 /// that holds too few requests for the target's percentile
 /// ([`requests_needed`]), up to [`LONGEST_STEP`].
-pub(crate) fn step_period(target: &LatencyTarget, rate: f64, period: Duration) -> Duration {
-    let requests = requests_needed(target.quantile);
+pub(crate) fn step_period(goal: &Goal, rate: f64, period: Duration) -> Duration {
+    let requests = requests_needed(goal.quantile());
     let needed = Duration::from_secs_f64((requests / rate.max(f64::MIN_POSITIVE)).min(1e6));
     period.max(needed.min(LONGEST_STEP))
 }
@@ -66,21 +114,33 @@ pub(crate) fn step_period(target: &LatencyTarget, rate: f64, period: Duration) -
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Step {
     pub rate: f64,
-    /// The target's percentile, and its 95% interval, in nanoseconds.
+    /// The target's percentile (a goodput search's: the p99), and its 95%
+    /// interval, in nanoseconds.
     pub latency_ns: f64,
     pub interval_ns: [f64; 2],
     pub requests: u64,
     /// The share of requests the client issued late.
     pub late_fraction: f64,
+    /// Under a goodput search: the share of requests that met every
+    /// per-request objective, the lower end of its 95% interval, and
+    /// whether the percentile objectives were met.
+    pub goodput: Option<(f64, f64, bool)>,
 }
 
 impl Step {
-    /// Whether the step shows the rate meets `target`: a client that kept
-    /// up, and the interval's upper end within it.
-    pub(crate) fn meets(&self, target: &LatencyTarget) -> bool {
+    /// Whether the step shows the rate meets `goal`: a client that kept
+    /// up, and the latency's interval within the target (the goodput's
+    /// above its share).
+    pub(crate) fn meets(&self, goal: &Goal) -> bool {
         !self.client_bound()
             && self.requests > 0
-            && self.interval_ns[1] <= target.limit.as_nanos() as f64
+            && match (goal, self.goodput) {
+                (Goal::Latency(target), _) => self.interval_ns[1] <= target.limit.as_nanos() as f64,
+                (Goal::Goodput { share, .. }, Some((_, bound, percentiles))) => {
+                    bound >= *share && percentiles
+                }
+                (Goal::Goodput { .. }, None) => false,
+            }
     }
 
     /// Whether the client fell behind: the step says nothing of the
@@ -104,10 +164,10 @@ pub(crate) struct Found {
     pub client_bound_at: Option<f64>,
 }
 
-/// Searches the highest rate that meets `target`, from `first`, running
+/// Searches the highest rate that meets `goal`, from `first`, running
 /// each step with `step`.
 pub(crate) fn search(
-    target: &LatencyTarget,
+    target: &Goal,
     first: f64,
     most: f64,
     mut step: impl FnMut(f64) -> Step,
@@ -174,8 +234,8 @@ pub(crate) fn search(
 mod tests {
     use super::*;
 
-    fn target() -> LatencyTarget {
-        nnbench_vocab::parse_latency_target("p99 <= 5ms").unwrap()
+    fn target() -> Goal {
+        Goal::Latency(nnbench_vocab::parse_latency_target("p99 <= 5ms").unwrap())
     }
 
     /// A service whose p99 crosses 5 ms at `knee` requests a second.
@@ -188,6 +248,7 @@ mod tests {
                 interval_ns: [latency * 0.9, latency * 1.1],
                 requests: 1000,
                 late_fraction: 0.0,
+                goodput: None,
             }
         }
     }
@@ -244,13 +305,14 @@ mod tests {
 
     #[test]
     fn a_step_too_close_to_tell_misses() {
-        let limit = target().limit.as_nanos() as f64;
+        let limit = 5e6;
         let mut step = Step {
             rate: 100.0,
             latency_ns: limit * 0.95,
             interval_ns: [limit * 0.9, limit * 1.02],
             requests: 500,
             late_fraction: 0.0,
+            goodput: None,
         };
         assert!(
             !step.meets(&target()),
@@ -260,5 +322,27 @@ mod tests {
         assert!(step.meets(&target()));
         step.requests = 0;
         assert!(!step.meets(&target()), "nothing recorded");
+    }
+
+    #[test]
+    fn a_goodput_step_meets_where_its_share_is_shown_above_the_goal() {
+        static SLO: [Objective; 0] = [];
+        let goal = Goal::Goodput {
+            slo: &SLO,
+            share: 0.9,
+        };
+        let step = |share: f64, bound: f64, percentiles: bool| Step {
+            rate: 10.0,
+            latency_ns: 1e6,
+            interval_ns: [1e6, 1e6],
+            requests: 200,
+            late_fraction: 0.0,
+            goodput: Some((share, bound, percentiles)),
+        };
+        assert!(step(0.97, 0.93, true).meets(&goal));
+        assert!(!step(0.92, 0.88, true).meets(&goal), "too close to tell");
+        assert!(!step(0.97, 0.93, false).meets(&goal), "a percentile missed");
+        assert_eq!(goal.quantile(), 0.9);
+        assert_eq!(goal.to_string(), "goodput >= 0.9 under ");
     }
 }

@@ -263,10 +263,11 @@ impl CaseRecord {
             Figure::Tpot => self.stream.as_ref().map(|s| s.tpot.p99_ns),
             Figure::Itl => self.stream.as_ref().map(|s| s.itl.p99_ns),
             Figure::E2e => self.stream.as_ref().map(|s| s.e2e.p99_ns),
-            Figure::MaxRate => self
+            Figure::MaxRate | Figure::MaxGoodputRate => self
                 .search
                 .as_ref()
                 .filter(|s| s.client_bound.is_none())
+                .filter(|s| s.goodput.is_some() == (figure == Figure::MaxGoodputRate))
                 .and_then(|s| s.max_rate),
             // A family's: the run's `scaling` and `capacity`. A figure this
             // version does not know is none of a case's.

@@ -66,13 +66,20 @@ pub(crate) const LATE_SHARE: f64 = 0.01;
 /// above [`LATE_SHARE`]. Judged on its bound, a step of a hundred requests
 /// is not called client-bound for one or two late by chance.
 pub(crate) fn fell_behind(late_fraction: f64, requests: u64) -> bool {
-    if requests == 0 {
-        return false;
+    requests > 0 && share_bounds(late_fraction, requests)[0] > LATE_SHARE
+}
+
+/// The one-sided 95% bounds (Wilson's score interval) of a share `p`
+/// measured over `n` trials: the least and the most it is likely to be.
+pub(crate) fn share_bounds(p: f64, n: u64) -> [f64; 2] {
+    if n == 0 {
+        return [0.0, 1.0];
     }
-    let (p, n, z) = (late_fraction, requests as f64, 1.645f64);
+    let (n, z) = (n as f64, 1.645f64);
     let centre = p + z * z / (2.0 * n);
     let spread = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
-    (centre - spread) / (1.0 + z * z / n) > LATE_SHARE
+    let scale = 1.0 + z * z / n;
+    [(centre - spread) / scale, (centre + spread) / scale]
 }
 
 impl LoadRecord {

@@ -50,7 +50,7 @@ pub use context::{Git, GpuContext, GpuDevice, Host, RunContext};
 pub use energy::{EnergyMethod, EnergyRecord};
 pub use fields::{field, numeric_fields};
 pub use load::LoadRecord;
-pub(crate) use load::fell_behind;
+pub(crate) use load::{fell_behind, share_bounds};
 pub use memo::{
     LeakRecord, MemoCounters, MemoInput, MemoRecord, MemoSize, MemosRecord, PlanRecord,
     RunMemoRecord,
@@ -62,6 +62,7 @@ pub use paired::PairedClock;
 pub use paired::{MemoBuilds, PairedRecord, PairedRun};
 pub use params::ParamMap;
 pub use percentiles::Percentiles;
+pub(crate) use stream::nearest_rank as stream_nearest_rank;
 // Documented at the crate's root, with the runner that returns it.
 pub use machine::{Busy, MachineContext, MachineRoofs, RoofRates, RoofsMethod};
 pub use precision::{Clock, Precision, StopReason};
@@ -71,7 +72,9 @@ pub use scaling::ScalingRecord;
 pub(crate) use scaling::label as scaling_label;
 pub use search::{SearchRecord, SearchStep};
 pub use shard::{ShardRecord, ShardRun};
-pub use stream::{LatencyPercentiles, StreamRecord, TokenCounts};
+pub use stream::{
+    GoodputRecord, LatencyPercentiles, PercentileObjective, StreamRecord, TokenCounts,
+};
 pub use threads::ThreadsRecord;
 pub use throughput::{ThroughputRecord, ThroughputUnit};
 pub use verdict::Verdict;
@@ -239,10 +242,29 @@ pub(crate) mod tests {
                         p50: 6.0,
                         p99: 6.0,
                     },
+                    input_tokens: Some(TokenCounts {
+                        mean: 96.0,
+                        p50: 64.0,
+                        p99: 256.0,
+                    }),
+                    goodput: Some(GoodputRecord {
+                        slo: "ttft <= 10ms, p99 e2e <= 20ms".into(),
+                        met: 190,
+                        share: 0.95,
+                        share_bound: 0.92,
+                        per_s: 95.0,
+                        percentiles: vec![PercentileObjective {
+                            objective: "p99 e2e <= 20ms".into(),
+                            value_ns: 1.5e7,
+                            upper_ns: 1.6e7,
+                            met: true,
+                        }],
+                    }),
                     ..StreamRecord::default()
                 })),
                 search: Some(Box::new(SearchRecord {
                     target: "p99 <= 20ms".into(),
+                    goodput: None,
                     max_rate: Some(640.0),
                     missed_at: Some(672.0),
                     client_bound: None,
@@ -254,6 +276,8 @@ pub(crate) mod tests {
                         late_fraction: 0.0,
                         meets: true,
                         client_bound: false,
+                        goodput: None,
+                        goodput_bound: None,
                     }],
                 })),
                 threads: Some(Box::new(ThreadsRecord::new(vec![8.0, 12.0]))),

@@ -1,10 +1,12 @@
-//! The highest rate under a latency target: `latency_target`.
+//! The highest rate under a latency target (`latency_target`), or whose
+//! goodput meets a streaming case's objectives (`slo` with `goodput`).
 
 use serde::{Deserialize, Serialize};
 
 /// How the highest rate whose latency meets a family's `latency_target`
-/// was found: each rate tried, a timed period of requests at it, and the
-/// rate found. The case's `time` and `load` are those of the step at the
+/// (or, with `slo` and `goodput`, at which at least that share of the
+/// requests meets every objective) was found: each rate tried, a timed
+/// period of requests at it, and the rate found. The case's `time` and `load` are those of the step at the
 /// rate found.
 ///
 /// # Example
@@ -27,8 +29,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SearchRecord {
-    /// The target: `p99 <= 20ms`.
+    /// The target: `p99 <= 20ms`, or `goodput >= 0.9 under ttft <= 200ms`.
     pub target: String,
+    /// Under a goodput search: the least share of the requests that must
+    /// meet every objective. Its rate found is the `max_goodput_rate`
+    /// figure, and a latency search's the `max_rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<f64>,
     /// The highest rate shown to meet it, in requests a second; 0 where
     /// none did. Absent where the search ended [client-bound](Self::client_bound):
     /// no rate of the service was found, and compare has none to judge.
@@ -91,7 +98,8 @@ impl SearchRecord {
 pub struct SearchStep {
     /// Requests a second.
     pub rate: f64,
-    /// The target's percentile of the latency, in nanoseconds.
+    /// The target's percentile of the latency (under a goodput search, the
+    /// p99), in nanoseconds.
     pub latency_ns: f64,
     /// Its 95% interval.
     pub interval_ns: [f64; 2],
@@ -105,6 +113,13 @@ pub struct SearchStep {
     /// The client fell behind: the step neither met nor missed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub client_bound: bool,
+    /// Under a goodput search: the share of its requests that met every
+    /// per-request objective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<f64>,
+    /// The lower end of that share's one-sided 95% interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_bound: Option<f64>,
 }
 
 #[cfg(test)]

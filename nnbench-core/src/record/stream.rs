@@ -39,6 +39,84 @@ pub struct StreamRecord {
     pub tokens_per_s: f64,
     /// The output tokens of each request.
     pub output_tokens: TokenCounts,
+    /// The input tokens of each request, where the case took its inputs
+    /// with [`request_input`](crate::request_input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<TokenCounts>,
+    /// How the requests met the family's `slo`, where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<GoodputRecord>,
+}
+
+/// How a streaming case's requests met its family's objectives, such as
+/// `slo = "ttft <= 200ms, tpot <= 25ms"`: the requests that met every
+/// per-request objective (its goodput), and each objective on a
+/// percentile across the requests, such as `p99 ttft <= 300ms`, judged on
+/// the limit of its 95% interval.
+///
+/// # Example
+///
+/// ```
+/// # fn f(case: &nnbench::record::CaseRecord) {
+/// if let Some(goodput) = case.stream.as_ref().and_then(|s| s.goodput.as_ref()) {
+///     println!("{}: {:.1}% of requests met it (at least {:.1}%), {:.1} a second",
+///              goodput.slo, 100.0 * goodput.share, 100.0 * goodput.share_bound, goodput.per_s);
+///     assert!(goodput.holds(0.0) == goodput.percentiles.iter().all(|p| p.met));
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct GoodputRecord {
+    /// The objectives: `ttft <= 200ms, tpot <= 25ms`.
+    pub slo: String,
+    /// Requests that met every per-request objective.
+    pub met: u64,
+    /// Their share of the requests measured.
+    pub share: f64,
+    /// The least that share is likely to be: the lower end of its
+    /// one-sided 95% interval (Wilson's).
+    pub share_bound: f64,
+    /// Goodput: the requests that met every per-request objective, a
+    /// second, over the time from the first request's start to the last
+    /// one's end.
+    pub per_s: f64,
+    /// Each objective on a percentile across the requests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub percentiles: Vec<PercentileObjective>,
+}
+
+impl GoodputRecord {
+    /// Whether the requests were shown to meet the objectives with at
+    /// least `goodput` of them meeting every per-request one: the share's
+    /// bound at least `goodput`, and every percentile objective met.
+    pub fn holds(&self, goodput: f64) -> bool {
+        self.share_bound >= goodput && self.percentiles.iter().all(|p| p.met)
+    }
+}
+
+/// An objective on a percentile of a latency across the requests, such as
+/// `p99 ttft <= 300ms`, and how the requests met it.
+///
+/// # Example
+///
+/// ```
+/// # fn f(p: &nnbench::record::PercentileObjective) {
+/// println!("{}: {:.1} ms, at most {:.1} ms: {}", p.objective, p.value_ns / 1e6,
+///          p.upper_ns / 1e6, if p.met { "met" } else { "not shown to meet" });
+/// # }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PercentileObjective {
+    /// The objective: `p99 ttft <= 300ms`.
+    pub objective: String,
+    /// The requests' percentile, in nanoseconds.
+    pub value_ns: f64,
+    /// The upper end of its 95% interval (order statistics).
+    pub upper_ns: f64,
+    /// Whether that upper end lies within the limit.
+    pub met: bool,
 }
 
 /// The 50th, 90th and 99th percentiles of a latency (the nearest rank: a
@@ -122,7 +200,7 @@ impl TokenCounts {
 
 /// The value at quantile `q` of `sorted` by the nearest rank; 0 where it
 /// is empty.
-fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -54,6 +54,13 @@ pub struct Family {
     /// The `latency_target` option: the highest rate whose latency meets
     /// it is searched, in a case of its own.
     pub latency_target: Option<nnbench_vocab::LatencyTarget>,
+    /// The `slo` option of a family with `stream`: the objectives each
+    /// request (or a percentile across them) is judged against.
+    pub slo: &'static [nnbench_vocab::Objective],
+    /// The `goodput` option: the highest rate at which at least this
+    /// share of the requests meets every objective of `slo` is searched,
+    /// in a case of its own.
+    pub goodput: Option<f64>,
     /// The `scaling` option: the numeric parameter the family's figures
     /// are fitted against.
     pub scaling: Option<&'static str>,
@@ -69,7 +76,8 @@ impl Family {
         let concurrency = self.concurrency.iter().map(|&n| Parallel::Concurrency(n));
         let threads = self.threads.iter().map(|&n| Parallel::Threads(n));
         let rate = self.rate.iter().map(|&r| Parallel::Rate(r));
-        let search = self.latency_target.map(|_| Parallel::Search);
+        let search =
+            (self.latency_target.is_some() || self.goodput.is_some()).then_some(Parallel::Search);
         concurrency
             .chain(threads)
             .chain(rate)
@@ -87,8 +95,9 @@ pub(crate) enum Parallel {
     Concurrency(usize),
     /// Requests are due at this many a second, for the timed period.
     Rate(f64),
-    /// The highest rate that meets the family's `latency_target` is
-    /// searched, a timed period a rate tried.
+    /// The highest rate that meets the family's `latency_target` (or
+    /// keeps its `goodput` under its `slo`) is searched, a timed period a
+    /// rate tried.
     Search,
 }
 

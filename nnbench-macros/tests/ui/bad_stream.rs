@@ -1,9 +1,4 @@
 #[nnbench::benchmark(stream)]
-async fn async_tokens() -> Vec<u8> {
-    vec![1]
-}
-
-#[nnbench::benchmark(stream)]
 fn no_tokens() {}
 
 #[nnbench::benchmark(stream, threads = [2])]

@@ -15,7 +15,7 @@ use crate::measure::callgrind::{self, Dumps};
 use crate::measure::cpu::Elapsed;
 use crate::measure::load::{LoadOutcome, LoadPlan};
 use crate::measure::round::{self, Round};
-use crate::measure::search::{self, Step};
+use crate::measure::search::{self, Goal, Step};
 use crate::measure::{CaseMeter, Timer, one_call, summarize};
 use crate::record::{
     CallgrindRecord, ConcurrencyRecord, Sampler, ThreadsRecord, TimeRecord, TimingMode,
@@ -24,7 +24,6 @@ use crate::registry::{Args, Call, Case, Parallel};
 use crate::runner::report::console::Console;
 use crate::settings::{Baselines, Sampling, Timing, TimingSettings};
 use crate::{Error, Result};
-use nnbench_vocab::LatencyTarget;
 
 /// How long a case under `concurrency` makes requests before they are
 /// recorded, and for how long they are, unless its family says.
@@ -44,9 +43,11 @@ pub(crate) struct TimingPlan {
     pub parallel: Option<Parallel>,
     /// Under `rate`: the family's `arrivals` and `request_timeout`.
     pub open: (Arrivals, Option<Duration>),
-    /// Under `latency_target`: the target, and the rate its search starts
-    /// from (the family's lowest).
-    pub search: Option<(LatencyTarget, f64)>,
+    /// Under `latency_target` (or `goodput`): what the search looks for,
+    /// and the rate it starts from (the family's lowest).
+    pub search: Option<(Goal, f64)>,
+    /// The family's `slo`, which a stream's requests are judged against.
+    pub slo: &'static [nnbench_vocab::Objective],
 }
 
 /// What timing a case's call gave.
@@ -61,6 +62,9 @@ pub(crate) struct Timed {
     pub load: Option<Box<crate::record::LoadRecord>>,
     /// The search of the highest rate under `latency_target`.
     pub search: Option<Box<crate::record::SearchRecord>>,
+    /// A search's streamed requests at the rate found (of its last step,
+    /// where none met): a case's others are summed up once it ends.
+    pub stream: Option<Box<crate::record::StreamRecord>>,
     /// Each thread's time, with `threads`.
     pub threads: Option<ThreadsRecord>,
 }
@@ -78,6 +82,7 @@ impl Timed {
             concurrency: None,
             load: None,
             search: None,
+            stream: None,
             threads: None,
         }
     }
@@ -300,6 +305,7 @@ fn load(
         concurrency: open.is_none().then(|| outcome.concurrency()),
         load: open.map(Box::new),
         search: None,
+        stream: None,
         threads: None,
     })
 }
@@ -325,21 +331,23 @@ fn search_rate(
     seed: u64,
     metric: Json,
 ) -> Result<Timed> {
-    let Some((target, first)) = plan.search else {
+    let Some((goal, first)) = plan.search else {
         return Err(Error::msg(
-            "a search of the highest rate needs a latency_target",
+            "a search of the highest rate needs a latency_target or a goodput",
         ));
     };
     let mut failure = None;
-    let mut best: Option<(f64, LoadOutcome)> = None;
-    let mut last = None;
-    let found = search::search(&target, first, nnbench_vocab::MAX_RATE, |rate| {
+    type Measured = (LoadOutcome, Option<crate::record::StreamRecord>);
+    let mut best: Option<(f64, Measured)> = None;
+    let mut last: Option<Measured> = None;
+    let found = search::search(&goal, first, nnbench_vocab::MAX_RATE, |rate| {
         let missed = Step {
             rate,
             latency_ns: f64::NAN,
             interval_ns: [f64::INFINITY; 2],
             requests: 0,
             late_fraction: 0.0,
+            goodput: None,
         };
         if failure.is_some() {
             return missed;
@@ -348,7 +356,7 @@ fn search_rate(
         let load = LoadPlan {
             level: 1,
             warm_up: plan.sampling.warm_up_time.unwrap_or(LOAD_WARM_UP),
-            duration: search::step_period(&target, rate, period),
+            duration: search::step_period(&goal, rate, period),
             once: plan.timing == Timing::Once,
             open: Some(open_loop(plan, rate, seed)),
         };
@@ -357,36 +365,48 @@ fn search_rate(
             failure = Some(error);
             return missed;
         }
+        // Each step's requests are its own.
+        let streamed = crate::measure::stream::finish_case(plan.slo);
         let Some(outcome) = timer.take_load() else {
             return missed;
         };
-        let Some((latency_ns, interval_ns)) = outcome.quantile(target.quantile) else {
+        let quantile = match goal {
+            Goal::Latency(target) => target.quantile,
+            Goal::Goodput { .. } => 0.99,
+        };
+        let Some((latency_ns, interval_ns)) = outcome.quantile(quantile) else {
             return missed;
         };
         let record = outcome.open_record();
+        let goodput = streamed.as_ref().and_then(|s| s.goodput.as_ref());
         let step = Step {
             rate,
             latency_ns,
             interval_ns,
             requests: record.as_ref().map_or(0, |l| l.requests),
             late_fraction: record.as_ref().map_or(0.0, |l| l.late_fraction),
+            goodput: goodput.map(|g| (g.share, g.share_bound, g.holds(0.0))),
         };
-        if step.meets(&target) && best.as_ref().is_none_or(|(r, _)| *r < rate) {
-            best = Some((rate, outcome));
+        if step.meets(&goal) && best.as_ref().is_none_or(|(r, _)| *r < rate) {
+            best = Some((rate, (outcome, streamed)));
         } else {
-            last = Some(outcome);
+            last = Some((outcome, streamed));
         }
         step
     });
     if let Some(error) = failure {
         return Err(error);
     }
-    let outcome = best
+    let (outcome, streamed) = best
         .map(|(_, o)| o)
         .or(last)
         .ok_or_else(|| Error::msg("the search of the highest rate made no requests"))?;
     let search = crate::record::SearchRecord {
-        target: target.to_string(),
+        target: goal.to_string(),
+        goodput: match goal {
+            Goal::Goodput { share, .. } => Some(share),
+            Goal::Latency(_) => None,
+        },
         max_rate: found.client_bound_at.is_none().then_some(found.max_rate),
         missed_at: found.missed_at.is_finite().then_some(found.missed_at),
         client_bound: found.client_bound_at,
@@ -399,8 +419,10 @@ fn search_rate(
                 interval_ns: s.interval_ns,
                 requests: s.requests,
                 late_fraction: s.late_fraction,
-                meets: s.meets(&target),
+                meets: s.meets(&goal),
                 client_bound: s.client_bound(),
+                goodput: s.goodput.map(|g| g.0),
+                goodput_bound: s.goodput.map(|g| g.1),
             })
             .collect(),
     };
@@ -410,12 +432,13 @@ fn search_rate(
         concurrency: None,
         load: outcome.open_record().map(Box::new),
         search: Some(Box::new(search)),
+        stream: streamed.map(Box::new),
         threads: None,
     })
 }
 
 /// The seed of a case's arrivals: the same in every run of it.
-fn seed_of(id: &str) -> u64 {
+pub(crate) fn seed_of(id: &str) -> u64 {
     let hash = blake3::hash(id.as_bytes());
     let mut bytes = [0u8; 8];
     bytes.copy_from_slice(&hash.as_bytes()[..8]);
@@ -494,10 +517,19 @@ pub(crate) fn plan(case: &Case, run: &TimingSettings) -> TimingPlan {
         },
         parallel: case.parallel,
         open: (family.arrivals, family.request_timeout),
-        search: family.latency_target.map(|target| {
+        search: {
+            let goal = match (family.latency_target, family.goodput) {
+                (Some(target), _) => Some(Goal::Latency(target)),
+                (None, Some(share)) => Some(Goal::Goodput {
+                    slo: family.slo,
+                    share,
+                }),
+                (None, None) => None,
+            };
             let first = family.rate.iter().copied().fold(f64::INFINITY, f64::min);
-            (target, if first.is_finite() { first } else { 1.0 })
-        }),
+            goal.map(|goal| (goal, if first.is_finite() { first } else { 1.0 }))
+        },
+        slo: family.slo,
     }
 }
 

@@ -184,7 +184,7 @@ impl Calling<'_> {
             None => {}
         }
         let energy_meter = EnergyMeter::start();
-        crate::measure::stream::begin_case();
+        crate::measure::stream::begin_case(super::engine::seed_of(&case.id));
         let timed = guarded(|| {
             run.engine.time(
                 &case.id,
@@ -197,10 +197,13 @@ impl Calling<'_> {
         });
         // Before a profile's calls, which are not the timed ones.
         let energy_window = energy_meter.map(EnergyMeter::stop);
-        // A search's requests are of several rates: none of them alone is
-        // the case's.
-        let streamed = crate::measure::stream::finish_case()
-            .filter(|_| timed.as_ref().is_ok_and(|t| t.search.is_none()));
+        // A search's requests are of several rates: the case's are those
+        // of the rate it found.
+        let streamed = match &timed {
+            Ok(t) if t.search.is_some() => t.stream.as_deref().cloned(),
+            Ok(_) => crate::measure::stream::finish_case(plan.slo),
+            Err(_) => None,
+        };
         let mut called = Called::nothing();
         if let (Ok(timed), true) = (&timed, settings.profiling.profile) {
             let profiling = profiled(

@@ -290,6 +290,7 @@ mod tests {
                 parallel: threads,
                 open: Default::default(),
                 search: None,
+                slo: &[],
             };
             let per_call = Duration::from_millis(1);
             calls(

@@ -380,6 +380,8 @@ mod tests {
         arrivals: crate::measure::arrivals::Arrivals::Poisson,
         request_timeout: None,
         latency_target: None,
+        slo: &[],
+        goodput: None,
         scaling: None,
         cases: Vec::new,
     };

@@ -304,7 +304,8 @@ fn common_folder(files: &[&std::path::Path]) -> Option<std::path::PathBuf> {
 
 /// `serve/rate=max: p99 <= 20ms up to 640/s (672/s missed): 400/s 11.2 ms
 /// ✓, 800/s 31.0 ms ✗, ...`: the rate found, and the rate-latency curve of
-/// the steps tried, by rate.
+/// the steps tried, by rate (under a goodput search, each step's share of
+/// good requests: `400/s 98.5% good ✓`).
 fn search_line(id: &str, search: &crate::record::SearchRecord) -> String {
     let found = search.outcome();
     let missed = search
@@ -316,10 +317,15 @@ fn search_line(id: &str, search: &crate::record::SearchRecord) -> String {
     let curve: Vec<String> = steps
         .iter()
         .map(|s| {
+            // A goodput search's steps say their goodput, a latency
+            // search's their percentile.
+            let measured = match s.goodput {
+                Some(share) => format!("{:.1}% good", share * 100.0),
+                None => format_ns(s.latency_ns),
+            };
             format!(
-                "{}/s {} {}",
+                "{}/s {measured} {}",
                 format_count(s.rate),
-                format_ns(s.latency_ns),
                 match (s.meets, s.client_bound) {
                     (_, true) => "client-bound",
                     (true, _) => "✓",
@@ -339,7 +345,7 @@ fn search_line(id: &str, search: &crate::record::SearchRecord) -> String {
 type Extra = fn(&CaseRecord) -> Option<String>;
 
 /// The columns shown only when some case has a cell in them.
-const EXTRAS: [(&str, Extra); 9] = [
+const EXTRAS: [(&str, Extra); 10] = [
     ("throughput", |c| {
         c.throughput.as_ref().map(|t| t.to_string())
     }),
@@ -376,6 +382,14 @@ const EXTRAS: [(&str, Extra); 9] = [
     }),
     ("tokens/s", |c| {
         c.stream.as_ref().map(|s| format_count(s.tokens_per_s))
+    }),
+    ("goodput", |c| {
+        let goodput = c.stream.as_ref()?.goodput.as_ref()?;
+        Some(format!(
+            "{:.1}%, {}/s",
+            goodput.share * 100.0,
+            format_count(goodput.per_s)
+        ))
     }),
     ("thread spread", |c| {
         c.threads

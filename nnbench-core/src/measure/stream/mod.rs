@@ -8,9 +8,18 @@
 //! that a token costs a clock read and a store. A finished request is
 //! summed up and kept under one lock, once.
 
+#[cfg(feature = "tokio")]
+mod asynchronous;
+mod goodput;
+mod inputs;
+
 use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
 use std::time::Instant;
+
+use nnbench_vocab::Objective;
+
+pub use inputs::{InputTokens, request_input};
 
 use crate::record::{LatencyPercentiles, StreamRecord, TokenCounts};
 
@@ -31,6 +40,22 @@ struct Request {
     tokens: usize,
     /// Its last item less its first, ns.
     span_ns: f64,
+    /// Its longest gap between two items, ns; none with fewer than two.
+    longest_gap_ns: Option<f64>,
+    /// The tokens of the input it took with [`request_input`].
+    input: Option<u64>,
+}
+
+impl Request {
+    /// Its time per output token, ns: none with fewer than two.
+    fn tpot_ns(&self) -> Option<f64> {
+        (self.tokens >= 2).then(|| self.span_ns / (self.tokens - 1) as f64)
+    }
+
+    /// From its start to its last item, ns.
+    fn e2e_ns(&self) -> f64 {
+        self.end.saturating_duration_since(self.start).as_nanos() as f64
+    }
 }
 
 /// The requests of the case running, and the gaps between their items.
@@ -56,19 +81,31 @@ fn collected() -> std::sync::MutexGuard<'static, Collected> {
 /// A request of a streaming case, started: [`Start::drain`] takes its
 /// items. What the `stream` option generates; not for use by hand.
 #[doc(hidden)]
-pub struct Start(Instant);
+pub struct Start {
+    at: Instant,
+    /// The input tokens it took, where it took them on another thread
+    /// than the one draining it (an async request).
+    input: Option<u64>,
+}
 
 impl Start {
     /// A request made now, or when the open loop said it was due.
     #[must_use]
     pub fn now() -> Self {
         let now = Instant::now();
-        Start(DUE.take().map_or(now, |due| due.min(now)))
+        // An input taken by an earlier call that streamed nothing is not
+        // this request's.
+        inputs::take();
+        Start {
+            at: DUE.take().map_or(now, |due| due.min(now)),
+            input: None,
+        }
     }
 
     /// Takes every item of `items`, timing each, and keeps the request;
     /// the number of items is the call's value.
     pub fn drain<I: IntoIterator>(self, items: I) -> usize {
+        let input = self.input.or_else(inputs::take);
         ITEMS.with_borrow_mut(|times| {
             times.clear();
             for item in items {
@@ -76,7 +113,7 @@ impl Start {
                 drop(std::hint::black_box(item));
             }
             let end = times.last().copied().unwrap_or_else(Instant::now);
-            keep(self.0, end, times);
+            keep(self.at, end, times, input);
             times.len()
         })
     }
@@ -84,8 +121,12 @@ impl Start {
 
 /// Keeps a request that started at `start`, ended at `end`, and gave
 /// items at `times`.
-fn keep(start: Instant, end: Instant, times: &[Instant]) {
+fn keep(start: Instant, end: Instant, times: &[Instant], input: Option<u64>) {
     let ns = |from: Instant, to: Instant| to.saturating_duration_since(from).as_nanos() as f64;
+    let longest_gap_ns = times
+        .windows(2)
+        .map(|w| ns(w[0], w[1]))
+        .max_by(f64::total_cmp);
     let request = Request {
         start,
         end,
@@ -95,6 +136,8 @@ fn keep(start: Instant, end: Instant, times: &[Instant]) {
             (Some(&first), Some(&last)) => ns(first, last),
             _ => 0.0,
         },
+        longest_gap_ns,
+        input,
     };
     let mut collected = collected();
     collected
@@ -108,8 +151,10 @@ pub(crate) fn due(at: Instant) {
     DUE.set(Some(at));
 }
 
-/// Forgets every request kept: a case starts.
-pub(crate) fn begin_case() {
+/// Forgets every request kept: a case starts, its inputs taken in the
+/// order `seed` draws.
+pub(crate) fn begin_case(seed: u64) {
+    inputs::begin_case(seed);
     let mut collected = collected();
     collected.requests.clear();
     collected.gaps_ns.clear();
@@ -123,9 +168,10 @@ pub(crate) fn measuring_from(at: Instant) {
     collected().from = Some(at);
 }
 
-/// The case's streamed requests, summed up; `None` where it streamed
-/// none.
-pub(crate) fn finish_case() -> Option<StreamRecord> {
+/// The requests streamed since the case (or the search's step) began,
+/// summed up and judged against `slo`, then forgotten; `None` where it
+/// streamed none.
+pub(crate) fn finish_case(slo: &[Objective]) -> Option<StreamRecord> {
     let mut collected = collected();
     let from = collected.from;
     let measured = |start: Instant| from.is_none_or(|from| start >= from);
@@ -135,42 +181,54 @@ pub(crate) fn finish_case() -> Option<StreamRecord> {
         .filter(|r| measured(r.start))
         .collect();
     if requests.is_empty() {
+        collected.requests.clear();
+        collected.gaps_ns.clear();
         return None;
     }
     let mut ttft: Vec<f64> = requests.iter().filter_map(|r| r.first_ns).collect();
-    let mut tpot: Vec<f64> = requests
-        .iter()
-        .filter(|r| r.tokens >= 2)
-        .map(|r| r.span_ns / (r.tokens - 1) as f64)
-        .collect();
-    let mut e2e: Vec<f64> = requests
-        .iter()
-        .map(|r| r.end.saturating_duration_since(r.start).as_nanos() as f64)
-        .collect();
+    let mut tpot: Vec<f64> = requests.iter().filter_map(|r| r.tpot_ns()).collect();
+    let mut e2e: Vec<f64> = requests.iter().map(|r| r.e2e_ns()).collect();
     let mut tokens: Vec<f64> = requests.iter().map(|r| r.tokens as f64).collect();
+    let mut inputs: Vec<f64> = requests
+        .iter()
+        .filter_map(|r| r.input.map(|n| n as f64))
+        .collect();
+    let mut gaps: Vec<f64> = collected
+        .gaps_ns
+        .iter()
+        .filter(|(start, _)| measured(*start))
+        .map(|(_, gap)| *gap)
+        .collect();
     let total: f64 = tokens.iter().sum();
     let first = requests.iter().map(|r| r.start).min();
     let last = requests.iter().map(|r| r.end).max();
     let span = first
         .zip(last)
         .map_or(0.0, |(a, b)| b.saturating_duration_since(a).as_secs_f64());
+    let goodput = (!slo.is_empty()).then(|| goodput::judge(slo, &requests, &gaps, span));
     let record = StreamRecord {
         requests: requests.len() as u64,
         ttft: LatencyPercentiles::of(&mut ttft),
         tpot: LatencyPercentiles::of(&mut tpot),
-        itl: LatencyPercentiles::of(
-            &mut collected
-                .gaps_ns
-                .iter()
-                .filter(|(start, _)| measured(*start))
-                .map(|(_, gap)| *gap)
-                .collect::<Vec<f64>>(),
-        ),
+        itl: LatencyPercentiles::of(&mut gaps),
         e2e: LatencyPercentiles::of(&mut e2e),
         tokens_per_s: if span > 0.0 { total / span } else { 0.0 },
         output_tokens: TokenCounts::of(&mut tokens),
+        input_tokens: (!inputs.is_empty()).then(|| TokenCounts::of(&mut inputs)),
+        goodput,
     };
     collected.requests.clear();
     collected.gaps_ns.clear();
     Some(record)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::sync::{Mutex, MutexGuard, PoisonError};
+
+    /// The stream's state is the process's: its tests run one at a time.
+    pub(crate) fn alone() -> MutexGuard<'static, ()> {
+        static ALONE: Mutex<()> = Mutex::new(());
+        ALONE.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
