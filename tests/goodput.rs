@@ -80,7 +80,11 @@ fn streamed(filter: &str) -> (CaseRecord, StreamRecord) {
 
 #[test]
 fn each_request_takes_a_prompt_and_is_judged_against_the_objectives() {
-    let (_, stream) = streamed("answers_by_prompt");
+    let (case, stream) = streamed("answers_by_prompt");
+    // A delay of a hundredth of the first token's limit changes no
+    // verdict: only a later one is the client's.
+    let load = case.load.as_deref().expect("an open loop");
+    assert_eq!(load.late_after_ns, Some(160e3));
     let inputs = stream.input_tokens.expect("the prompts' lengths");
     assert_eq!((inputs.p50, inputs.p99), (SHORT as f64, LONG as f64));
     // Whole passes through the list hold a long prompt in four.
@@ -114,6 +118,8 @@ fn the_search_finds_the_highest_rate_whose_goodput_holds() {
     assert!(case.error.is_none(), "{:?}", case.error);
     let search = case.search.as_deref().expect("a search");
     assert_eq!(search.goodput, Some(0.9));
+    let load = case.load.as_deref().expect("the found step's open loop");
+    assert_eq!(load.late_after_ns, Some(300e3));
     assert_eq!(search.target, "goodput >= 0.9 under ttft <= 30ms");
     // Each step judged on its goodput's bound.
     for step in &search.steps {

@@ -34,6 +34,11 @@ impl Arrivals {
     }
 }
 
+/// A request issued after this long past when it was due was issued late:
+/// the client, not the service, delayed it (unless the loop judges its
+/// requests against a looser limit: [`OpenLoop::late_after`]).
+pub(crate) const LATE: Duration = Duration::from_micros(100);
+
 /// An open loop: requests due at a set rate, whether or not the earlier
 /// ones are done.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,6 +50,11 @@ pub(crate) struct OpenLoop {
     pub timeout: Option<Duration>,
     /// Seeds the gaps.
     pub seed: u64,
+    /// A request issued this long past when it was due was issued late:
+    /// [`LATE`], or a hundredth of the tightest
+    /// limit its requests are judged against where that is longer, since a
+    /// delay that small changes no verdict.
+    pub late_after: Duration,
 }
 
 impl OpenLoop {
@@ -117,6 +127,7 @@ mod tests {
             arrivals,
             timeout: None,
             seed,
+            late_after: LATE,
         }
     }
 

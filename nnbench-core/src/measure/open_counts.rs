@@ -13,6 +13,7 @@ pub(super) struct OpenCounts {
     pub rate: f64,
     pub arrivals: Arrivals,
     pub timeout: Option<Duration>,
+    pub late_after: Duration,
     /// Requests that finished within the timed period.
     pub finished_in_period: u64,
     pub late: u64,
@@ -28,6 +29,7 @@ impl OpenCounts {
             rate: open.rate,
             arrivals: open.arrivals,
             timeout: open.timeout,
+            late_after: open.late_after,
             ..Self::default()
         }
     }
@@ -48,6 +50,8 @@ impl OpenCounts {
             } else {
                 self.late as f64 / requests as f64
             },
+            late_after_ns: (self.late_after != super::arrivals::LATE)
+                .then(|| self.late_after.as_nanos() as f64),
             dropped: self.dropped,
             timed_out: self.timed_out,
             timeout_ns: self.timeout.map(|t| t.as_nanos() as f64),

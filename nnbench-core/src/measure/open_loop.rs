@@ -32,10 +32,6 @@ pub(crate) const MOST_THREADS: usize = 4096;
 #[cfg(feature = "tokio")]
 const MOST_FUTURES: usize = 1 << 16;
 
-/// A request issued after this long past when it was due was issued late:
-/// the client, not the service, delayed it.
-const LATE: Duration = Duration::from_micros(100);
-
 /// The requests a case timed once makes (every case in test mode), from
 /// its schedule's start.
 const ONCE_REQUESTS: u64 = 5;
@@ -52,6 +48,8 @@ struct Due {
 struct Period {
     start: Instant,
     plan: LoadPlan,
+    /// A request issued this long past when it was due was issued late.
+    late: Duration,
 }
 
 impl Period {
@@ -117,7 +115,7 @@ fn dispatch(
             break;
         }
         let recorded = u64::from(due.into.is_some());
-        if Instant::now() > due.at + LATE {
+        if Instant::now() > due.at + period.late {
             late += recorded;
         }
         match issue(due) {
@@ -191,6 +189,7 @@ pub(crate) fn on_threads<R: Send>(
     let period = Period {
         start: Instant::now() + Duration::from_millis(1),
         plan,
+        late: open.late_after,
     };
     if !plan.once {
         super::stream::measuring_from(period.start + plan.warm_up);
@@ -333,6 +332,7 @@ pub(crate) async fn in_flight<F: Future>(
     let period = Period {
         start: Instant::now() + Duration::from_millis(1),
         plan,
+        late: open.late_after,
     };
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Due>();
     let stop = Arc::new(AtomicBool::new(false));
@@ -340,7 +340,11 @@ pub(crate) async fn in_flight<F: Future>(
     let dispatcher = {
         let (stop, full) = (Arc::clone(&stop), Arc::clone(&full));
         let (start, schedule) = (period.start, open.schedule());
-        let period = Period { start, plan };
+        let period = Period {
+            start,
+            plan,
+            late: open.late_after,
+        };
         std::thread::Builder::new()
             .name("nnbench-arrivals".into())
             .spawn(move || {
@@ -466,6 +470,7 @@ mod tests {
             arrivals,
             timeout: None,
             seed: 1,
+            late_after: super::arrivals::LATE,
         }
     }
 

@@ -32,9 +32,17 @@ pub struct LoadRecord {
     /// the case's time.
     pub requests: u64,
     /// The share of them the client issued more than 100 µs after they
-    /// were due: where it is more than a few percent, the client could not
-    /// keep up with the rate, and the latencies hold its delay too.
+    /// were due (or [`late_after_ns`](Self::late_after_ns)): where it is
+    /// more than a few percent, the client could not keep up with the
+    /// rate, and the latencies hold its delay too.
     pub late_fraction: f64,
+    /// Where the requests are judged against limits of more than 10 ms on
+    /// latencies counted from when they were due (a latency target, a
+    /// `ttft` or `e2e` objective), a request is late only this far past
+    /// when it was due: a hundredth of the tightest such limit, a delay
+    /// that changes no verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_after_ns: Option<f64>,
     /// Requests not issued: more were in flight than the client can hold.
     #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub dropped: u64,

@@ -221,6 +221,7 @@ pub(crate) mod tests {
                     achieved_rate: 198.5,
                     requests: 200,
                     late_fraction: 0.005,
+                    late_after_ns: None,
                     dropped: 0,
                     timed_out: 2,
                     timeout_ns: Some(5e7),

@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use super::criterion_sampler::CriterionSampler;
 use super::measured_value;
 use crate::measure::adaptive::{self, StopRule};
-use crate::measure::arrivals::{Arrivals, OpenLoop};
+use crate::measure::arrivals::{Arrivals, LATE, OpenLoop};
 use crate::measure::callgrind::{self, Dumps};
 use crate::measure::cpu::Elapsed;
 use crate::measure::load::{LoadOutcome, LoadPlan};
@@ -317,6 +317,30 @@ fn open_loop(plan: &TimingPlan, rate: f64, seed: u64) -> OpenLoop {
         arrivals: plan.open.0,
         timeout: plan.open.1,
         seed,
+        late_after: plan.late_after(),
+    }
+}
+
+impl TimingPlan {
+    /// How late a request may be issued before the client is said to
+    /// have delayed it: [`LATE`], or a hundredth of the tightest limit on
+    /// a latency counted from when the request was due (the latency
+    /// target's, a `ttft` or `e2e` objective's), where that is longer. A
+    /// time per token or a gap between tokens holds no client delay.
+    fn late_after(&self) -> Duration {
+        use nnbench_vocab::StreamLatency::{E2e, Ttft};
+        let target = match self.search {
+            Some((Goal::Latency(target), _)) => Some(target.limit),
+            _ => None,
+        };
+        let tightest = self
+            .slo
+            .iter()
+            .filter(|o| matches!(o.latency, Ttft | E2e))
+            .map(|o| o.limit)
+            .chain(target)
+            .min();
+        tightest.map_or(LATE, |limit| (limit / 100).max(LATE))
     }
 }
 

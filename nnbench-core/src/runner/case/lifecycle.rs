@@ -268,8 +268,9 @@ impl Calling<'_> {
 fn client_fell_behind(load: &LoadRecord) -> Option<String> {
     load.client_fell_behind().then(|| {
         format!(
-            "the client issued {:.1}% of its requests more than 100 µs late (at {}/s): the latencies hold its delay; a busy machine, a service that takes every core, or a rate beyond what one dispatcher thread issues",
+            "the client issued {:.1}% of its requests more than {} late (at {}/s): the latencies hold its delay; a busy machine, a service that takes every core, or a rate beyond what one dispatcher thread issues",
             100.0 * load.late_fraction,
+            nnbench_vocab::format_ns(load.late_after_ns.unwrap_or(1e5)),
             nnbench_vocab::format_count(load.offered_rate)
         )
     })
