@@ -51,7 +51,7 @@ impl OpenCounts {
                 self.late as f64 / requests as f64
             },
             late_after_ns: (self.late_after != super::arrivals::LATE)
-                .then(|| self.late_after.as_nanos() as f64),
+                .then_some(self.late_after.as_nanos() as f64),
             dropped: self.dropped,
             timed_out: self.timed_out,
             timeout_ns: self.timeout.map(|t| t.as_nanos() as f64),
