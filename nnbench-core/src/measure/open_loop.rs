@@ -470,7 +470,7 @@ mod tests {
             arrivals,
             timeout: None,
             seed: 1,
-            late_after: super::arrivals::LATE,
+            late_after: crate::measure::arrivals::LATE,
         }
     }
 
