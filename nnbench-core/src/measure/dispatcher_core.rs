@@ -232,6 +232,10 @@ mod imp {
         /// loop's caller had: a thread the dispatcher starts inherits its
         /// raised nice value.
         pub(crate) fn requests(&self) -> Placed {
+            // Off the dispatcher's core first, at the priority it started
+            // with: at the caller's, it would wait there for the
+            // dispatcher, which spins before each request, to sleep.
+            let placed = self.place(|(_, rest)| rest);
             if let Some((caller, param)) = self.policy
                 && policy().map(|(now, _)| now) != Some(caller)
             {
@@ -242,7 +246,7 @@ mod imp {
             if let Some(nice) = self.nice.filter(|&n| Some(n) != nice()) {
                 set_nice(nice);
             }
-            self.place(|(_, rest)| rest)
+            placed
         }
 
         fn place(

@@ -103,6 +103,7 @@ fn dispatch(
     period: &Period,
     schedule: impl Iterator<Item = Duration>,
     stop: &AtomicBool,
+    spin: Duration,
     mut issue: impl FnMut(Due) -> Issued,
 ) -> (u64, u64) {
     let (mut late, mut dropped) = (0u64, 0u64);
@@ -110,7 +111,7 @@ fn dispatch(
         let Some(due) = period.due(offset, index) else {
             break;
         };
-        wait_until(due.at);
+        wait_until(due.at, spin);
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -127,16 +128,31 @@ fn dispatch(
     (late, dropped)
 }
 
-/// Sleeps until `due`, the last stretch spinning: a thread's sleep ends
-/// tens of microseconds late.
-fn wait_until(due: Instant) {
+/// How long before a request is due a dispatcher that shares its cores
+/// stops sleeping and spins: a thread's sleep ends tens of microseconds
+/// late.
+const SPIN: Duration = Duration::from_micros(200);
+
+/// How long one with a core of its own spins: an idle virtual CPU that
+/// its host descheduled may take milliseconds to run again once its timer
+/// fires, so it is kept busy over the last stretch, yielding but for the
+/// last [`SPIN`]. The core is the dispatcher's alone: at ten requests a
+/// second it is busy a fiftieth of the time.
+const OWN_CORE_SPIN: Duration = Duration::from_millis(2);
+
+/// Sleeps until `due`, the last `spin` spinning.
+fn wait_until(due: Instant, spin: Duration) {
     loop {
         let now = Instant::now();
         let Some(left) = due.checked_duration_since(now).filter(|l| !l.is_zero()) else {
             return;
         };
-        if left > Duration::from_micros(300) {
-            std::thread::sleep(left - Duration::from_micros(200));
+        if left > spin + Duration::from_micros(100) {
+            std::thread::sleep(left - spin);
+        } else if left > SPIN {
+            // The request threads it starts begin on its core, at its
+            // priority, until they move: they run while it yields.
+            std::thread::yield_now();
         } else {
             std::hint::spin_loop();
         }
@@ -235,7 +251,12 @@ pub(crate) fn on_threads<R: Send>(
         };
         let mut most_in_flight = 0;
         let placed = cores.dispatcher();
-        (counts.late, counts.dropped) = dispatch(&period, open.schedule(), &stop, |due| {
+        let spin = if placed.placement().own_core {
+            OWN_CORE_SPIN
+        } else {
+            SPIN
+        };
+        (counts.late, counts.dropped) = dispatch(&period, open.schedule(), &stop, spin, |due| {
             // An idle thread takes it, else a new one; past the most
             // threads, it is dropped.
             let reserved = idle
@@ -348,7 +369,7 @@ pub(crate) async fn in_flight<F: Future>(
         std::thread::Builder::new()
             .name("nnbench-arrivals".into())
             .spawn(move || {
-                dispatch(&period, schedule, &stop, |due| {
+                dispatch(&period, schedule, &stop, SPIN, |due| {
                     if full.load(Ordering::Relaxed) {
                         Issued::Dropped
                     } else if sender.send(due).is_ok() {

@@ -48,6 +48,10 @@ pub(crate) struct TimingPlan {
     pub search: Option<(Goal, f64)>,
     /// The family's `slo`, which a stream's requests are judged against.
     pub slo: &'static [nnbench_vocab::Objective],
+    /// Seeds an open loop's arrivals and the order of a stream's inputs:
+    /// the same for every case of a family at one level, so that its
+    /// cases (a model against another) serve the same schedule.
+    pub seed: u64,
 }
 
 /// What timing a case's call gave.
@@ -143,10 +147,10 @@ impl Engine {
                 return load(call, args, plan, LoadShape::Closed(level), metric);
             }
             Some(Parallel::Rate(rate)) => {
-                let open = open_loop(plan, rate, seed_of(id));
+                let open = open_loop(plan, rate, plan.seed);
                 return load(call, args, plan, LoadShape::Open(open), metric);
             }
-            Some(Parallel::Search) => return search_rate(call, args, plan, seed_of(id), metric),
+            Some(Parallel::Search) => return search_rate(call, args, plan, plan.seed, metric),
             _ => {}
         }
         let sample = match plan.timing {
@@ -461,9 +465,9 @@ fn search_rate(
     })
 }
 
-/// The seed of a case's arrivals: the same in every run of it.
-pub(crate) fn seed_of(id: &str) -> u64 {
-    let hash = blake3::hash(id.as_bytes());
+/// A seed drawn from `key`: the same in every run.
+fn seed_of(key: &str) -> u64 {
+    let hash = blake3::hash(key.as_bytes());
     let mut bytes = [0u8; 8];
     bytes.copy_from_slice(&hash.as_bytes()[..8]);
     u64::from_le_bytes(bytes)
@@ -554,6 +558,7 @@ pub(crate) fn plan(case: &Case, run: &TimingSettings) -> TimingPlan {
             goal.map(|goal| (goal, if first.is_finite() { first } else { 1.0 }))
         },
         slo: family.slo,
+        seed: seed_of(&format!("{}/{:?}", case.family_name, case.parallel)),
     }
 }
 

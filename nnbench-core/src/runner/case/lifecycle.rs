@@ -184,7 +184,7 @@ impl Calling<'_> {
             None => {}
         }
         let energy_meter = EnergyMeter::start();
-        crate::measure::stream::begin_case(super::engine::seed_of(&case.id));
+        crate::measure::stream::begin_case(plan.seed);
         let timed = guarded(|| {
             run.engine.time(
                 &case.id,

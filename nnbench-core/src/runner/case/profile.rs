@@ -291,6 +291,7 @@ mod tests {
                 open: Default::default(),
                 search: None,
                 slo: &[],
+                seed: 0,
             };
             let per_call = Duration::from_millis(1);
             calls(
