@@ -427,3 +427,24 @@ fn a_browser_draws_every_chart_without_a_script_error() {
         eprintln!("screenshot: {}", shot.display());
     }
 }
+
+/// An answer of four tokens, a millisecond apart, at two rates.
+#[nnbench::benchmark(stream, rate = [20, 40], warm_up_time = "20ms", measurement_time = "300ms")]
+fn streamed_answers() -> impl Iterator<Item = u8> {
+    (0..4u8).inspect(|_| std::thread::sleep(std::time::Duration::from_millis(1)))
+}
+
+#[test]
+fn streaming_cases_are_drawn_as_their_tokens_latencies_against_the_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (record, html) = one_run_report(dir.path(), "streamed_answers/");
+    assert_eq!(record.cases.len(), 2);
+    assert!(record.cases.iter().all(|c| c.stream.is_some()));
+    assert!(
+        html.contains("streamed_answers: time to first token and per token against the rate"),
+        "no chart of the streams"
+    );
+    for line in ["TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99"] {
+        assert!(html.contains(line), "no line {line}");
+    }
+}

@@ -29,6 +29,7 @@ mod robust;
 mod runs;
 mod schema;
 pub mod steps;
+mod streams;
 mod work;
 
 use std::path::{Path, PathBuf};
@@ -37,6 +38,7 @@ pub use machine::Machine;
 pub use outlying::outlying_runs;
 pub use regressions::{FigureStep, StepSearch};
 pub use runs::{Added, CaseInfo, CasePoint, RunFilter, RunSummary, STORED};
+pub use streams::RunStream;
 
 /// Why the history could not be read or written. Each names the file.
 ///

@@ -347,6 +347,22 @@ impl History {
                     work_of.execute(params![run, case.id, text])?;
                 }
             }
+            // A search's stream is of the rate it found, which its steps
+            // already place.
+            let mut stream_of = transaction.prepare(
+                "INSERT OR REPLACE INTO streams (run_id, case_id, rate, stream) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for case in record
+                .cases
+                .iter()
+                .filter(|c| c.error.is_none() && c.search.is_none())
+            {
+                if let Some(stream) = &case.stream {
+                    let text = serde_json::to_string(stream).unwrap_or_default();
+                    let rate = case.load.as_ref().map(|l| l.offered_rate);
+                    stream_of.execute(params![run, case.id, rate, text])?;
+                }
+            }
             let mut capacity_of = transaction.prepare(
                 "INSERT OR REPLACE INTO capacity (run_id, family, label, parameter, figure, params, n, lo, hi,
                      limit_bytes, limit_from, others_bytes, fixed_bytes, per_bytes, exponent, points,

@@ -121,6 +121,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (case_id, run_id)
     ) WITHOUT ROWID;
     ALTER TABLE runs ADD COLUMN roofs TEXT;",
+    // 13: each streaming case's tokens, and the rate it was offered, for
+    // the report's time to first token and per token against the rate.
+    "CREATE TABLE streams (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL,
+        rate REAL,
+        stream TEXT NOT NULL,
+        PRIMARY KEY (case_id, run_id)
+    ) WITHOUT ROWID;",
 ];
 
 /// What a database holds before it is brought up to date.

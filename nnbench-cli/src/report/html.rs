@@ -324,6 +324,11 @@ impl Section<'_> {
             if let Some(chart) = &searches.chart {
                 body.push_str(&chart.html());
             }
+            if let Some(chart) =
+                super::stream::shown(self.history, latest.run, family, family_cases)?
+            {
+                body.push_str(&chart.html());
+            }
             let with_params: Vec<(&str, Option<&ParamMap>)> = family_cases
                 .iter()
                 .map(|case| (*case, self.cases.get(*case).map(|c| &c.params)))

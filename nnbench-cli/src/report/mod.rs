@@ -9,6 +9,7 @@ mod roofline;
 mod scale;
 mod scatter;
 mod search;
+mod stream;
 mod ticks;
 mod tradeoff;
 mod xml;
