@@ -8,8 +8,11 @@ use super::chart::{Chart, Line, XAxis};
 use crate::history::{History, HistoryError, RunStream};
 use crate::record::StreamRecord;
 
+/// A latency of a stream's record, in nanoseconds.
+type Latency = fn(&StreamRecord) -> f64;
+
 /// The latencies drawn, each a line of every group of cases.
-const DRAWN: [(&str, fn(&StreamRecord) -> f64); 4] = [
+const DRAWN: [(&str, Latency); 4] = [
     ("TTFT p50", |s| s.ttft.p50_ns),
     ("TTFT p99", |s| s.ttft.p99_ns),
     ("TPOT p50", |s| s.tpot.p50_ns),
