@@ -102,8 +102,24 @@ impl<T: InputTokens + ?Sized> InputTokens for &T {
 /// ```
 /// # struct Model;
 /// # impl Model { fn generate(&self, _: usize) -> Vec<u32> { vec![1, 2] } }
-/// # fn memo() -> Model { Model }
-/// #[nnbench::benchmark(stream, rate = [20.0])]
+/// # #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+/// # struct Tiny;
+/// # impl nnbench::Memo for Tiny {
+/// #     type Value = Model;
+/// #     fn compute(&self) -> nnbench::Result<Model> { Ok(Model) }
+/// # }
+/// /// Prompt lengths of a realistic mix, one per request.
+/// #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+/// struct Lengths;
+///
+/// impl nnbench::Memo for Lengths {
+///     type Value = Vec<usize>;
+///     fn compute(&self) -> nnbench::Result<Vec<usize>> {
+///         Ok(vec![16, 16, 32, 64, 256])
+///     }
+/// }
+///
+/// #[nnbench::product(model = [Tiny], prompt_lengths = [Lengths], stream, rate = [20])]
 /// fn serve(model: &Model, prompt_lengths: &Vec<usize>) -> Vec<u32> {
 ///     let Some(&prompt) = nnbench::request_input(prompt_lengths) else {
 ///         return Vec::new();
