@@ -123,11 +123,16 @@ impl Start {
 /// items at `times`.
 fn keep(start: Instant, end: Instant, times: &[Instant], input: Option<u64>) {
     let ns = |from: Instant, to: Instant| to.saturating_duration_since(from).as_nanos() as f64;
-    let longest_gap_ns = times
-        .windows(2)
-        .map(|w| ns(w[0], w[1]))
+    let mut collected = collected();
+    let before = collected.gaps_ns.len();
+    collected
+        .gaps_ns
+        .extend(times.windows(2).map(|w| (start, ns(w[0], w[1]))));
+    let longest_gap_ns = collected.gaps_ns[before..]
+        .iter()
+        .map(|&(_, gap)| gap)
         .max_by(f64::total_cmp);
-    let request = Request {
+    collected.requests.push(Request {
         start,
         end,
         first_ns: times.first().map(|&first| ns(start, first)),
@@ -138,12 +143,7 @@ fn keep(start: Instant, end: Instant, times: &[Instant], input: Option<u64>) {
         },
         longest_gap_ns,
         input,
-    };
-    let mut collected = collected();
-    collected
-        .gaps_ns
-        .extend(times.windows(2).map(|w| (start, ns(w[0], w[1]))));
-    collected.requests.push(request);
+    });
 }
 
 /// The request the calling thread makes next was due at `at`.

@@ -147,10 +147,10 @@ impl Engine {
                 return load(call, args, plan, LoadShape::Closed(level), metric);
             }
             Some(Parallel::Rate(rate)) => {
-                let open = open_loop(plan, rate, plan.seed);
+                let open = open_loop(plan, rate);
                 return load(call, args, plan, LoadShape::Open(open), metric);
             }
-            Some(Parallel::Search) => return search_rate(call, args, plan, plan.seed, metric),
+            Some(Parallel::Search) => return search_rate(call, args, plan, metric),
             _ => {}
         }
         let sample = match plan.timing {
@@ -315,12 +315,12 @@ fn load(
 }
 
 /// The open loop of `plan` at `rate`.
-fn open_loop(plan: &TimingPlan, rate: f64, seed: u64) -> OpenLoop {
+fn open_loop(plan: &TimingPlan, rate: f64) -> OpenLoop {
     OpenLoop {
         rate,
         arrivals: plan.open.0,
         timeout: plan.open.1,
-        seed,
+        seed: plan.seed,
         late_after: plan.late_after(),
     }
 }
@@ -352,13 +352,7 @@ impl TimingPlan {
 /// target, searched a timed period a rate from its lowest listed rate;
 /// the case's time and load are those of the step at the rate found (of
 /// the last step, where none met it).
-fn search_rate(
-    call: &Call,
-    args: &Args,
-    plan: &TimingPlan,
-    seed: u64,
-    metric: Json,
-) -> Result<Timed> {
+fn search_rate(call: &Call, args: &Args, plan: &TimingPlan, metric: Json) -> Result<Timed> {
     let Some((goal, first)) = plan.search else {
         return Err(Error::msg(
             "a search of the highest rate needs a latency_target or a goodput",
@@ -386,7 +380,7 @@ fn search_rate(
             warm_up: plan.sampling.warm_up_time.unwrap_or(LOAD_WARM_UP),
             duration: search::step_period(&goal, rate, period),
             once: plan.timing == Timing::Once,
-            open: Some(open_loop(plan, rate, seed)),
+            open: Some(open_loop(plan, rate)),
         };
         let mut timer = Timer::new(1).under_load(load);
         if let Err(error) = call(args, &mut timer) {
