@@ -321,15 +321,10 @@ fn sweep() -> Result<RunRecord, String> {
 }
 
 fn work<'a>(record: &'a RunRecord, id: &str) -> Result<&'a WorkRecord, String> {
-    record
-        .cases
-        .iter()
-        .find(|c| c.id == id)
-        .and_then(|c| c.work.as_deref())
-        .ok_or_else(|| {
-            let ids: Vec<&str> = record.cases.iter().map(|c| c.id.as_str()).collect();
-            format!("{id}: no case with its work among {ids:?}")
-        })
+    harness::case(record, id)?
+        .work
+        .as_deref()
+        .ok_or_else(|| format!("{id}: no work"))
 }
 
 /// The roof a case is under, recomputed from the roofs as the book states

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use harness::Goal;
 use harness::stats::median;
-use nnbench::record::{CaseRecord, StreamRecord};
+use nnbench::record::StreamRecord;
 use nnbench::{RunRecord, Runner};
 
 /// Compute a prompt token costs.
@@ -200,20 +200,9 @@ fn run(filter: &str) -> Result<RunRecord, String> {
     runner.run().map_err(|e| format!("{e:#}"))
 }
 
-fn case<'a>(record: &'a RunRecord, id: &str) -> Result<&'a CaseRecord, String> {
-    record
-        .cases
-        .iter()
-        .find(|c| c.id == id)
-        .ok_or_else(|| format!("no case {id}"))
-}
-
 fn stream<'a>(record: &'a RunRecord, id: &str) -> Result<&'a StreamRecord, String> {
-    let case = case(record, id)?;
-    if let Some(error) = &case.error {
-        return Err(format!("{id}: {}", error.message));
-    }
-    case.stream
+    harness::case(record, id)?
+        .stream
         .as_deref()
         .ok_or_else(|| format!("{id}: no stream"))
 }
@@ -376,8 +365,8 @@ fn token_cost() -> Result<(), String> {
     let mut costs = Vec::new();
     for _ in 0..rounds() {
         let record = run("_tokens")?;
-        let timed = case(&record, "empty_tokens")?.time.median_ns;
-        let untimed = case(&record, "untimed_tokens")?.time.median_ns;
+        let timed = harness::case(&record, "empty_tokens")?.time.median_ns;
+        let untimed = harness::case(&record, "untimed_tokens")?.time.median_ns;
         costs.push((timed - untimed) / EMPTY_TOKENS as f64);
     }
     let show = |ns: f64| format!("{ns:.1} ns");

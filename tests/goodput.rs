@@ -6,13 +6,15 @@
 
 #[path = "support/alone.rs"]
 mod alone;
+#[path = "support/streamed.rs"]
+mod streamed;
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use alone::run;
 use nnbench::Memo;
-use nnbench::record::{CaseRecord, StreamRecord};
+use streamed::streamed;
 
 /// The prefill's cost a prompt token.
 const PER_PROMPT_TOKEN: Duration = Duration::from_micros(500);
@@ -68,14 +70,6 @@ fn served_one_at_a_time() -> impl Iterator<Item = usize> {
     answer(SHORT, Duration::from_millis(1)).inspect(move |_| {
         let _held = &server;
     })
-}
-
-fn streamed(filter: &str) -> (CaseRecord, StreamRecord) {
-    let record = run(filter);
-    let case = record.cases.first().cloned().expect("the case");
-    assert!(case.error.is_none(), "{:?}", case.error);
-    let stream = *case.stream.clone().expect("a streaming case's record");
-    (case, stream)
 }
 
 #[test]

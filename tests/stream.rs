@@ -5,12 +5,13 @@
 
 #[path = "support/alone.rs"]
 mod alone;
+#[path = "support/streamed.rs"]
+mod streamed;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use alone::run;
-use nnbench::record::{CaseRecord, StreamRecord};
+use streamed::streamed;
 
 const PREFILL: Duration = Duration::from_millis(8);
 const GAP: Duration = Duration::from_millis(2);
@@ -61,14 +62,6 @@ fn answers_two_at_a_time() -> impl Iterator<Item = usize> {
 #[nnbench::benchmark(stream, timing = once)]
 fn fallible_answer() -> Result<Vec<u8>, std::io::Error> {
     Ok(vec![1, 2, 3])
-}
-
-fn streamed(filter: &str) -> (CaseRecord, StreamRecord) {
-    let record = run(filter);
-    let case = record.cases.first().cloned().expect("the case");
-    assert!(case.error.is_none(), "{:?}", case.error);
-    let stream = *case.stream.clone().expect("a streaming case's record");
-    (case, stream)
 }
 
 #[test]

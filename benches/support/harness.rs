@@ -203,6 +203,23 @@ pub fn peer_missing(what: &str, why: &str) -> String {
     format!("{what}: not measured ({why})")
 }
 
+/// The case `id` of `record`, run without error; else what went wrong, or
+/// the ids there are.
+#[allow(dead_code, reason = "not every figure bench reads a case by its id")]
+pub fn case<'a>(
+    record: &'a nnbench::record::RunRecord,
+    id: &str,
+) -> Result<&'a nnbench::record::CaseRecord, String> {
+    let case = record.cases.iter().find(|c| c.id == id).ok_or_else(|| {
+        let ids: Vec<&str> = record.cases.iter().map(|c| c.id.as_str()).collect();
+        format!("{id}: no such case among {ids:?}")
+    })?;
+    match &case.error {
+        Some(error) => Err(format!("{id}: {}", error.message)),
+        None => Ok(case),
+    }
+}
+
 /// What the bench printed so far, as the Markdown of its section of the
 /// book's page of measured figures.
 static PAGE: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());

@@ -367,6 +367,7 @@ fn an_older_layout_is_brought_up_to_date() {
                  DROP TABLE capacity;
                  DROP TABLE searches;
                  DROP TABLE work;
+                 DROP TABLE streams;
                  ALTER TABLE runs DROP COLUMN roofs;
                  PRAGMA user_version = 1;",
             )
@@ -381,7 +382,7 @@ fn an_older_layout_is_brought_up_to_date() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 12);
+    assert_eq!(version, 13);
 }
 
 fn the_tool_adds_lists_and_shows() {
