@@ -166,8 +166,7 @@ fn idle() -> impl Iterator<Item = Instant> {
     request(false)
 }
 
-/// A light load, with one request in twenty stalled or none: both cases of
-/// one family, so that they serve the same arrivals.
+/// A light load, with one request in twenty stalled or none.
 #[nnbench::product(stalls = [true, false], stream, rate = [12], warm_up_time = "200ms", measurement_time = "4s")]
 fn light(stalls: bool) -> impl Iterator<Item = Instant> {
     request(stalls)

@@ -107,11 +107,18 @@ fn dispatch(
     mut issue: impl FnMut(Due) -> Issued,
 ) -> (u64, u64) {
     let (mut late, mut dropped) = (0u64, 0u64);
+    let mut previous = period.start;
     for (index, offset) in (0u64..).zip(schedule) {
         let Some(due) = period.due(offset, index) else {
             break;
         };
-        wait_until(due.at, spin);
+        // Busy a quarter of each gap at most: a real-time thread busy
+        // for most of a second is stopped for the rest of it (the
+        // kernel's real-time throttling), and the core's other threads
+        // with it.
+        let gap = due.at.saturating_duration_since(previous);
+        previous = due.at;
+        wait_until(due.at, spin.min((gap / 4).max(SPIN)));
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -137,7 +144,8 @@ const SPIN: Duration = Duration::from_micros(200);
 /// its host descheduled may take milliseconds to run again once its timer
 /// fires, so it is kept busy over the last stretch, yielding but for the
 /// last [`SPIN`]. The core is the dispatcher's alone: at ten requests a
-/// second it is busy a fiftieth of the time.
+/// second it is busy a fiftieth of the time, and at any rate a quarter of
+/// each gap at most.
 const OWN_CORE_SPIN: Duration = Duration::from_millis(2);
 
 /// Sleeps until `due`, the last `spin` spinning.

@@ -49,8 +49,7 @@ pub(crate) struct TimingPlan {
     /// The family's `slo`, which a stream's requests are judged against.
     pub slo: &'static [nnbench_vocab::Objective],
     /// Seeds an open loop's arrivals and the order of a stream's inputs:
-    /// the same for every case of a family at one level, so that its
-    /// cases (a model against another) serve the same schedule.
+    /// the case's own, the same in every run of it.
     pub seed: u64,
 }
 
@@ -459,9 +458,9 @@ fn search_rate(call: &Call, args: &Args, plan: &TimingPlan, metric: Json) -> Res
     })
 }
 
-/// A seed drawn from `key`: the same in every run.
-fn seed_of(key: &str) -> u64 {
-    let hash = blake3::hash(key.as_bytes());
+/// A seed drawn from `id`: the same in every run.
+fn seed_of(id: &str) -> u64 {
+    let hash = blake3::hash(id.as_bytes());
     let mut bytes = [0u8; 8];
     bytes.copy_from_slice(&hash.as_bytes()[..8]);
     u64::from_le_bytes(bytes)
@@ -552,7 +551,7 @@ pub(crate) fn plan(case: &Case, run: &TimingSettings) -> TimingPlan {
             goal.map(|goal| (goal, if first.is_finite() { first } else { 1.0 }))
         },
         slo: family.slo,
-        seed: seed_of(&format!("{}/{:?}", case.family_name, case.parallel)),
+        seed: seed_of(&case.id),
     }
 }
 
