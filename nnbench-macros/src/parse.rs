@@ -588,22 +588,25 @@ fn levels(name: &Ident, value: &Expr) -> syn::Result<Vec<usize>> {
 // them one by one.
 use nnbench_vocab::MAX_RATE;
 
-/// `[100, 200, 400]`: distinct positive numbers of requests a second, at
-/// most [`MAX_RATE`].
-/// `goodput = 0.9`: a share of the requests, above 0 and at most 1.
-fn share(value: &Expr) -> syn::Result<f64> {
-    let share = match value {
-        Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Float(f),
-            ..
-        }) => f.base10_parse::<f64>().ok(),
+/// The number an integer or float literal writes; `None` for anything
+/// else.
+fn number(value: &Expr) -> Option<f64> {
+    match value {
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(n),
             ..
         }) => n.base10_parse::<f64>().ok(),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(f),
+            ..
+        }) => f.base10_parse::<f64>().ok(),
         _ => None,
-    };
-    share.filter(|s| *s > 0.0 && *s <= 1.0).ok_or_else(|| {
+    }
+}
+
+/// `goodput = 0.9`: a share of the requests, above 0 and at most 1.
+fn share(value: &Expr) -> syn::Result<f64> {
+    number(value).filter(|s| *s > 0.0 && *s <= 1.0).ok_or_else(|| {
         syn::Error::new(
             value.span(),
             "goodput is the share of requests that must meet every objective, above 0 and at most 1: goodput = 0.9",
@@ -611,6 +614,8 @@ fn share(value: &Expr) -> syn::Result<f64> {
     })
 }
 
+/// `[100, 200, 400]`: distinct positive numbers of requests a second, at
+/// most [`MAX_RATE`].
 fn rates(value: &Expr) -> syn::Result<Vec<f64>> {
     const WHAT: &str = "rate is a list of requests a second: rate = [100, 200, 400]";
     let Expr::Array(array) = value else {
@@ -624,18 +629,7 @@ fn rates(value: &Expr) -> syn::Result<Vec<f64>> {
     }
     let mut rates = Vec::new();
     for element in &array.elems {
-        let rate = match element {
-            Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(n),
-                ..
-            }) => n.base10_parse::<f64>().ok(),
-            Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Float(f),
-                ..
-            }) => f.base10_parse::<f64>().ok(),
-            _ => None,
-        };
-        let rate = rate
+        let rate = number(element)
             .filter(|r| r.is_finite() && *r > 0.0 && *r <= MAX_RATE)
             .ok_or_else(|| {
                 syn::Error::new(
